@@ -1,0 +1,69 @@
+"""Request info: what a request is, from its method, path and query (Kubernetes' RequestInfoFactory).
+
+Resource paths: `/api/v1/...`, `/apis/GROUP/VERSION/...`, with
+`namespaces/NS/` before the resource for namespaced kinds. Everything else
+(`/healthz`, `/version`, `/apis`, `/api/v1` itself) is a non-resource
+request whose verb is the lower-cased HTTP method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+__all__ = ["RequestInfo", "request_info"]
+
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    is_resource: bool
+    path: str
+    verb: str
+    api_prefix: str = ""
+    group: str = ""
+    version: str = ""
+    namespace: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("1", "true", "")
+
+
+def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
+    """Classify a request. Verbs: get/list/watch/create/update/patch/delete/deletecollection."""
+    parts = [p for p in path.strip("/").split("/")] if path.strip("/") else []
+    non_resource = RequestInfo(False, path, method.lower())
+    if not parts or parts[0] not in ("api", "apis"):
+        return non_resource
+    prefix = parts[0]
+    if prefix == "api":
+        if len(parts) < 3:
+            return non_resource
+        group, version, rest = "", parts[1], parts[2:]
+    else:
+        if len(parts) < 4:
+            return non_resource
+        group, version, rest = parts[1], parts[2], parts[3:]
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 else ""
+    if method in ("GET", "HEAD"):
+        verb = "get" if name else "list"
+        if "watch" in query and _truthy(query.get("watch")):
+            verb = "watch"
+    elif method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    else:
+        verb = _VERBS.get(method, method.lower())
+    return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, subresource, name)

@@ -1,0 +1,143 @@
+"""Store benchmark: writes/s (sequential and concurrent), get/s, list time, per backend.
+
+Run: `python bench/bench_store.py [--dir DIR] [--quick]`. Prints figures; asserts
+nothing. The concurrent-write figure shows group commit: 50 trio tasks writing
+at once share each SQLite commit (see "mean batch").
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import trio  # noqa: E402
+
+from runtime.storage.base import Store  # noqa: E402
+from runtime.storage.memory import MemoryStore  # noqa: E402
+from runtime.storage.sqlite import SqliteStore  # noqa: E402
+
+VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
+LIST_KEYS = 10_000
+TASKS = 50
+
+
+def encode(rev: int) -> bytes:
+    return VALUE
+
+
+async def timed(fn: Callable[[], Awaitable[object]]) -> float:
+    start = time.perf_counter()
+    await fn()
+    return time.perf_counter() - start
+
+
+async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: int, n_conc: int,
+                n_get: int) -> None:
+    store = await open_store()
+
+    async def sequential() -> None:
+        for i in range(n_seq):
+            await store.create(f"/seq/{i}", encode)
+
+    async def concurrent() -> None:
+        async def writer(t: int) -> None:
+            for i in range(n_conc // TASKS):
+                await store.create(f"/conc/{t}/{i}", encode)
+
+        async with trio.open_nursery() as nursery:
+            for t in range(TASKS):
+                nursery.start_soon(writer, t)
+
+    async def gets() -> None:
+        for i in range(n_get):
+            await store.get(f"/seq/{i % n_seq}")
+
+    async def concurrent_gets() -> None:
+        async def reader(t: int) -> None:
+            for i in range(n_get // TASKS):
+                await store.get(f"/seq/{(t * 7919 + i) % n_seq}")
+
+        async with trio.open_nursery() as nursery:
+            for t in range(TASKS):
+                nursery.start_soon(reader, t)
+
+    async def fill_list() -> None:
+        async def writer(t: int) -> None:
+            for i in range(t, LIST_KEYS, TASKS):
+                await store.create(f"/list/{i:05d}", encode)
+
+        async with trio.open_nursery() as nursery:
+            for t in range(TASKS):
+                nursery.start_soon(writer, t)
+
+    t_seq = await timed(sequential)
+    before = getattr(store, "statistics")()
+    t_conc = await timed(concurrent)
+    after = getattr(store, "statistics")()
+    t_get = await timed(gets)
+    t_cget = await timed(concurrent_gets)
+    await fill_list()
+    _, list_rev = await store.list("/list/")
+    # Churn: update a tenth of the keys so there is history to skip over.
+    for i in range(0, LIST_KEYS, 10):
+        await store.update(f"/list/{i:05d}", encode, expected_revision=None)
+    list_times = []
+    for _ in range(5):
+        list_times.append(await timed(lambda: store.list("/list/")))
+    past_times = []
+    for _ in range(3):
+        past_times.append(await timed(lambda: store.list("/list/", revision=list_rev)))
+    entries, _ = await store.list("/list/")
+    t_compact = await timed(lambda: store.compact(list_rev + 1))
+
+    print(f"\n{name}")
+    print(f"  sequential creates      {n_seq / t_seq:10,.0f} writes/s  ({n_seq} writes)")
+    conc_line = f"  {TASKS} concurrent tasks     {n_conc / t_conc:10,.0f} writes/s  ({n_conc} writes)"
+    if hasattr(after, "commits"):
+        commits = after.commits - before.commits
+        conc_line += f"  mean batch {(after.writes - before.writes) / max(commits, 1):.1f}"
+        conc_line += f", largest {after.largest_batch}"
+    print(conc_line)
+    print(f"  get, sequential         {n_get / t_get:10,.0f} gets/s")
+    print(f"  get, {TASKS} tasks           {n_get / t_cget:10,.0f} gets/s")
+    n = f"{len(entries):,}"
+    print(f"  list {n} keys (now)    {statistics.median(list_times) * 1000:8.1f} ms, median of 5")
+    print(f"  list {n} keys (past)   {statistics.median(past_times) * 1000:8.1f} ms, median of 3")
+    print(f"  compact after churn     {t_compact * 1000:8.1f} ms")
+    await store.aclose()
+
+
+async def main(directory: Path, quick: bool) -> None:
+    scale = 10 if quick else 1
+    await bench("memory", lambda: _memory(), 20_000 // scale, 20_000 // scale, 20_000 // scale)
+    for sync in ("FULL", "NORMAL"):
+        path = directory / f"bench-{sync.lower()}.db"
+        for p in directory.glob(path.name + "*"):
+            p.unlink()
+        await bench(f"sqlite synchronous={sync} ({path})",
+                    lambda sync=sync, path=path: SqliteStore.open(path, synchronous=sync),
+                    2_000 // scale, 10_000 // scale, 10_000 // scale)
+
+
+async def _memory() -> Store:
+    return MemoryStore()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, help="where to put the database files (default: a temp dir)")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the operations")
+    args = parser.parse_args()
+    if args.dir:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        trio.run(main, args.dir, args.quick)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            trio.run(main, Path(tmp), args.quick)

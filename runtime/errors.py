@@ -1,0 +1,185 @@
+"""One error tree for miniplane: a class per Kubernetes `Status` reason.
+
+Every error the registry, storage or client raises that maps to an HTTP answer
+is a `StatusError`. `StatusError.status()` renders the Kubernetes `Status`
+object; the HTTP layer writes it in the negotiated media type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+__all__ = [
+    "Cause", "StatusError", "BadRequest", "Unauthorized", "Forbidden", "NotFound",
+    "MethodNotAllowed", "NotAcceptable", "AlreadyExists", "Conflict", "Gone", "Expired",
+    "RequestEntityTooLarge", "UnsupportedMediaType", "Invalid", "TooManyRequests",
+    "InternalError", "ServiceUnavailable", "Timeout", "ResourceVersionTooLarge",
+    "status_from_dict", "success_status",
+]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One `StatusCause`: reason (e.g. FieldValueInvalid), message, field path."""
+
+    reason: str
+    message: str
+    field: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        d = {"reason": self.reason, "message": self.message}
+        if self.field:
+            d["field"] = self.field
+        return d
+
+
+class StatusError(Exception):
+    """An error answered with a Kubernetes `Status`.
+
+    `code` and `reason` are the class defaults; `details` carries name, group,
+    kind and causes as Kubernetes puts them in `Status.details`.
+    """
+
+    code: ClassVar[int] = 500
+    reason: ClassVar[str] = "InternalError"
+
+    def __init__(self, message: str, *, name: str = "", group: str = "", kind: str = "",
+                 causes: list[Cause] | None = None, retry_after: int | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.name = name
+        self.group = group
+        self.kind = kind
+        self.causes = list(causes or [])
+        self.retry_after = retry_after
+        self.headers = dict(headers or {})
+
+    def status(self) -> dict[str, Any]:
+        status: dict[str, Any] = {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": self.message, "reason": self.reason, "code": self.code,
+        }
+        details: dict[str, Any] = {}
+        if self.name:
+            details["name"] = self.name
+        if self.group:
+            details["group"] = self.group
+        if self.kind:
+            details["kind"] = self.kind
+        if self.causes:
+            details["causes"] = [c.to_dict() for c in self.causes]
+        if self.retry_after is not None:
+            details["retryAfterSeconds"] = self.retry_after
+        if details:
+            status["details"] = details
+        if not self.reason:
+            del status["reason"]
+        return status
+
+
+class BadRequest(StatusError):
+    code, reason = 400, "BadRequest"
+
+
+class Unauthorized(StatusError):
+    code, reason = 401, "Unauthorized"
+
+
+class Forbidden(StatusError):
+    code, reason = 403, "Forbidden"
+
+
+class NotFound(StatusError):
+    code, reason = 404, "NotFound"
+
+
+class MethodNotAllowed(StatusError):
+    code, reason = 405, "MethodNotAllowed"
+
+
+class NotAcceptable(StatusError):
+    code, reason = 406, "NotAcceptable"
+
+
+class AlreadyExists(StatusError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(StatusError):
+    code, reason = 409, "Conflict"
+
+
+class Gone(StatusError):
+    code, reason = 410, "Gone"
+
+
+class Expired(StatusError):
+    code, reason = 410, "Expired"
+
+
+class RequestEntityTooLarge(StatusError):
+    code, reason = 413, "RequestEntityTooLarge"
+
+
+class UnsupportedMediaType(StatusError):
+    code, reason = 415, "UnsupportedMediaType"
+
+
+class Invalid(StatusError):
+    code, reason = 422, "Invalid"
+
+
+class TooManyRequests(StatusError):
+    code, reason = 429, "TooManyRequests"
+
+
+class InternalError(StatusError):
+    code, reason = 500, "InternalError"
+
+
+class ServiceUnavailable(StatusError):
+    code, reason = 503, "ServiceUnavailable"
+
+
+class Timeout(StatusError):
+    code, reason = 504, "Timeout"
+
+
+class ResourceVersionTooLarge(Timeout):
+    """A get/list for a version the store has not reached in time ('Too large resource version')."""
+
+
+_BY_REASON: dict[str, type[StatusError]] = {
+    cls.reason: cls for cls in (
+        BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
+        AlreadyExists, Conflict, Gone, Expired, RequestEntityTooLarge, UnsupportedMediaType,
+        Invalid, TooManyRequests, InternalError, ServiceUnavailable, Timeout)
+}
+
+
+def status_from_dict(status: dict[str, Any]) -> StatusError:
+    """Rebuild a `StatusError` from a `Status` answer (used by the HTTP client)."""
+    reason = status.get("reason") or ""
+    code = int(status.get("code") or 500)
+    cls = _BY_REASON.get(reason)
+    if cls is None or cls.code != code:
+        cls = type("StatusError%d" % code, (StatusError,), {"code": code, "reason": reason})
+    details = status.get("details") or {}
+    causes = [Cause(c.get("reason", ""), c.get("message", ""), c.get("field", ""))
+              for c in details.get("causes") or []]
+    return cls(status.get("message", ""), name=details.get("name", ""),
+               group=details.get("group", ""), kind=details.get("kind", ""), causes=causes,
+               retry_after=details.get("retryAfterSeconds"))
+
+
+def success_status(*, name: str = "", group: str = "", kind: str = "", uid: str = "") -> dict[str, Any]:
+    """The `Status` a delete of an object without finalizers answers with."""
+    details: dict[str, Any] = {"name": name, "kind": kind}
+    if group:
+        details["group"] = group
+    if uid:
+        details["uid"] = uid
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}

@@ -1,0 +1,46 @@
+"""Typed object model: pydantic v2 models for every kind miniplane serves.
+
+Models decode and type-check bodies (a wrong type is a 400, as the spec's field
+typing rules say); semantic rules (required fields, names, roleRef) live in
+`runtime.validation` and answer 422. Every field is optional here so that the
+decoder never reports a missing field: Kubernetes reports those as Invalid.
+
+List semantics for patching and OpenAPI (`x-kubernetes-list-type`, ...) are
+declared on the fields with `list_field(...)`, the one source the patch
+engines and the OpenAPI generator read.
+"""
+
+from runtime.models.base import K8sModel, list_field, map_field
+from runtime.models.meta import (
+    DeleteOptions, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
+    ObjectMeta, OwnerReference, Preconditions, Status, StatusCause, StatusDetails,
+)
+from runtime.models.rbac import (
+    AggregationRule, ClusterRole, ClusterRoleBinding, ClusterRoleBindingList, ClusterRoleList,
+    PolicyRule, Role, RoleBinding, RoleBindingList, RoleList, RoleRef, Subject,
+)
+from runtime.models.authorization import (
+    FieldSelectorAttributes, LabelSelectorAttributes, LocalSubjectAccessReview,
+    NonResourceAttributes, NonResourceRule, ResourceAttributes, ResourceRule,
+    SelectorRequirement, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    SelfSubjectRulesReview, SelfSubjectRulesReviewSpec, SubjectAccessReview,
+    SubjectAccessReviewSpec, SubjectAccessReviewStatus, SubjectRulesReviewStatus,
+)
+from runtime.models.authentication import SelfSubjectReview, SelfSubjectReviewStatus, UserInfoModel
+from runtime.models.core import Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus
+
+__all__ = [
+    "K8sModel", "list_field", "map_field",
+    "DeleteOptions", "LabelSelector", "LabelSelectorRequirement", "ListMeta", "ManagedFieldsEntry",
+    "ObjectMeta", "OwnerReference", "Preconditions", "Status", "StatusCause", "StatusDetails",
+    "AggregationRule", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBindingList",
+    "ClusterRoleList", "PolicyRule", "Role", "RoleBinding", "RoleBindingList", "RoleList",
+    "RoleRef", "Subject",
+    "FieldSelectorAttributes", "LabelSelectorAttributes", "LocalSubjectAccessReview",
+    "NonResourceAttributes", "NonResourceRule", "ResourceAttributes", "ResourceRule",
+    "SelectorRequirement", "SelfSubjectAccessReview", "SelfSubjectAccessReviewSpec",
+    "SelfSubjectRulesReview", "SelfSubjectRulesReviewSpec", "SubjectAccessReview",
+    "SubjectAccessReviewSpec", "SubjectAccessReviewStatus", "SubjectRulesReviewStatus",
+    "SelfSubjectReview", "SelfSubjectReviewStatus", "UserInfoModel",
+    "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
+]

@@ -1,0 +1,60 @@
+"""The base model and the field helpers that carry Kubernetes list/map semantics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = ["K8sModel", "list_field", "map_field", "field_extensions"]
+
+
+class K8sModel(BaseModel):
+    """Base of every model: camelCase JSON names, strict types, unknown fields ignored.
+
+    Strict: text in a number field, a number in a string field, an object where
+    a list is expected are decode errors (400), as Kubernetes' decoder does.
+    Unknown fields are found before decoding by `runtime.fieldvalidation`.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, strict=True, extra="ignore",
+        frozen=False, validate_default=False,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Kubernetes JSON form: camelCase keys, unset fields omitted."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def list_field(*, list_type: str = "atomic", map_keys: list[str] | None = None,
+               patch_strategy: str | None = None, patch_merge_key: str | None = None,
+               alias: str | None = None, description: str | None = None) -> Any:
+    """A list field with its Kubernetes semantics.
+
+    list_type: `atomic` (replaced whole on merge), `set` (scalars merged as a set)
+    or `map` (objects merged by `map_keys`). patch_strategy/patch_merge_key are
+    the strategic-merge-patch markers (`merge`, `retainKeys`, ...).
+    """
+    extra: dict[str, Any] = {"x-kubernetes-list-type": list_type}
+    if map_keys:
+        extra["x-kubernetes-list-map-keys"] = map_keys
+    if patch_strategy:
+        extra["x-kubernetes-patch-strategy"] = patch_strategy
+    if patch_merge_key:
+        extra["x-kubernetes-patch-merge-key"] = patch_merge_key
+    return Field(default=None, alias=alias, description=description, json_schema_extra=extra)
+
+
+def map_field(*, map_type: str = "granular", description: str | None = None, alias: str | None = None) -> Any:
+    """A map field: `granular` maps merge per key, `atomic` maps are replaced whole."""
+    extra = {"x-kubernetes-map-type": map_type} if map_type != "granular" else None
+    return Field(default=None, alias=alias, description=description, json_schema_extra=extra)
+
+
+def field_extensions(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """The `x-kubernetes-*` markers declared on one field of a model (empty if none)."""
+    info = model.model_fields[name]
+    extra = info.json_schema_extra
+    return dict(extra) if isinstance(extra, dict) else {}

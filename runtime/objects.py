@@ -1,0 +1,81 @@
+"""`StoredObject`: one object at one resourceVersion, decoded once, encoded once per media type.
+
+The dict is shared by every reader and must never be mutated: copy it
+(`obj.copy_dict()`) before changing anything. Encodings are cached on the
+object, so a thousand watchers of one event share one set of bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable
+
+__all__ = ["StoredObject", "dumps_json", "object_key"]
+
+
+def dumps_json(obj: Any) -> bytes:
+    """Compact JSON, as stored and as served."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class StoredObject:
+    """An immutable object of a kind at `resource_version`, with cached encodings."""
+
+    __slots__ = ("key", "obj", "revision", "_encoded")
+
+    def __init__(self, key: str, obj: dict[str, Any], revision: int, json_bytes: bytes | None = None) -> None:
+        self.key = key
+        self.obj = obj
+        self.revision = revision
+        self._encoded: dict[str, bytes] = {}
+        if json_bytes is not None:
+            self._encoded["json"] = json_bytes
+
+    @classmethod
+    def from_json(cls, key: str, value: bytes, revision: int) -> "StoredObject":
+        obj = json.loads(value)
+        meta = obj.setdefault("metadata", {})
+        if meta.get("resourceVersion") != str(revision):
+            # Written by a backend that does not embed the revision (or a delete tombstone).
+            meta["resourceVersion"] = str(revision)
+            value = None
+        return cls(key, obj, revision, value)
+
+    @property
+    def name(self) -> str:
+        return self.obj["metadata"].get("name", "")
+
+    @property
+    def namespace(self) -> str:
+        return self.obj["metadata"].get("namespace", "")
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.obj["metadata"].get("labels") or {}
+
+    def encoded(self, codec: str, encode: Callable[[dict[str, Any]], bytes]) -> bytes:
+        """The object's bytes in `codec`, encoded on first use and cached."""
+        data = self._encoded.get(codec)
+        if data is None:
+            data = encode(self.obj)
+            self._encoded[codec] = data
+        return data
+
+    def json_bytes(self) -> bytes:
+        return self.encoded("json", dumps_json)
+
+    def copy_dict(self) -> dict[str, Any]:
+        """A deep copy of the object, free to modify."""
+        return copy.deepcopy(self.obj)
+
+    def with_revision(self, revision: int) -> "StoredObject":
+        """The same object stamped with another resourceVersion (a DELETED event's object)."""
+        obj = dict(self.obj)
+        obj["metadata"] = dict(obj["metadata"], resourceVersion=str(revision))
+        return StoredObject(self.key, obj, revision)
+
+
+def object_key(namespace: str | None, name: str) -> str:
+    """`namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKey)."""
+    return f"{namespace}/{name}" if namespace else name

@@ -1,0 +1,128 @@
+"""Per-kind strategy: defaults on create, what an update may not change, when it deletes.
+
+Kubernetes keeps these per kind in `pkg/registry/<group>/<kind>/strategy.go`;
+miniplane's kinds are few enough for one module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.registry.options import WriteOptions
+from runtime.scheme import ResourceType, Scheme
+
+__all__ = ["prepare_for_create", "prepare_for_update", "should_delete_on_update", "track_managers",
+           "write_warnings", "spec_of", "NAMESPACE_FINALIZER"]
+
+NAMESPACE_FINALIZER = "kubernetes"
+
+# Fields the server owns: an update body cannot set them.
+_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+
+
+def _default_subjects(scheme: Scheme, obj: dict[str, Any]) -> None:
+    for subject in obj.get("subjects") or []:
+        if "apiGroup" not in subject or subject.get("apiGroup") is None:
+            subject["apiGroup"] = "" if subject.get("kind") == "ServiceAccount" else scheme.rbac_group
+    ref = obj.get("roleRef")
+    if ref is not None and not ref.get("apiGroup"):
+        ref["apiGroup"] = scheme.rbac_group
+
+
+def prepare_for_create(scheme: Scheme, rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Defaults a new object: subject apiGroups; a namespace's finalizer and Active phase."""
+    if rt.kind in ("RoleBinding", "ClusterRoleBinding"):
+        _default_subjects(scheme, obj)
+    elif rt.kind == "Namespace":
+        spec = obj.setdefault("spec", {})
+        finalizers = spec.setdefault("finalizers", [])
+        if NAMESPACE_FINALIZER not in finalizers:
+            finalizers.append(NAMESPACE_FINALIZER)
+        obj["status"] = {"phase": "Active"}
+
+
+def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """Everything but metadata and status: what `generation` counts changes of."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def prepare_for_update(scheme: Scheme, rt: ResourceType, new: dict[str, Any], old: dict[str, Any],
+                       subresource: str = "") -> None:
+    """Carries server-owned fields over from `old` and applies the subresource's scope.
+
+    `status` writes change only status; `finalize` only spec.finalizers; the main
+    resource of a Namespace changes neither.
+    """
+    meta, old_meta = new["metadata"], old["metadata"]
+    for name in _SERVER_META:
+        if name in old_meta:
+            meta[name] = old_meta[name]
+        else:
+            meta.pop(name, None)
+    if "managedFields" not in meta and "managedFields" in old_meta:
+        meta["managedFields"] = old_meta["managedFields"]
+    if rt.namespaced:
+        meta["namespace"] = old_meta.get("namespace")
+    if rt.kind in ("RoleBinding", "ClusterRoleBinding"):
+        _default_subjects(scheme, new)
+    if rt.kind == "Namespace":
+        if subresource == "status":
+            keep = {k: v for k, v in old.items() if k not in ("status",)}
+            status = new.get("status")
+            new.clear()
+            new.update(keep)
+            if status is not None:
+                new["status"] = status
+        elif subresource == "finalize":
+            spec = dict(old.get("spec") or {})
+            spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
+            status = old.get("status")
+            new_meta = old_meta.copy()
+            new.clear()
+            new.update({k: v for k, v in old.items() if k not in ("spec", "status", "metadata")})
+            new["metadata"] = new_meta
+            new["spec"] = spec
+            if status is not None:
+                new["status"] = status
+        else:
+            if "spec" in old:
+                new["spec"] = old["spec"]
+            else:
+                new.pop("spec", None)
+            if "status" in old:
+                new["status"] = old["status"]
+    if spec_of(new) != spec_of(old):
+        meta["generation"] = int(old_meta.get("generation") or 0) + 1
+
+
+def should_delete_on_update(rt: ResourceType, obj: dict[str, Any]) -> bool:
+    """A terminating object whose last finalizer an update removed is gone."""
+    meta = obj["metadata"]
+    if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+        return False
+    if rt.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
+        return False
+    return True
+
+
+def track_managers(scheme: Scheme, rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any],
+                   opts: WriteOptions, operation: str, now: str) -> None:
+    """Record the writer in metadata.managedFields (server-side apply bookkeeping)."""
+    from runtime.patch import manager_from_user_agent, update_managed_fields
+    manager = opts.field_manager or manager_from_user_agent(opts.user_agent or "unknown")
+    tracked = update_managed_fields(old, new, manager=manager, operation=operation, model=rt.model,
+                                    api_version=rt.api_version, now=now)
+    new["metadata"] = tracked["metadata"]
+
+
+def write_warnings(scheme: Scheme, rt: ResourceType, old: dict[str, Any] | None,
+                   new: dict[str, Any]) -> list[str]:
+    """Warnings a write earns: rules of an aggregated ClusterRole belong to its controller."""
+    if rt.kind != "ClusterRole" or not new.get("aggregationRule"):
+        return []
+    if old is not None and (old.get("rules") or []) == (new.get("rules") or []):
+        return []
+    if old is None and not new.get("rules"):
+        return []
+    return ["the rules of an aggregated ClusterRole are managed by the clusterrole-aggregation-controller "
+            "and will be overwritten"]

@@ -1,0 +1,142 @@
+"""The `Store` protocol, its value types and errors.
+
+Keys are '/'-separated strings such as `/rbac.authorization/clusterroles/admin`
+or `/rbac.authorization/roles/team-a/reader`; a list or watch takes a key
+prefix ending in '/'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Literal, Protocol
+
+__all__ = [
+    "Entry", "Event", "ValueEncoder", "StoreError", "KeyExists", "KeyNotFound",
+    "RevisionConflict", "Compacted", "Store", "open_store",
+]
+
+#: Called with the revision the write will get; returns the bytes to store.
+#: It runs while the store holds its write lock: keep it pure and quick.
+ValueEncoder = Callable[[int], bytes]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A key's value as of `mod_revision` (the write that produced it)."""
+
+    key: str
+    value: bytes
+    mod_revision: int
+    create_revision: int
+
+
+@dataclass(frozen=True)
+class Event:
+    """One write in the log.
+
+    For ADDED/MODIFIED `value` is the new value; for DELETED `value` is None
+    and `prev_value` holds the last value before the delete. `prev_value` is
+    also set for MODIFIED.
+    """
+
+    type: Literal["ADDED", "MODIFIED", "DELETED"]
+    key: str
+    revision: int
+    value: bytes | None
+    prev_value: bytes | None
+
+
+class StoreError(Exception):
+    """Base of storage errors."""
+
+
+class KeyExists(StoreError):
+    """create() of a key that exists."""
+
+
+class KeyNotFound(StoreError):
+    """update()/delete() of a key that does not exist."""
+
+
+class RevisionConflict(StoreError):
+    """update()/delete() whose expected revision is not the key's current one."""
+
+    def __init__(self, key: str, current: Entry) -> None:
+        super().__init__(f"{key}: revision {current.mod_revision} is current")
+        self.current = current
+
+
+class Compacted(StoreError):
+    """A watch or read at a revision older than the compacted revision."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"revision {requested} is compacted (oldest kept: {compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class Store(Protocol):
+    """A revisioned key-value log. Every method is safe to call from many trio tasks.
+
+    Every acknowledged write (a returned create/update/delete) is durable: it
+    survives a kill -9 of the process (sqlite backend).
+    """
+
+    async def create(self, key: str, encode: ValueEncoder) -> Entry:
+        """Store a new key. Returns its entry. Raises KeyExists."""
+
+    async def update(self, key: str, encode: ValueEncoder, *, expected_revision: int | None) -> Entry:
+        """Replace a key's value. `expected_revision` None means unconditional.
+
+        Returns the new entry. Raises KeyNotFound, RevisionConflict.
+        """
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> tuple[int, Entry]:
+        """Delete a key. Returns (revision of the delete, the last entry).
+
+        Raises KeyNotFound, RevisionConflict.
+        """
+
+    async def get(self, key: str) -> Entry | None:
+        """The key's current entry, or None."""
+
+    async def list(self, prefix: str, *, revision: int | None = None) -> tuple[list[Entry], int]:
+        """Entries under `prefix` sorted by key, as of `revision` (None: now).
+
+        Returns (entries, the revision the list is at). Raises Compacted when
+        `revision` is older than the compacted revision; a revision in the
+        future is read as now by the caller's choice (check current_revision()).
+        """
+
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+        """Events under `prefix` with revision > after_revision, in order, forever.
+
+        History comes from the log; then live events. Raises Compacted (on the
+        first iteration) when after_revision < compacted revision. The iterator
+        is an async generator: close it (or cancel) to stop.
+        """
+
+    async def current_revision(self) -> int:
+        """The revision of the latest write (0 for an empty store)."""
+
+    async def compacted_revision(self) -> int:
+        """The oldest revision still readable (events after it are kept)."""
+
+    async def compact(self, revision: int) -> None:
+        """Drop history at and below `revision`, keeping each key's current value."""
+
+    async def aclose(self) -> None:
+        """Release the backend (close files, stop threads)."""
+
+
+async def open_store(kind: str, path: str | None = None) -> Store:
+    """Open a backend by name: `memory` or `sqlite` (path of the database file)."""
+    if kind == "memory":
+        from runtime.storage.memory import MemoryStore
+        return MemoryStore()
+    if kind == "sqlite":
+        from runtime.storage.sqlite import SqliteStore
+        if not path:
+            raise ValueError("the sqlite store needs a file path")
+        return await SqliteStore.open(path)
+    raise ValueError(f"unknown store {kind!r}: expected memory or sqlite")

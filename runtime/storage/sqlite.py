@@ -1,0 +1,551 @@
+"""`SqliteStore`: the `Store` log in one SQLite file (WAL mode), durable across kill -9.
+
+Contract: the full `Store` semantics (see `runtime.storage.base`). A write
+returns only after its transaction is committed to the WAL, so every
+acknowledged write survives a kill -9 of the process; with the default
+`synchronous="FULL"` the WAL is fsynced on each commit, so it survives a power
+loss too. `synchronous="NORMAL"` skips that fsync: still safe against a
+process crash (the WAL is in the OS page cache), not against power loss.
+
+Layout::
+
+    kv(rev INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB,
+       deleted INTEGER NOT NULL, create_rev INTEGER NOT NULL, prev_rev INTEGER)
+        -- the log: one row per write; rev is the global revision (resourceVersion)
+    kv_key_rev ON kv(key, rev)     -- a key's history: past lists, compaction
+    latest(key PRIMARY KEY, rev)   -- live keys -> their newest kv row
+    meta(name PRIMARY KEY, value)  -- 'compacted' revision, 'schema' version
+
+Why a `latest` table rather than "newest row per key" over kv_key_rev: the
+current state is what nearly every read wants (get, list now, and the
+precondition check of every write), and with `latest` its cost is one B-tree
+lookup per key however long the key's history is until the next compaction; a
+GROUP BY over the (key, rev) index reads every kept row of every key in the
+range. It costs one more B-tree write per write, in the same transaction (so
+it can never disagree with kv), which group commit makes cheap next to the
+commit itself. Lists at a past revision do use kv_key_rev.
+
+Writes use group commit: a write joins a pending list and waits for the
+commit lock; whoever holds the lock takes every pending write and applies them
+in one transaction on a worker thread (`trio.to_thread`), then acknowledges
+each and publishes the events in revision order. Fifty concurrent writers
+share one fsync instead of paying fifty. Reads run on a small pool of reader
+connections, each on a worker thread; WAL lets them read while a commit runs.
+This process owns the file: other processes writing to it are not supported.
+
+Caveats:
+- The ValueEncoder runs on the worker thread inside the write transaction:
+  it must be pure (no trio calls) and quick, as `base.ValueEncoder` says.
+- A write whose caller is cancelled after its batch started may still commit
+  (as with etcd, a timed-out request may have been applied).
+- The store returns whatever bytes a row holds; deciding that a value is
+  corrupt is the registry's job.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Literal, TypeVar
+
+import trio
+
+from runtime.storage.base import (
+    Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, StoreError, ValueEncoder,
+)
+from runtime.storage.memory import (
+    DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound,
+)
+
+__all__ = ["SqliteStore", "SqliteStoreStatistics", "Synchronous"]
+
+#: SQLite's `PRAGMA synchronous` levels that keep acknowledged writes across a process crash in WAL mode.
+Synchronous = Literal["FULL", "NORMAL", "EXTRA"]
+
+_SCHEMA_VERSION = 1
+
+_SCHEMA = """
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS kv(
+    rev INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    value BLOB,
+    deleted INTEGER NOT NULL,
+    create_rev INTEGER NOT NULL,
+    prev_rev INTEGER
+);
+CREATE INDEX IF NOT EXISTS kv_key_rev ON kv(key, rev);
+CREATE TABLE IF NOT EXISTS latest(key TEXT PRIMARY KEY, rev INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', 1), ('compacted', 0);
+COMMIT;
+"""
+
+_CURRENT = ("SELECT k.rev, k.value, k.create_rev FROM latest AS l JOIN kv AS k ON k.rev = l.rev "
+            "WHERE l.key = ?")
+_HEAD = "SELECT max(rev) FROM kv"
+_COMPACTED = "SELECT value FROM meta WHERE name = 'compacted'"
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class SqliteStoreStatistics:
+    """A snapshot of a SqliteStore.
+
+    `commits` transactions carried `writes` acknowledged writes (so
+    writes/commits is the mean group-commit batch); `largest_batch` is the most
+    writes one commit took; `pending` writes wait for the next commit.
+    """
+
+    revision: int
+    compacted_revision: int
+    watchers: int
+    commits: int
+    writes: int
+    largest_batch: int
+    pending: int
+
+
+@dataclass(eq=False)
+class _Write:
+    """One caller's write waiting for (or taken into) a group commit."""
+
+    op: Literal["create", "update", "delete"]
+    key: str
+    encode: ValueEncoder | None
+    expected: int | None
+    taken: bool = False
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
+
+
+def _range_sql(column: str, prefix: str) -> tuple[str, tuple[str, ...]]:
+    """A `column` condition matching keys that start with `prefix`, as an index range."""
+    bound = prefix_upper_bound(prefix)
+    if bound is None:
+        return f"{column} >= ?", (prefix,)
+    return f"{column} >= ? AND {column} < ?", (prefix, bound)
+
+
+def _blob(value: object) -> bytes:
+    """A stored value as bytes, whatever its SQLite type (a damaged row may hold TEXT or NULL)."""
+    if isinstance(value, bytes):
+        return value
+    if value is None:
+        return b""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    return str(value).encode()
+
+
+def _entry(key: str, rev: int, value: object, create_rev: object) -> Entry:
+    return Entry(key, _blob(value), rev, create_rev if isinstance(create_rev, int) else rev)
+
+
+def _connect(path: str, synchronous: str, *, reader: bool) -> sqlite3.Connection:
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves. check_same_thread=False:
+    # trio's worker threads differ from call to call; our locks keep one user at a time.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    try:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{path}: cannot use WAL mode (journal_mode is {mode})")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        if reader:
+            conn.execute("PRAGMA query_only=1")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open_writer(path: str, synchronous: str) -> tuple[sqlite3.Connection, int, int]:
+    conn = _connect(path, synchronous, reader=False)
+    try:
+        conn.executescript(_SCHEMA)
+        (schema,) = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        if schema != _SCHEMA_VERSION:
+            raise StoreError(f"{path}: schema version {schema}, expected {_SCHEMA_VERSION}")
+        compacted = conn.execute(_COMPACTED).fetchone()[0]
+        head = max(compacted, conn.execute(_HEAD).fetchone()[0] or 0)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, head, compacted
+
+
+def _snapshot_revisions(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(head, compacted) in the current read transaction.
+
+    The head is max(compacted, newest row): compaction keeps every row above
+    its revision, so only a compacted-away delete can hide the head.
+    """
+    compacted = conn.execute(_COMPACTED).fetchone()[0]
+    return max(compacted, conn.execute(_HEAD).fetchone()[0] or 0), compacted
+
+
+class SqliteStore:
+    """The `Store` protocol over one SQLite file. Open with `await SqliteStore.open(path)`."""
+
+    def __init__(self, path: str, writer: sqlite3.Connection, *, head: int, compacted: int,
+                 synchronous: str, readers: int, watch_buffer: int) -> None:
+        """Use `SqliteStore.open()`; this takes an already opened writer connection."""
+        self.path = path
+        self._writer = writer
+        self._synchronous = synchronous
+        self._head = head            # last committed (and published) revision
+        self._compacted = compacted
+        self._closed = False
+        self._pending: list[_Write] = []
+        self._commit_lock = trio.Lock()
+        self._readers = readers
+        self._read_slots = trio.Semaphore(readers)
+        self._idle: list[sqlite3.Connection] = []
+        self._commits = 0
+        self._writes = 0
+        self._largest_batch = 0
+        self._fanout = WatchFanout(self._read_log, lambda: self._compacted, published=head,
+                                   buffer=watch_buffer)
+
+    @classmethod
+    async def open(cls, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL",
+                   readers: int = 4, watch_buffer: int = DEFAULT_WATCH_BUFFER) -> SqliteStore:
+        """Open (creating if needed) the store at `path`. Returns the store.
+
+        `synchronous`: FULL (default) survives power loss; NORMAL survives a
+        process crash only, and commits faster. `readers`: size of the reader
+        connection pool. `watch_buffer`: see `WatchFanout`.
+        Raises StoreError (not WAL-capable, unknown schema), sqlite3.Error.
+        """
+        path = os.fspath(path)
+        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, not {synchronous!r}")
+        if path == ":memory:" or path.startswith("file::memory:"):
+            raise ValueError("an in-memory SQLite database cannot be shared by connections: "
+                             "use MemoryStore")
+        if readers < 1:
+            raise ValueError("need at least one reader connection")
+        if watch_buffer < 1:
+            raise ValueError("watch buffer must hold at least one event")
+        writer, head, compacted = await trio.to_thread.run_sync(_open_writer, path, synchronous)
+        return cls(path, writer, head=head, compacted=compacted, synchronous=synchronous,
+                   readers=readers, watch_buffer=watch_buffer)
+
+    # -- writes: group commit ------------------------------------------------
+
+    async def create(self, key: str, encode: ValueEncoder) -> Entry:
+        """Store a new key. Returns its entry once durable. Raises KeyExists."""
+        return await self._submit(_Write("create", key, encode, None))
+
+    async def update(self, key: str, encode: ValueEncoder, *, expected_revision: int | None) -> Entry:
+        """Replace a key's value. Returns the new entry once durable.
+
+        Raises KeyNotFound, RevisionConflict.
+        """
+        return await self._submit(_Write("update", key, encode, expected_revision))
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> tuple[int, Entry]:
+        """Delete a key. Returns (delete revision, last entry) once durable.
+
+        Raises KeyNotFound, RevisionConflict.
+        """
+        return await self._submit(_Write("delete", key, None, expected_revision))
+
+    async def _submit(self, w: _Write) -> Any:
+        if self._closed:
+            raise StoreError("store is closed")
+        self._pending.append(w)
+        try:
+            # Whoever gets the lock commits everything pending, so by the time
+            # most waiters get it their write is done and they just leave.
+            async with self._commit_lock:
+                if not w.done:
+                    await self._commit_pending()
+        except BaseException:
+            if not w.taken:
+                self._pending.remove(w)  # cancelled before any commit took it: never applied
+            raise
+        if not w.done:
+            raise StoreError(f"{w.key}: the outcome of this write is unknown")
+        if w.error is not None:
+            raise w.error
+        return w.result
+
+    async def _commit_pending(self) -> None:
+        """Apply and commit every pending write (call with the commit lock held)."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        for w in batch:
+            w.taken = True
+        if self._closed:
+            for w in batch:
+                w.error, w.done = StoreError("store is closed"), True
+            return
+        try:
+            # Shielded: once the batch is on the thread its outcome must be delivered.
+            with trio.CancelScope(shield=True):
+                head, events, outcomes = await trio.to_thread.run_sync(
+                    self._apply_batch, batch, self._head)
+        except Exception as exc:
+            for w in batch:
+                err = StoreError(f"{w.key}: commit failed: {exc}")
+                err.__cause__ = exc
+                w.error, w.done = err, True
+            return
+        self._head = head
+        if events:
+            self._commits += 1
+            self._writes += len(events)
+            self._largest_batch = max(self._largest_batch, len(events))
+        for w, (result, error) in zip(batch, outcomes):
+            w.result, w.error, w.done = result, error, True
+        self._fanout.publish(events)
+
+    def _apply_batch(self, batch: list[_Write], head: int
+                     ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
+        """Worker thread: apply `batch` in one transaction after revision `head` and commit.
+
+        A write's own failure (precondition, encoder) fails only that write and
+        uses no revision; an SQLite error fails the whole batch (rolled back).
+        """
+        conn = self._writer
+        events: list[Event] = []
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for w in batch:
+                cur = conn.execute(_CURRENT, (w.key,)).fetchone()
+                rev = head + 1
+                try:
+                    # Everything that may refuse the write happens before any SQL write.
+                    if w.op == "create":
+                        if cur is not None:
+                            raise KeyExists(w.key)
+                        prev = None
+                    else:
+                        if cur is None:
+                            raise KeyNotFound(w.key)
+                        prev = _entry(w.key, *cur)
+                        if w.expected is not None and w.expected != prev.mod_revision:
+                            raise RevisionConflict(w.key, prev)
+                    value = as_bytes(w.encode(rev)) if w.encode is not None else None
+                except Exception as exc:
+                    outcomes.append((None, exc))
+                    continue
+                if w.op == "create":
+                    conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, NULL)", (rev, w.key, value, rev))
+                    conn.execute("INSERT INTO latest(key, rev) VALUES (?, ?)", (w.key, rev))
+                    assert value is not None
+                    events.append(Event("ADDED", w.key, rev, value, None))
+                    outcomes.append((Entry(w.key, value, rev, rev), None))
+                elif w.op == "update":
+                    assert prev is not None and value is not None
+                    conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, ?)",
+                                 (rev, w.key, value, prev.create_revision, prev.mod_revision))
+                    conn.execute("UPDATE latest SET rev = ? WHERE key = ?", (rev, w.key))
+                    events.append(Event("MODIFIED", w.key, rev, value, prev.value))
+                    outcomes.append((Entry(w.key, value, rev, prev.create_revision), None))
+                else:
+                    assert prev is not None
+                    conn.execute("INSERT INTO kv VALUES (?, ?, NULL, 1, ?, ?)",
+                                 (rev, w.key, prev.create_revision, prev.mod_revision))
+                    conn.execute("DELETE FROM latest WHERE key = ?", (w.key,))
+                    events.append(Event("DELETED", w.key, rev, None, prev.value))
+                    outcomes.append(((rev, prev), None))
+                head = rev
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return head, events, outcomes
+
+    # -- reads ----------------------------------------------------------------
+
+    async def _read(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run `fn(conn, *args)` on a pooled reader connection in a worker thread."""
+        if self._closed:
+            raise StoreError("store is closed")
+        async with self._read_slots:
+            if self._closed:
+                raise StoreError("store is closed")
+            conn = self._idle.pop() if self._idle else None
+            conn, result, error = await trio.to_thread.run_sync(self._run_read, conn, fn, args)
+            self._idle.append(conn)
+        if error is not None:
+            raise error
+        return result
+
+    def _run_read(self, conn: sqlite3.Connection | None, fn: Callable[..., _T], args: tuple[Any, ...]
+                  ) -> tuple[sqlite3.Connection, Any, BaseException | None]:
+        if conn is None:
+            conn = _connect(self.path, self._synchronous, reader=True)
+        try:
+            return conn, fn(conn, *args), None
+        except Exception as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return conn, None, exc
+
+    async def get(self, key: str) -> Entry | None:
+        """The key's current entry, or None."""
+        return await self._read(_get, key)
+
+    async def list(self, prefix: str, *, revision: int | None = None) -> tuple[list[Entry], int]:
+        """Entries under `prefix` sorted by key, as of `revision` (None or future: now).
+
+        Returns (entries, the revision read), from one snapshot. Raises Compacted.
+        """
+        return await self._read(_list, prefix, revision)
+
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+        """Events under `prefix` with revision > after_revision, in order, forever.
+
+        History comes from the kv table, then live events. Raises Compacted
+        (first iteration; later if the watcher falls behind a compaction),
+        StoreError after aclose().
+        """
+        return self._fanout.watch(prefix, after_revision=after_revision)
+
+    async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+        return await self._read(_read_log, prefix, after, upto, limit)
+
+    async def current_revision(self) -> int:
+        """The revision of the latest acknowledged write (0 for an empty store)."""
+        return self._head
+
+    async def compacted_revision(self) -> int:
+        """The oldest revision still readable."""
+        return self._compacted
+
+    # -- maintenance ----------------------------------------------------------
+
+    async def compact(self, revision: int) -> None:
+        """Drop rows superseded at or below `revision`, and deletes at or below it.
+
+        Each key keeps its newest row <= revision unless that row is a delete;
+        every row above `revision` stays. A revision at or below the compacted
+        one is a no-op. Raises ValueError for a revision newer than the current one.
+        """
+        if self._closed:
+            raise StoreError("store is closed")
+        async with self._commit_lock:
+            if revision > self._head:
+                raise ValueError(f"cannot compact at {revision}: current revision is {self._head}")
+            if revision <= self._compacted:
+                return
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self._compact_sync, self._compacted, revision)
+            self._compacted = revision
+
+    def _compact_sync(self, old: int, new: int) -> None:
+        # Only keys written in (old, new] can have rows to drop: every other
+        # key's rows <= old were reduced to one live row by the last compaction.
+        conn = self._writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                """DELETE FROM kv WHERE rev IN (
+                     SELECT k.rev FROM kv AS k INDEXED BY kv_key_rev
+                     WHERE k.key IN (SELECT key FROM kv WHERE rev > :old AND rev <= :new)
+                       AND k.rev <= :new
+                       AND (k.deleted != 0 OR EXISTS (
+                             SELECT 1 FROM kv AS n INDEXED BY kv_key_rev
+                             WHERE n.key = k.key AND n.rev > k.rev AND n.rev <= :new)))""",
+                {"old": old, "new": new})
+            conn.execute("UPDATE meta SET value = ? WHERE name = 'compacted'", (new,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def statistics(self) -> SqliteStoreStatistics:
+        """Revisions, open watches and group-commit counters."""
+        return SqliteStoreStatistics(self._head, self._compacted, self._fanout.watchers,
+                                     self._commits, self._writes, self._largest_batch,
+                                     len(self._pending))
+
+    async def aclose(self) -> None:
+        """Fail pending writes, end watches, wait for running reads, close the file."""
+        if self._closed:
+            return
+        self._closed = True
+        self._fanout.close()
+        with trio.CancelScope(shield=True):
+            async with self._commit_lock:
+                await self._commit_pending()  # fails whatever is still pending
+            for _ in range(self._readers):
+                await self._read_slots.acquire()  # running reads finish first
+            conns, self._idle = [self._writer, *self._idle], []
+            await trio.to_thread.run_sync(_close_all, conns)
+
+
+def _close_all(conns: list[sqlite3.Connection]) -> None:
+    for conn in conns:
+        conn.close()
+
+
+# -- reader functions (worker thread, pooled reader connection) ---------------
+
+def _get(conn: sqlite3.Connection, key: str) -> Entry | None:
+    row = conn.execute(_CURRENT, (key,)).fetchone()
+    return _entry(key, *row) if row is not None else None
+
+
+def _list(conn: sqlite3.Connection, prefix: str, revision: int | None) -> tuple[list[Entry], int]:
+    conn.execute("BEGIN")  # one snapshot for the revision and the rows
+    try:
+        head, compacted = _snapshot_revisions(conn)
+        at = head if revision is None else min(revision, head)
+        if at < compacted:
+            raise Compacted(at, compacted)
+        if at == head:
+            cond, params = _range_sql("l.key", prefix)
+            rows = conn.execute(
+                "SELECT l.key, k.rev, k.value, k.create_rev FROM latest AS l "
+                f"JOIN kv AS k ON k.rev = l.rev WHERE {cond} ORDER BY l.key", params).fetchall()
+        else:
+            # Newest row <= at per key: a range scan of the (key, rev) index.
+            cond, params = _range_sql("key", prefix)
+            rows = conn.execute(
+                "SELECT k.key, k.rev, k.value, k.create_rev FROM "
+                f"(SELECT key, max(rev) AS rev FROM kv INDEXED BY kv_key_rev WHERE {cond} "
+                " AND rev <= ? GROUP BY key) AS m "
+                "JOIN kv AS k ON k.rev = m.rev WHERE k.deleted = 0 ORDER BY k.key",
+                (*params, at)).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    return [_entry(*row) for row in rows], at
+
+
+def _read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+    conn.execute("BEGIN")  # the compacted check and the rows from one snapshot
+    try:
+        _, compacted = _snapshot_revisions(conn)
+        if after < compacted:
+            raise Compacted(after, compacted)
+        # NOT INDEXED: walk the log by rev (rowid) rather than by key.
+        cond, params = _range_sql("k.key", prefix)
+        rows = conn.execute(
+            "SELECT k.rev, k.key, k.value, k.deleted, k.prev_rev, p.value "
+            "FROM kv AS k NOT INDEXED LEFT JOIN kv AS p ON p.rev = k.prev_rev "
+            f"WHERE k.rev > ? AND k.rev <= ? AND {cond} ORDER BY k.rev LIMIT ?",
+            (after, upto, *params, limit)).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    events = []
+    for rev, key, value, deleted, prev_rev, prev_value in rows:
+        prev = _blob(prev_value) if prev_rev is not None else None
+        if deleted:
+            events.append(Event("DELETED", key, rev, None, prev))
+        else:
+            events.append(Event("MODIFIED" if prev_rev is not None else "ADDED", key, rev,
+                                _blob(value), prev))
+    return events

@@ -1,0 +1,17 @@
+"""Semantic validation as Kubernetes does it: each broken rule is a field error.
+
+A body that decodes (types are right) but breaks a rule is answered 422
+Invalid with one cause per error. Type errors are found earlier by the
+decoder (`runtime.registry.decode`) and are 400.
+"""
+
+from runtime.validation.fielderrors import FieldError, invalid_error
+from runtime.validation.names import (
+    is_dns1123_label, is_dns1123_subdomain, is_path_segment_name, validate_object_meta,
+)
+from runtime.validation.kinds import validate_object, validate_update
+
+__all__ = [
+    "FieldError", "invalid_error", "is_dns1123_label", "is_dns1123_subdomain",
+    "is_path_segment_name", "validate_object_meta", "validate_object", "validate_update",
+]

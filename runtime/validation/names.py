@@ -1,0 +1,120 @@
+"""Name rules and ObjectMeta validation (apimachinery's `validation.ValidateObjectMeta`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from runtime.validation.fielderrors import FieldError, forbidden, invalid, required, too_long
+
+__all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
+           "path_segment_errors", "dns1123_label_errors", "validate_object_meta",
+           "qualified_name_errors", "label_value_errors"]
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+                     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                         "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+                         "'example.com', regex used for validation is "
+                         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def is_dns1123_label(value: str) -> bool:
+    return len(value) <= 63 and bool(_DNS1123_LABEL.match(value))
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    return len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.match(value))
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    out = []
+    if len(value) > 63:
+        out.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.match(value):
+        out.append(DNS1123_LABEL_MSG)
+    return out
+
+
+def path_segment_errors(value: str) -> list[str]:
+    """apimachinery's `IsValidPathSegmentName`: RBAC names like `system:basic-user` are fine."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+def is_path_segment_name(value: str) -> bool:
+    return not path_segment_errors(value)
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    prefix, sep, name = value.rpartition("/")
+    out = []
+    if sep and not prefix:
+        out.append("prefix part must be non-empty")
+    elif sep and not is_dns1123_subdomain(prefix):
+        out.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
+    if not name:
+        out.append("name part must be non-empty")
+    elif len(name) > 63:
+        out.append("name part must be no more than 63 characters")
+    elif not _QUALIFIED_NAME.match(name):
+        out.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                   "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+                   "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+    return out
+
+
+def label_value_errors(value: str) -> list[str]:
+    out = []
+    if len(value) > 63:
+        out.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.match(value):
+        out.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+                   "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+                   "'my_value',  or '12345', regex used for validation is "
+                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+    return out
+
+
+_ANNOTATIONS_MAX = 256 * 1024
+
+
+def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: str) -> list[FieldError]:
+    """ObjectMeta rules: name (by `name_rule`: `path-segment` or `dns-label`), namespace scope,
+    labels, annotations, finalizers."""
+    errs: list[FieldError] = []
+    name = meta.get("name") or ""
+    if not name and not meta.get("generateName"):
+        errs.append(required("metadata.name", "name or generateName is required"))
+    elif name:
+        problems = path_segment_errors(name) if name_rule == "path-segment" else dns1123_label_errors(name)
+        errs.extend(invalid("metadata.name", name, p) for p in problems)
+    namespace = meta.get("namespace") or ""
+    if namespaced and not namespace:
+        errs.append(required("metadata.namespace"))
+    elif not namespaced and namespace:
+        errs.append(forbidden("metadata.namespace", "not allowed on this type"))
+    elif namespace:
+        errs.extend(invalid("metadata.namespace", namespace, p) for p in dns1123_label_errors(namespace))
+    for key, value in (meta.get("labels") or {}).items():
+        errs.extend(invalid("metadata.labels", key, p) for p in qualified_name_errors(key))
+        errs.extend(invalid("metadata.labels", value, p) for p in label_value_errors(value))
+    size = 0
+    for key, value in (meta.get("annotations") or {}).items():
+        errs.extend(invalid("metadata.annotations", key, p) for p in qualified_name_errors(key.lower()))
+        size += len(key) + len(value)
+    if size > _ANNOTATIONS_MAX:
+        errs.append(too_long("metadata.annotations", _ANNOTATIONS_MAX))
+    for i, finalizer in enumerate(meta.get("finalizers") or []):
+        problems = qualified_name_errors(finalizer)
+        errs.extend(invalid(f"metadata.finalizers[{i}]", finalizer, p) for p in problems)
+    if (gen := meta.get("generation")) is not None and gen < 0:
+        errs.append(invalid("metadata.generation", gen, "must be greater than or equal to 0"))
+    return errs

@@ -1,0 +1,157 @@
+"""Rules specific to the SQLite backend: the file, durability across reopen, group commit."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from runtime.storage.base import Compacted, Event, StoreError, open_store
+from runtime.storage.sqlite import SqliteStore
+
+
+def val(text: str):
+    return lambda rev: f"{text}@{rev}".encode()
+
+
+def rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+async def test_open_store_opens_sqlite_by_name(tmp_path: Path) -> None:
+    store = await open_store("sqlite", str(tmp_path / "s.db"))
+    assert isinstance(store, SqliteStore)
+    await store.aclose()
+
+
+async def test_file_is_in_wal_mode(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/a", val("a"))
+    assert rows(tmp_path / "s.db", "PRAGMA journal_mode") == [("wal",)]
+    await store.aclose()
+
+
+async def test_unknown_synchronous_level_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        await SqliteStore.open(tmp_path / "s.db", synchronous="OFF")  # type: ignore[arg-type]
+
+
+async def test_in_memory_database_is_refused() -> None:
+    with pytest.raises(ValueError):
+        await SqliteStore.open(":memory:")
+
+
+async def test_every_write_appends_one_log_row(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a"))
+    await store.update("/k/a", val("b"), expected_revision=None)
+    await store.delete("/k/a", expected_revision=None)
+    assert rows(tmp_path / "s.db", "SELECT rev, key, value, deleted, create_rev, prev_rev FROM kv") == [
+        (1, "/k/a", b"a@1", 0, 1, None), (2, "/k/a", b"b@2", 0, 1, 1), (3, "/k/a", None, 1, 1, 2)]
+    await store.aclose()
+
+
+async def test_reopened_store_has_every_write_and_continues_revisions(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a"))
+    await store.create("/k/b", val("b"))
+    await store.update("/k/a", val("a2"), expected_revision=1)
+    await store.aclose()
+
+    store = await SqliteStore.open(tmp_path / "s.db")
+    assert await store.current_revision() == 3
+    assert [(e.key, e.value) for e in (await store.list("/k/"))[0]] == [
+        ("/k/a", b"a2@3"), ("/k/b", b"b@2")]
+    assert (await store.create("/k/c", val("c"))).mod_revision == 4
+    await store.aclose()
+
+
+async def test_reopened_store_keeps_compacted_revision_and_head(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a"))
+    await store.create("/k/b", val("b"))
+    await store.delete("/k/b", expected_revision=None)
+    await store.compact(3)  # drops the trailing delete row itself
+    await store.aclose()
+
+    store = await SqliteStore.open(tmp_path / "s.db")
+    assert (await store.current_revision(), await store.compacted_revision()) == (3, 3)
+    with pytest.raises(Compacted):
+        await store.list("/k/", revision=2)
+    assert (await store.create("/k/c", val("c"))).mod_revision == 4
+    await store.aclose()
+
+
+async def test_compaction_deletes_superseded_rows_and_deletes(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a1"))                         # 1
+    await store.create("/k/b", val("b1"))                         # 2
+    await store.update("/k/a", val("a2"), expected_revision=None)  # 3
+    await store.delete("/k/b", expected_revision=None)            # 4
+    await store.update("/k/a", val("a3"), expected_revision=None)  # 5
+    await store.compact(4)
+    assert rows(tmp_path / "s.db", "SELECT rev FROM kv ORDER BY rev") == [(3,), (5,)]
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'compacted'") == [(4,)]
+    await store.aclose()
+
+
+async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+
+    async def writer(i: int) -> None:
+        await store.create(f"/c/{i}", val("v"))
+
+    async with trio.open_nursery() as nursery:
+        for i in range(50):
+            nursery.start_soon(writer, i)
+    stats = store.statistics()
+    assert stats.writes == 50
+    assert stats.commits < 50
+    assert stats.largest_batch > 1
+    await store.aclose()
+
+
+async def test_write_cancelled_before_its_commit_is_not_applied(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    async with trio.open_nursery() as nursery:
+        async with store._commit_lock:  # a commit is in progress
+            nursery.start_soon(store.create, "/k/a", val("a"))
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    assert await store.get("/k/a") is None
+    assert (await store.create("/k/b", val("b"))).mod_revision == 1
+    await store.aclose()
+
+
+async def test_failed_commit_fails_its_batch_and_the_store_stays_usable(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a"))
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("CREATE TRIGGER boom BEFORE INSERT ON kv WHEN NEW.key = '/k/boom' "
+                     "BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(StoreError):
+        await store.create("/k/boom", val("x"))
+    assert await store.current_revision() == 1
+    assert (await store.create("/k/b", val("b"))).mod_revision == 2
+    assert [e.key for e in (await store.list("/k/"))[0]] == ["/k/a", "/k/b"]
+    await store.aclose()
+
+
+async def test_corrupt_values_are_returned_as_stored_bytes(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    await store.create("/k/a", val("a"))
+    await store.create("/k/b", val("b"))
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("UPDATE kv SET value = ? WHERE rev = 1", (b"\xff\x00not json",))
+        conn.execute("UPDATE kv SET value = 'text, not a blob' WHERE rev = 2")
+    assert (await store.get("/k/a")).value == b"\xff\x00not json"
+    assert [e.value for e in (await store.list("/k/"))[0]] == [b"\xff\x00not json",
+                                                                 b"text, not a blob"]
+    it = store.watch("/k/", after_revision=0)
+    assert await it.__anext__() == Event("ADDED", "/k/a", 1, b"\xff\x00not json", None)
+    await it.aclose()
+    await store.aclose()
