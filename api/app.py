@@ -190,13 +190,17 @@ class Handler:
         return response
 
     async def _body(self, *, allow_empty: bool = False, codec: str | None = None) -> Body | None:
-        length = request.content_length
         limit = self.state.max_body_bytes
-        if length is not None and length > limit:
+        chunks: list[bytes] = []
+        size = 0
+        # Read to the end even past the limit (discarding), so the client gets its 413.
+        async for chunk in request.body:
+            size += len(chunk)
+            if size <= limit:
+                chunks.append(chunk)
+        if size > limit:
             raise errors.RequestEntityTooLarge("the request is too large")
-        raw = await request.get_data(cache=False, as_text=False)
-        if len(raw) > limit:
-            raise errors.RequestEntityTooLarge("the request is too large")
+        raw = b"".join(chunks)
         if not raw.strip():
             if allow_empty:
                 return None

@@ -35,7 +35,7 @@ from runtime.patch.errors import ApplyConflict, Conflict, PatchError
 from runtime.patch.fieldpath import FieldSet, path_string
 from runtime.patch.json_patch import json_equal
 from runtime.patch.managed_fields import (
-    Managed, ManagerKey, Ownership, decode_managed_fields, record_update, reconcile,
+    STRIPPED_FIELDS, Managed, ManagerKey, Ownership, decode_managed_fields, record_update, reconcile,
     set_managed_fields, strip_meta, without_managed_fields,
 )
 from runtime.patch.schema import Node, schema_for
@@ -48,12 +48,14 @@ BEFORE_FIRST_APPLY = "before-first-apply"
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, manager: str, model: type,
-                      force: bool, api_version: str, now: str, kind: str | None = None) -> dict[str, Any]:
+                      force: bool, api_version: str, now: str, kind: str | None = None,
+                      subresource: str = "") -> dict[str, Any]:
     """Apply `applied` for `manager`; return the new object with updated `metadata.managedFields`.
 
     `live` is the stored object or None (create); `model` the kind's pydantic
     model (its class name is the kind unless `kind` is given); `api_version`
-    the served group/version; `now` an RFC 3339 time. Inputs are not modified.
+    the served group/version; `now` an RFC 3339 time; `subresource` names the
+    subresource applied to (recorded in the entry). Inputs are not modified.
 
     Raises ApplyConflict (409) listing each conflicting field and its owner;
     PatchError 400 for a configuration of another kind or version or one
@@ -72,7 +74,7 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         raise PatchError(f"failed to decode managed fields: {e.message}", 500) from None
     current = without_managed_fields(live)
     config = copy.deepcopy(applied)
-    applier = ManagerKey(manager, "Apply")
+    applier = ManagerKey(manager, "Apply", subresource=subresource)
     if live is not None and not managed:
         # apiserver's skipNonAppliedManager: attribute what exists to a placeholder manager
         managed = record_update({}, current, node, {}, ManagerKey(BEFORE_FIRST_APPLY, "Update", api_version),
@@ -124,7 +126,7 @@ def _prune(merged: dict[str, Any], node: Node, managers: Managed, last: FieldSet
     """
     last_set = ensure_named_fields(last, node)
     pruned = _or_empty(remove_items(merged, node, last_set))
-    owned = FieldSet()
+    owned = STRIPPED_FIELDS  # never prune name, uid and the like, even if the config omits them
     for ownership in managers.values():
         owned = owned | ownership.fields
     owned = ensure_named_fields(owned, node)

@@ -9,6 +9,7 @@ leave all entries. Entries left empty are dropped. Layers reproduced from
 
 - the managed fields sent with the write are used when they decode and are
   not empty, else the stored ones; `managedFields: []` or `[{}]` resets them;
+  a subresource write (`status`) always keeps the stored ones;
 - an existing object with no managed fields stays untracked (so a reset
   sticks); a create is always tracked;
 - `apiVersion`, `kind`, `metadata.name/namespace/uid/resourceVersion/
@@ -38,7 +39,7 @@ from runtime.patch.typed import compare, to_field_set
 __all__ = [
     "ManagerKey", "Ownership", "Managed", "STRIPPED_FIELDS", "fields_of", "decode_managed_fields",
     "encode_managed_fields", "update_managed_fields", "manager_from_user_agent", "strip_meta",
-    "without_managed_fields", "record_update",
+    "without_managed_fields", "record_update", "reconcile", "set_managed_fields",
 ]
 
 _F = PathElement.field
@@ -221,24 +222,23 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
 
     `old` is the stored object (None on create), `new` the object about to be
     stored, `api_version` the version it was written at, `now` an RFC 3339
-    time. Fields this write adds or changes become `manager`'s; see the
+    time, `subresource` the subresource written (e.g. `status`, recorded in
+    the entry). Fields this write adds or changes become `manager`'s; see the
     module doc for the rules. Never raises for bad managed fields: as
     apiserver does, it falls back to the stored ones, and leaves the object
     as sent if those do not decode either.
     """
+    stored = ((old or {}).get("metadata") or {}).get("managedFields")
     sent = (new.get("metadata") or {}).get("managedFields")
-    if _is_reset(sent):
-        managed: Managed = {}
-    else:
-        try:
-            managed = decode_managed_fields(sent)
-        except PatchError:
+    try:
+        if subresource:  # a subresource write cannot set managed fields
+            managed = decode_managed_fields(stored)
+        elif _is_reset(sent):
             managed = {}
-        if not managed:
-            try:
-                managed = decode_managed_fields(((old or {}).get("metadata") or {}).get("managedFields"))
-            except PatchError:
-                return copy.deepcopy(new)
+        else:
+            managed = _decode_or_empty(sent) or decode_managed_fields(stored)
+    except PatchError:
+        return copy.deepcopy(new)
     result = without_managed_fields(new)
     if not managed and old is not None:
         return result  # an existing object without managed fields stays untracked
@@ -246,6 +246,13 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
     key = ManagerKey(manager, operation, api_version if operation == "Update" else "", subresource)
     managed = record_update(without_managed_fields(old), result, node, managed, key, api_version, now)
     return set_managed_fields(result, managed)
+
+
+def _decode_or_empty(entries: Any) -> Managed:
+    try:
+        return decode_managed_fields(entries)
+    except PatchError:
+        return {}
 
 
 def _is_reset(entries: Any) -> bool:

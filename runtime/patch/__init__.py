@@ -1,0 +1,43 @@
+"""Patch engines: JSON patch, merge patch, strategic merge patch, server-side apply.
+
+Pure functions over Kubernetes objects in their JSON form (dicts with
+camelCase keys); no I/O, inputs never modified, results are new objects.
+
+- `apply_json_patch(doc, operations)`: RFC 6902 (`application/json-patch+json`).
+- `apply_merge_patch(doc, patch)`: RFC 7386 (`application/merge-patch+json`).
+- `apply_strategic_merge_patch(doc, patch, model)`: Kubernetes' strategic
+  merge patch (`application/strategic-merge-patch+json`), list semantics from
+  the model's `x-kubernetes-patch-strategy`/`-merge-key` markers.
+- `server_side_apply(live, applied, manager=, model=, force=, api_version=, now=)`:
+  `application/apply-patch+yaml`, merging per `x-kubernetes-list-type` and
+  tracking ownership in `metadata.managedFields`.
+- `update_managed_fields(old, new, manager=, model=, api_version=, now=)`:
+  ownership for every other write (create, update, non-apply patch).
+- `fields_of(obj, model)`, `FieldSet` (FieldsV1 encoding), `schema_for(model)`,
+  `manager_from_user_agent(user_agent)`.
+
+Errors: `PatchError(ValueError)` with `.code` (400 malformed patch, 422 patch
+that does not apply, 413 too many json-patch operations, 500 undecodable
+stored managed fields) and a message in Kubernetes' words; `ApplyConflict`
+(409) lists each conflicting field and its owner (`.conflicts`, `.causes()`).
+
+The schema is derived from the pydantic models (`schema.py`); fields the
+models do not describe behave as Kubernetes treats unknown fields: objects
+merge per key, lists are replaced whole.
+"""
+
+from runtime.patch.apply import server_side_apply
+from runtime.patch.errors import ApplyConflict, Conflict, PatchError
+from runtime.patch.fieldpath import FieldSet, PathElement, path_string
+from runtime.patch.json_patch import apply_json_patch
+from runtime.patch.managed_fields import fields_of, manager_from_user_agent, update_managed_fields
+from runtime.patch.merge import apply_merge_patch
+from runtime.patch.schema import schema_for
+from runtime.patch.strategic import apply_strategic_merge_patch
+
+__all__ = [
+    "PatchError", "ApplyConflict", "Conflict",
+    "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch",
+    "server_side_apply", "update_managed_fields", "fields_of", "manager_from_user_agent",
+    "FieldSet", "PathElement", "path_string", "schema_for",
+]

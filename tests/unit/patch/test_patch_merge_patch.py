@@ -1,0 +1,63 @@
+"""JSON merge patch (RFC 7386): the RFC's Appendix A examples and the object API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from runtime.patch import PatchError, apply_merge_patch
+from runtime.patch.merge import merge_patch
+
+# RFC 7386 Appendix A: (original, patch, result)
+RFC7386_EXAMPLES: list[tuple[Any, Any, Any]] = [
+    ({"a": "b"}, {"a": "c"}, {"a": "c"}),
+    ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
+    ({"a": "b"}, {"a": None}, {}),
+    ({"a": "b", "b": "c"}, {"a": None}, {"b": "c"}),
+    ({"a": ["b"]}, {"a": "c"}, {"a": "c"}),
+    ({"a": "c"}, {"a": ["b"]}, {"a": ["b"]}),
+    ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
+    ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
+    (["a", "b"], ["c", "d"], ["c", "d"]),
+    ({"a": "b"}, ["c"], ["c"]),
+    ({"a": "foo"}, None, None),
+    ({"a": "foo"}, "bar", "bar"),
+    ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
+    ([1, 2], {"a": "b", "c": None}, {"a": "b"}),
+    ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
+]
+
+
+@pytest.mark.parametrize(("original", "patch", "expected"), RFC7386_EXAMPLES)
+def test_rfc7386_appendix_a_examples(original: Any, patch: Any, expected: Any) -> None:
+    assert merge_patch(original, patch) == expected
+
+
+def test_null_deletes_a_label_and_leaves_input_untouched() -> None:
+    doc = {"metadata": {"name": "r", "labels": {"a": "1", "b": "2"}}}
+    result = apply_merge_patch(doc, {"metadata": {"labels": {"a": None}}})
+    assert result == {"metadata": {"name": "r", "labels": {"b": "2"}}}
+    assert doc["metadata"]["labels"] == {"a": "1", "b": "2"}
+
+
+def test_merge_patch_replaces_lists_whole() -> None:
+    doc = {"metadata": {"finalizers": ["a", "b"]}}
+    assert apply_merge_patch(doc, {"metadata": {"finalizers": ["c"]}}) == {"metadata": {"finalizers": ["c"]}}
+
+
+def test_result_shares_nothing_with_the_input() -> None:
+    doc = {"spec": {"finalizers": ["a"]}, "metadata": {}}
+    result = apply_merge_patch(doc, {"metadata": {"labels": {"x": "y"}}})
+    result["spec"]["finalizers"].append("b")
+    assert doc["spec"]["finalizers"] == ["a"]
+
+
+def test_non_object_merge_patch_for_an_object_is_400() -> None:
+    with pytest.raises(PatchError) as err:
+        apply_merge_patch({"a": 1}, [1, 2])
+    assert err.value.code == 400
+
+
+def test_merge_patch_text_is_decoded() -> None:
+    assert apply_merge_patch({"a": 1}, b'{"b": 2}') == {"a": 1, "b": 2}
