@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from runtime.models.base import K8sModel, list_field, map_field
 
@@ -16,6 +16,9 @@ __all__ = [
 
 class OwnerReference(K8sModel):
     """An owner of this object; the garbage collector deletes dependents of a gone owner."""
+    # Atomic as in Kubernetes: owned and replaced as one field by apply.
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
 
     api_version: Optional[str] = None
     kind: Optional[str] = None
@@ -72,6 +75,9 @@ class LabelSelectorRequirement(K8sModel):
 
 
 class LabelSelector(K8sModel):
+    # Atomic as in Kubernetes: owned and replaced as one field by apply.
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
     match_labels: Optional[dict[str, str]] = map_field()
     match_expressions: Optional[list[LabelSelectorRequirement]] = list_field()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from runtime.models.base import K8sModel, list_field
 from runtime.models.meta import LabelSelector, ListMeta, ObjectMeta
@@ -57,6 +57,9 @@ class Role(K8sModel):
 
 
 class Subject(K8sModel):
+    # Atomic as in Kubernetes: owned and replaced as one field by apply.
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
     kind: Optional[str] = Field(None, description="User, Group or ServiceAccount.")
     api_group: Optional[str] = None
     name: Optional[str] = None
@@ -64,6 +67,9 @@ class Subject(K8sModel):
 
 
 class RoleRef(K8sModel):
+    # Atomic as in Kubernetes: owned and replaced as one field by apply.
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
     api_group: Optional[str] = None
     kind: Optional[str] = None
     name: Optional[str] = None

@@ -1,0 +1,235 @@
+"""The manager: shared informers plus controllers (and other long-running parts) in one nursery.
+
+`Manager(client)` owns an `InformerFactory` (one informer per kind per
+process) and a set of runnables: controllers built with
+`manager.controller(...)` (see `runtime.controller.Builder`) and anything
+added with `manager.add(name, runnable)`, where a runnable has
+`async def run(self, *, task_status)`.
+
+`run()`:
+
+1. starts the informers and waits until every one has synced;
+2. starts every runnable, each under a supervisor: a runnable that raises is
+   reported (logged at ERROR, counted in `statistics()`) and restarted after a
+   per-runnable exponential backoff (1 s doubling to 60 s); the others keep
+   running. A runnable that returns on its own is done (not restarted);
+3. calls `task_status.started()`;
+4. on cancellation, stops gracefully: controllers stop taking new keys, finish
+   their running reconciles and drain the keys already queued, then other
+   runnables are cancelled; whatever is still running after `grace_period`
+   seconds is cancelled. The informers stop at once (reconciles finishing
+   during the grace period read the last cached state).
+
+Example::
+
+    manager = Manager(LocalClient(registry, user))
+    manager.controller().for_(scheme.by_kind("Namespace")).complete(reconcile)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(manager.run)   # informers synced, controllers running
+        ...
+        nursery.cancel_scope.cancel()      # graceful stop
+
+Caveats:
+    No leader election: run one manager per set of controllers (two managers
+    with the same controllers both act; reconcilers being idempotent, that is
+    wasteful, not wrong).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import trio
+
+from runtime.client import Client
+from runtime.controller import Builder, Controller, ControllerStatistics
+from runtime.informer import InformerFactory
+from runtime.ratelimit import ItemExponentialRateLimiter
+
+__all__ = ["Manager", "Runnable", "RunnableStatus", "ManagerStatistics"]
+
+log = logging.getLogger(__name__)
+
+#: A restarted runnable that ran this long before failing starts its backoff afresh.
+_HEALTHY_RUN_SECONDS = 60.0
+
+
+class Runnable(Protocol):
+    """A long-running part: runs until cancelled, started() once ready."""
+
+    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunnableStatus:
+    """A runnable as the manager sees it: running or not, restarts so far, the last failure."""
+
+    name: str
+    running: bool
+    restarts: int
+    last_error: str
+
+
+@dataclass(frozen=True)
+class ManagerStatistics:
+    runnables: dict[str, RunnableStatus]
+    controllers: dict[str, ControllerStatistics]
+    informer_restarts: int
+
+
+class _Started:
+    """A task_status for a supervised run: reports the first started() of the runnable."""
+
+    def __init__(self, on_started: Callable[[], None]) -> None:
+        self._on_started = on_started
+
+    def started(self, value: Any = None) -> None:
+        self._on_started()
+
+
+class Manager:
+    """Runs shared informers and supervised runnables (see the module docs).
+
+    `client` is what controllers use (in-process or HTTP);
+    `resync_period` is passed to every informer; `grace_period` bounds the
+    graceful stop.
+    """
+
+    def __init__(self, client: Client, *, name: str = "manager", grace_period: float = 10.0,
+                 resync_period: float | None = None) -> None:
+        self.client = client
+        self.scheme = client.scheme
+        self.name = name
+        self.grace_period = grace_period
+        self.informers = InformerFactory(client, resync_period=resync_period)
+        self.controllers: dict[str, Controller] = {}
+        self._runnables: dict[str, Runnable] = {}
+        self._status: dict[str, dict[str, Any]] = {}
+        self._backoff = ItemExponentialRateLimiter(base=1.0, cap=60.0)
+        self._running = False
+        self._stopping = False
+        self._stop_requested = trio.Event()
+
+    # ---- registration ----------------------------------------------------------------------------
+
+    def controller(self, name: str = "") -> Builder:
+        """A builder whose `complete()` adds the controller to this manager."""
+        return Builder(self.informers, self.add_controller, name)
+
+    def add_controller(self, controller: Controller) -> None:
+        """Add a built controller. Raises ValueError for a taken name."""
+        self.add(controller.name, controller)
+        self.controllers[controller.name] = controller
+
+    def add(self, name: str, runnable: Runnable) -> None:
+        """Add a supervised runnable. Raises ValueError for a taken name, RuntimeError once running."""
+        if self._running:
+            raise RuntimeError("add runnables before the manager runs")
+        if name in self._runnables:
+            raise ValueError(f"a runnable named {name!r} is already added")
+        self._runnables[name] = runnable
+        self._status[name] = {"running": False, "restarts": 0, "last_error": ""}
+
+    def statistics(self) -> ManagerStatistics:
+        return ManagerStatistics(
+            {name: RunnableStatus(name, s["running"], s["restarts"], s["last_error"])
+             for name, s in self._status.items()},
+            {name: c.statistics() for name, c in self.controllers.items()},
+            self.informers.restarts)
+
+    # ---- running ---------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled, then stop gracefully (see the module docs). started() once all are running.
+
+        Raises RuntimeError when already running.
+        """
+        if self._running:
+            raise RuntimeError("the manager is already running")
+        self._running = True
+        self._stopping = False
+        self._stop_requested = trio.Event()
+        for controller in self.controllers.values():
+            controller.stopping = False
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.informers.run)
+                # The runnables live in a shielded scope so that cancelling run()
+                # starts a graceful stop instead of killing reconciles mid-write.
+                work_scope = trio.CancelScope(shield=True)
+                nursery.start_soon(self._stop_on_cancel, work_scope)
+                with work_scope:
+                    async with trio.open_nursery() as work:
+                        controllers_done = trio.Event()
+                        pending = {"controllers": len(self.controllers)}
+                        if not self.controllers:
+                            controllers_done.set()
+                        for name, runnable in self._runnables.items():
+                            await work.start(self._supervise, name, runnable, controllers_done, pending)
+                        task_status.started()
+                        await self._stop_requested.wait()
+                        for controller in self.controllers.values():
+                            controller.shut_down()
+                        await controllers_done.wait()
+                        work.cancel_scope.cancel()
+                nursery.cancel_scope.cancel()
+        finally:
+            self._running = False
+
+    async def _stop_on_cancel(self, work_scope: trio.CancelScope) -> None:
+        try:
+            await trio.sleep_forever()
+        finally:
+            if not self._stopping:
+                self._stopping = True
+                log.info("%s: stopping (grace period %.1fs)", self.name, self.grace_period)
+            work_scope.deadline = min(work_scope.deadline, trio.current_time() + self.grace_period)
+            self._stop_requested.set()
+
+    async def _supervise(self, name: str, runnable: Runnable, controllers_done: trio.Event,
+                         pending: dict[str, int], *, task_status: trio.TaskStatus[None]) -> None:
+        status = self._status[name]
+        announced = False
+        try:
+            def announce() -> None:
+                nonlocal announced
+                status["running"] = True
+                if not announced:
+                    announced = True
+                    task_status.started()
+
+            while True:
+                began = trio.current_time()
+                try:
+                    await runnable.run(task_status=_Started(announce))
+                except Exception as exc:
+                    status["running"] = False
+                    status["restarts"] += 1
+                    status["last_error"] = f"{type(exc).__name__}: {exc}"
+                    if not announced:
+                        announced = True
+                        task_status.started()
+                    if self._stopping:
+                        return
+                    if trio.current_time() - began >= _HEALTHY_RUN_SECONDS:
+                        self._backoff.forget(name)
+                    delay = self._backoff.when(name)
+                    log.error("%s: %s crashed; restarting in %.1fs", self.name, name, delay, exc_info=exc)
+                    with trio.move_on_after(delay):
+                        await self._stop_requested.wait()
+                    if self._stopping:
+                        return
+                    continue
+                status["running"] = False
+                if not announced:
+                    announced = True
+                    task_status.started()
+                return
+        finally:
+            status["running"] = False
+            if name in self.controllers:
+                pending["controllers"] -= 1
+                if pending["controllers"] == 0:
+                    controllers_done.set()

@@ -1,0 +1,82 @@
+"""Crash safety: kill -9 the server in the middle of a stream of creates; every 201 survives."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import ssl
+import sys
+from pathlib import Path
+
+import httpx
+import trio
+
+from api.kubeconfig import load_kubeconfig
+
+GROUP = "/apis/rbac.authorization.svc.io/v1"
+
+
+async def _start(data_dir: Path) -> tuple[trio.Process, str]:
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0",
+         "--store", "sqlite", "--controllers", "false"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=str(Path(__file__).resolve().parents[2]))
+    buffer = b""
+    with trio.fail_after(60):
+        while b"serving at " not in buffer or not buffer.endswith(b"\n"):
+            chunk = await proc.stdout.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"server exited early: {buffer!r}")
+            buffer += chunk
+    url = buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
+    return proc, url
+
+
+def _client(data_dir: Path, url: str) -> httpx.AsyncClient:
+    cfg = load_kubeconfig(data_dir / "admin.kubeconfig")
+    ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
+    return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
+                             timeout=10)
+
+
+async def test_every_acknowledged_create_survives_sigkill(tmp_path):
+    data_dir = tmp_path / "data"
+    proc, url = await _start(data_dir)
+    acknowledged: list[str] = []
+
+    async def writer(worker: int, client: httpx.AsyncClient) -> None:
+        for i in range(10_000):
+            name = f"crash-{worker}-{i}"
+            body = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": name}, "rules": []}
+            try:
+                r = await client.post(f"{GROUP}/clusterroles", json=body)
+            except httpx.HTTPError:
+                return  # the server is gone
+            if r.status_code == 201:
+                acknowledged.append(name)
+
+    async with _client(data_dir, url) as client:
+        async with trio.open_nursery() as nursery:
+            for worker in range(8):
+                nursery.start_soon(writer, worker, client)
+            with trio.fail_after(120):
+                while len(acknowledged) < 300:
+                    await trio.sleep(0.01)
+            proc.send_signal(signal.SIGKILL)  # mid-stream: writers are still sending
+        await proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+    proc, url = await _start(data_dir)
+    try:
+        async with _client(data_dir, url) as client:
+            listed = (await client.get(f"{GROUP}/clusterroles")).json()
+        names = {item["metadata"]["name"] for item in listed["items"]}
+        missing = [n for n in acknowledged if n not in names]
+        assert not missing, f"{len(missing)} acknowledged creates lost, e.g. {missing[:5]}"
+        assert len(acknowledged) >= 300
+    finally:
+        proc.kill()
+        await proc.wait()
