@@ -9,21 +9,25 @@ Every non-2xx answer is a `Status` in the negotiated media type.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import logging
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from typing import Any, AsyncIterator, Callable
 
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import discovery, openapi
-from api.codecs import decode_body, encode, encode_list_chunks, encode_stored
-from api.negotiation import Choice, negotiate, request_codec
+from api.codecs import coalesce, decode_body, encode, encode_list_chunks, encode_stored, gzip_chunks
+from api.negotiation import Choice, negotiate, parse_accept, request_codec, wants_pretty
 from api.requestinfo import RequestInfo, request_info
-from api.tables import partial_object_metadata, table
+from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
 from runtime import errors
-from runtime.codec import protobuf
+from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
 from runtime.rbac import non_resource_attributes
 from runtime.rbac.user import UserInfo
@@ -74,25 +78,64 @@ def _int_param(args: Any, name: str) -> int | None:
         raise errors.BadRequest(f'invalid value "{value}" for query parameter {name}: must be an integer') from None
 
 
-def _dry_run(args: Any) -> bool:
-    if "dryRun" not in args:
-        return False
-    for value in args.getlist("dryRun"):
-        if value not in ("", "All"):
-            raise errors.BadRequest(f'Invalid dryRun value "{value}": supported values: "All"')
-    return True
+#: The options kind each write method's query parameters decode into (named by its 422s).
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions",
+                 "DELETE": "DeleteOptions"}
 
 
-def write_options(args: Any, user_agent: str) -> WriteOptions:
+def _options_invalid(kind: str, field_path: str, reason: str, message: str) -> errors.Invalid:
+    """apimachinery's 422 for bad request options: `CreateOptions.meta.k8s.io "" is invalid: ...`."""
+    return errors.Invalid(f'{kind}.meta.k8s.io "" is invalid: {field_path}: {message}', group="meta.k8s.io",
+                          kind=kind, causes=[errors.Cause(reason, message, field_path)])
+
+
+def _options_kind(kind: str | None) -> str:
+    if kind is not None:
+        return kind
+    from quart import has_request_context
+    return _OPTIONS_KIND.get(request.method, "CreateOptions") if has_request_context() else "CreateOptions"
+
+
+def _go_bool(value: str) -> bool:
+    # Kubernetes' query-parameter conversion: anything but "0" or "false" is true (`?force` too).
+    return value != "0" and value.lower() != "false"
+
+
+def _dry_run(values: Sequence[str], kind: str) -> bool:
+    """The dryRun values (`?dryRun` is [""]): only "All" (or bare) is known; others are 422."""
+    if any(v not in ("", "All") for v in values):
+        listed = ", ".join(json.dumps(v) for v in values)
+        raise _options_invalid(kind, "dryRun", "FieldValueNotSupported",
+                               f'Unsupported value: []string{{{listed}}}: supported values: "All"')
+    return bool(values)
+
+
+def write_options(args: Any, user_agent: str, *, kind: str | None = None) -> WriteOptions:
+    """Create, update and patch options from the query (dryRun, fieldManager, fieldValidation, force).
+
+    `kind` names the options in a 422 (CreateOptions, UpdateOptions,
+    PatchOptions); by default it follows the request's method. Raises Invalid
+    (422) for an unknown dryRun or fieldValidation value and for a fieldManager
+    over 128 bytes or with unprintable characters, as apimachinery does.
+    """
+    kind = _options_kind(kind)
     level = args.get("fieldValidation") or "Warn"
     if level not in FIELD_VALIDATION_LEVELS:
-        raise errors.BadRequest(f'fieldValidation: Unsupported value: "{level}": supported values: '
-                                '"Ignore", "Strict", "Warn"')
+        raise _options_invalid(kind, "fieldValidation", "FieldValueNotSupported",
+                               f'Unsupported value: {json.dumps(level)}: supported values: "", "Ignore", '
+                               '"Strict", "Warn"')
     manager = args.get("fieldManager", "")
-    if len(manager) > 128:
-        raise errors.BadRequest("fieldManager: Too long: may not be more than 128 bytes")
-    return WriteOptions(dry_run=_dry_run(args), field_manager=manager, field_validation=level,
-                        force=_truthy(args.get("force")) if "force" in args else False, user_agent=user_agent)
+    if len(manager.encode()) > 128:
+        raise _options_invalid(kind, "fieldManager", "FieldValueTooLong",
+                               "Too long: may not be more than 128 bytes")
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():
+            raise _options_invalid(kind, "fieldManager", "FieldValueInvalid",
+                                   f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} "
+                                   f"(at position {i})")
+    return WriteOptions(dry_run=_dry_run(args.getlist("dryRun"), kind), field_manager=manager,
+                        field_validation=level, force=_go_bool(args.get("force")) if "force" in args else False,
+                        user_agent=user_agent)
 
 
 def list_options(args: Any) -> ListOptions:
@@ -107,24 +150,47 @@ def list_options(args: Any) -> ListOptions:
 
 
 def delete_options(args: Any, body: Body | None) -> DeleteOptions:
+    """A DeleteOptions body merged with the query parameters of the same names; the body wins per field.
+
+    Raises BadRequest for a body that is not a DeleteOptions (wrong kind, wrong
+    type of a field) or a query value that does not parse, Invalid (422) for
+    an unknown dryRun value.
+    """
+    from pydantic import ValidationError
+    from runtime.models.meta import DeleteOptions as DeleteOptionsModel
+    from runtime.registry.decode import type_error_message
     data: dict[str, Any] = {}
     if body is not None:
         if not isinstance(body.data, dict):
-            raise errors.BadRequest("DeleteOptions must be an object")
+            raise errors.BadRequest("json: cannot unmarshal array into Go value of type v1.DeleteOptions"
+                                    if isinstance(body.data, list) else "DeleteOptions must be an object")
+        if body.data.get("kind") not in (None, "", "DeleteOptions"):
+            raise errors.BadRequest(f"the kind in the data ({body.data['kind']}) does not match the expected "
+                                    "kind (DeleteOptions)")
+        try:
+            DeleteOptionsModel.model_validate(body.data)
+        except ValidationError as exc:
+            raise errors.BadRequest(type_error_message(DeleteOptionsModel, exc.errors()[0])) from None
         data = body.data
+
     def pick(name: str, parse: Callable[[str], Any]) -> Any:
         if data.get(name) is not None:
             return data[name]
         value = args.get(name)
         return None if value is None else parse(value)
-    dry = bool(data.get("dryRun")) or _dry_run(args)
-    if data.get("dryRun") and any(v != "All" for v in data["dryRun"]):
-        raise errors.BadRequest(f'Invalid dryRun value "{data["dryRun"]}": supported values: "All"')
-    grace = pick("gracePeriodSeconds", int)
+
+    def parse_int(value: str) -> int:
+        try:
+            return int(value)
+        except ValueError:
+            raise errors.BadRequest(f'strconv.ParseInt: parsing {json.dumps(value)}: invalid syntax') from None
+
+    dry = _dry_run(data["dryRun"] if data.get("dryRun") is not None else args.getlist("dryRun"), "DeleteOptions")
     return DeleteOptions(
-        dry_run=dry, grace_period_seconds=grace, preconditions=data.get("preconditions"),
-        orphan_dependents=pick("orphanDependents", _truthy), propagation_policy=pick("propagationPolicy", str),
-        ignore_store_read_error=bool(pick("ignoreStoreReadErrorWithClusterBreakingPotential", _truthy)))
+        dry_run=dry, grace_period_seconds=pick("gracePeriodSeconds", parse_int),
+        preconditions=data.get("preconditions"), orphan_dependents=pick("orphanDependents", _go_bool),
+        propagation_policy=pick("propagationPolicy", str),
+        ignore_store_read_error=bool(pick("ignoreStoreReadErrorWithClusterBreakingPotential", _go_bool)))
 
 
 def create_app(state: ServerState) -> QuartTrio:
@@ -154,27 +220,82 @@ class Handler:
         return negotiate(request.headers.get("Accept"), domain=self.domain,
                          cbor=self.state.gate("CBORServingAndStorage"), **kw)
 
-    def _respond(self, code: int, doc: dict[str, Any] | bytes, choice: Choice, *, warnings: list[str] = (),
-                 compressible: bool = False) -> Response:
-        pretty = _truthy(request.args.get("pretty")) if "pretty" in request.args else False
-        body = doc if isinstance(doc, bytes) else encode(choice.codec, doc, pretty=pretty)
+    def _pretty(self) -> bool:
+        return wants_pretty(request.args.get("pretty"), request.headers.get("User-Agent", ""))
+
+    def _gzip_wanted(self) -> bool:
+        """Compression asked (`Accept-Encoding: gzip`, q not 0) and allowed (gate APIResponseCompression)."""
+        if not self.state.gate("APIResponseCompression"):
+            return False
+        for part in request.headers.get("Accept-Encoding", "").split(","):
+            coding, _, params = part.strip().partition(";")
+            if coding.strip().lower() in ("gzip", "*"):
+                q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+                try:
+                    return float(q) > 0
+                except ValueError:
+                    return False
+        return False
+
+    def _respond(self, code: int, doc: dict[str, Any] | bytes | Iterator[bytes], choice: Choice, *,
+                 warnings: list[str] = (), compressible: bool = False) -> Response:
+        """The answer: a document (encoded in `choice`), its bytes, or a chunk iterator streamed as written.
+
+        `compressible` (get and list) answers are gzipped when the client
+        accepts it and the body reaches `min_compress_bytes`; a stream is
+        compressed incrementally, the decision taken on its first bytes.
+        """
         headers = {"Content-Type": choice.media_type, "Cache-Control": "no-cache, private"}
-        if compressible:
-            body = self._maybe_gzip(body, headers)
+        if isinstance(doc, dict):
+            doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self._pretty())
+        if isinstance(doc, bytes):
+            body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers) if compressible else doc
+        else:
+            body = self._stream_body(doc, headers, compressible)
         response = Response(body, status=code, headers=headers)
+        if not isinstance(body, bytes):
+            response.timeout = None
         for w in warnings:
             response.headers.add("Warning", f'299 - {json.dumps(w)}')
         return response
 
+    def _stream_body(self, chunks: Iterator[bytes], headers: dict[str, str], compressible: bool
+                     ) -> AsyncIterator[bytes]:
+        """An async body over `chunks`, regrouped into writes of `CHUNK_BYTES`, gzipped when wanted.
+
+        The first writes are produced here, before the answer starts, so an
+        encoding error still becomes a Status, and enough is read to compare
+        with `min_compress_bytes`.
+        """
+        grouped = coalesce(chunks)
+        head: list[bytes] = []
+        held = 0
+        for chunk in grouped:
+            head.append(chunk)
+            held += len(chunk)
+            if held >= self.state.min_compress_bytes:
+                break
+        stream: Iterator[bytes] = itertools.chain(head, grouped)
+        if compressible and self._gzip_wanted() and held >= self.state.min_compress_bytes:
+            headers["Content-Encoding"] = "gzip"
+            headers["Vary"] = "Accept-Encoding"
+            stream = gzip_chunks(stream)
+
+        async def body() -> AsyncIterator[bytes]:
+            for chunk in stream:  # each write to the client is a checkpoint
+                if chunk:
+                    yield chunk
+        return body()
+
     def _maybe_gzip(self, body: bytes, headers: dict[str, str]) -> bytes:
-        if (self.state.gate("APIResponseCompression") and "gzip" in request.headers.get("Accept-Encoding", "")
-                and len(body) >= self.state.min_compress_bytes):
+        if self._gzip_wanted() and len(body) >= self.state.min_compress_bytes:
             headers["Content-Encoding"] = "gzip"
             headers["Vary"] = "Accept-Encoding"
             return gzip.compress(body, compresslevel=1)
         return body
 
     def _status(self, exc: errors.StatusError) -> Response:
+        """A Status answer in the negotiated codec (JSON when nothing fits; conversions do not apply)."""
         try:
             choice = self._choice(allowed_as=("", "Table", "PartialObjectMetadata", "PartialObjectMetadataList",
                                               "APIGroupDiscoveryList"))
@@ -188,6 +309,19 @@ class Handler:
         for key, value in exc.headers.items():
             response.headers[key] = value
         return response
+
+    def _openapi_answer(self, data: bytes, content_type: str, *, immutable: bool = False) -> Response:
+        """OpenAPI bytes with their ETag; 304 when If-None-Match names it; hash-pinned URLs cached a year."""
+        etag = openapi.content_etag(data)
+        headers = {"Content-Type": content_type, "Etag": etag, "Vary": "Accept"}
+        if immutable:
+            headers["Cache-Control"] = "public, immutable"
+            headers["Expires"] = format_datetime(datetime.now(timezone.utc) + timedelta(days=365), usegmt=True)
+        else:
+            headers["Cache-Control"] = "no-cache, private"
+        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            return Response(b"", status=304, headers=headers)
+        return Response(data, status=200, headers=headers)
 
     async def _body(self, *, allow_empty: bool = False, codec: str | None = None) -> Body | None:
         limit = self.state.max_body_bytes
@@ -215,11 +349,8 @@ class Handler:
         user = self.state.authenticator.authenticate(request.headers, peer_certificate_der(request.scope))
         if any(h.lower().startswith("impersonate-") for h in request.headers.keys()):
             from api.authn import impersonate
-            user = impersonate(user, request.headers, self._allowed, domain=self.domain)
+            user = impersonate(user, request.headers, self.registry.authorizer.authorize, domain=self.domain)
         return user
-
-    def _allowed(self, attrs: Any) -> bool:
-        return self.registry.authorizer.authorize(attrs).allowed
 
     # ---- entry ---------------------------------------------------------------------------------
 
@@ -240,8 +371,9 @@ class Handler:
     # ---- non-resource paths ---------------------------------------------------------------------
 
     async def non_resource(self, info: RequestInfo, user: UserInfo) -> Response:
+        # Authorized on the path as sent (rules list both `/version` and `/version/`), served without the slash.
+        self.registry.authorize(non_resource_attributes(user, info.verb, info.path))
         path = info.path.rstrip("/") or "/"
-        self.registry.authorize(non_resource_attributes(user, info.verb, path))
         json_choice = Choice("json", "application/json")
         if path in ("/healthz", "/livez", "/readyz"):
             return Response(b"ok", status=200, headers={"Content-Type": "text/plain; charset=utf-8"})
@@ -269,18 +401,32 @@ class Handler:
                 discovery.api_resource_list(self.scheme, f"{parts[1]}/{parts[2]}")
             if doc is not None:
                 return self._respond(200, doc, json_choice)
-        if path == "/openapi/v3":
-            return self._respond(200, openapi.openapi_v3_index(self.scheme), json_choice)
-        if path.startswith("/openapi/v3/"):
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept") or "application/json"
+            for r in parse_accept(accept):
+                if r.type in openapi.V2_PROTOBUF_ACCEPT:
+                    return self._openapi_answer(openapi.openapi_v2_protobuf(self.scheme),
+                                                openapi.V2_PROTOBUF_CONTENT_TYPE)
+                if r.type in ("application/json", "application/*", "*/*"):
+                    return self._openapi_answer(openapi.openapi_v2_json(self.scheme), "application/json")
+            raise errors.NotAcceptable("only the following media types are accepted: application/json, "
+                                       + openapi.V2_PROTOBUF_ACCEPT[0])
+        if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+            accept = request.headers.get("Accept") or "application/json"
+            if not any(r.type in ("application/json", "application/*", "*/*") for r in parse_accept(accept)):
+                raise errors.NotAcceptable("only the following media types are accepted: application/json")
+            if path == "/openapi/v3":
+                return self._openapi_answer(dumps_json(openapi.openapi_v3_index(self.scheme)), "application/json")
             gv = path[len("/openapi/v3/"):]
             gv = gv[len("api/"):] if gv.startswith("api/") else gv[len("apis/"):] if gv.startswith("apis/") else None
             doc_bytes = openapi.openapi_v3_document_bytes(self.scheme, gv) if gv else None
             if doc_bytes is not None:
-                response = Response(doc_bytes, status=200, headers={"Content-Type": "application/json"})
-                if request.args.get("hash"):
-                    response.headers["Cache-Control"] = "public, immutable"
-                response.headers["Etag"] = '"' + openapi.openapi_v3_hash(doc_bytes) + '"'
-                return response
+                asked = request.args.get("hash")
+                digest = openapi.openapi_v3_hash(doc_bytes)
+                if asked and asked != digest:  # a stale pinned URL: send the client to the current one
+                    return Response(b"", status=301, headers={
+                        "Location": f"/openapi/v3/{openapi.openapi_v3_path(gv)}?hash={digest}"})
+                return self._openapi_answer(doc_bytes, "application/json", immutable=bool(asked))
         raise errors.NotFound("the server could not find the requested resource")
 
     # ---- resources -----------------------------------------------------------------------------
@@ -366,22 +512,28 @@ class Handler:
 
     # ---- answers -------------------------------------------------------------------------------
 
-    def _meta_version(self, choice: Choice) -> str:
-        return f"{choice.group}/{choice.version}"
+    def _check_protobuf(self, choice: Choice, api_version: str, kind: str) -> None:
+        # Kinds without a Protobuf schema cannot be answered in it (Kubernetes: 406 at negotiation).
+        if choice.codec == "protobuf" and not protobuf.supports(api_version, kind):
+            raise errors.NotAcceptable("only the following media types are accepted: application/json, "
+                                       "application/yaml")
 
     def _object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
                          warnings: list[str] = (), compressible: bool = False) -> Response:
+        """One object, as itself, a one-row Table or a PartialObjectMetadata (406 if a list form was asked)."""
         if choice.as_kind == "Table":
-            doc = table(rt.kind, [obj], meta_api_version=self._meta_version(choice),
+            doc = table(rt.kind, [obj], meta_api_version=choice.meta_api_version,
                         resource_version=obj.obj["metadata"].get("resourceVersion", ""),
-                        include_object=request.args.get("includeObject", "Metadata"))
+                        include_object=include_object_option(request.args.get("includeObject")))
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
-        if choice.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            if choice.as_kind != "PartialObjectMetadata":
-                raise errors.NotAcceptable("only the following media types are accepted: application/json")
-            doc = partial_object_metadata(obj.obj, self._meta_version(choice))
+        if choice.as_kind == "PartialObjectMetadataList":
+            raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not "
+                                       "a list")
+        if choice.as_kind == "PartialObjectMetadata":
+            doc = partial_object_metadata(obj.obj, choice.meta_api_version)
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
-        pretty = _truthy(request.args.get("pretty")) if "pretty" in request.args else False
+        self._check_protobuf(choice, rt.api_version, rt.kind)
+        pretty = choice.codec == "json" and self._pretty()
         return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
                              compressible=compressible)
 
@@ -391,70 +543,99 @@ class Handler:
         return self._respond(deleted.code, deleted.body, choice, warnings=deleted.warnings)
 
     def _list_response(self, listed: ListResult, choice: Choice, rt: ResourceType) -> Response:
+        """A list, as itself, a Table or a PartialObjectMetadataList (406 if the one-object form was asked).
+
+        JSON and Protobuf lists are streamed item by item (`encode_list_chunks`),
+        gzipped on the fly when asked; pretty JSON and Tables are built whole.
+        """
         meta: dict[str, Any] = {"resourceVersion": str(listed.resource_version)}
         if listed.continue_token:
             meta["continue"] = listed.continue_token
         if listed.remaining is not None:
             meta["remainingItemCount"] = listed.remaining
         if choice.as_kind == "Table":
-            doc = table(rt.kind, listed.items, meta_api_version=self._meta_version(choice),
-                        resource_version=meta["resourceVersion"], continue_token=listed.continue_token,
-                        remaining=listed.remaining, include_object=request.args.get("includeObject", "Metadata"))
+            doc = table(rt.kind, listed.items, meta_api_version=choice.meta_api_version, list_meta=meta,
+                        include_object=include_object_option(request.args.get("includeObject")))
             return self._respond(200, doc, choice, compressible=True)
-        if choice.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            if choice.as_kind != "PartialObjectMetadataList":
-                raise errors.NotAcceptable("only the following media types are accepted: application/json")
-            mv = self._meta_version(choice)
-            doc = {"kind": "PartialObjectMetadataList", "apiVersion": mv, "metadata": meta,
-                   "items": [partial_object_metadata(o.obj, mv) for o in listed.items]}
-            return self._respond(200, doc, choice, compressible=True)
-        header = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
-        pretty = _truthy(request.args.get("pretty")) if "pretty" in request.args else False
-        if pretty:
-            return self._respond(200, dict(header, items=[o.obj for o in listed.items]), choice, compressible=True)
-        body = b"".join(encode_list_chunks(choice.codec, header, listed.items))
-        return self._respond(200, body, choice, compressible=True)
+        if choice.as_kind == "PartialObjectMetadata":
+            raise errors.NotAcceptable("you requested PartialObjectMetadata, but the requested object is a list")
+        if choice.as_kind == "PartialObjectMetadataList":
+            mv = choice.meta_api_version
+            header = partial_object_metadata_list(meta, mv)
+            items: Sequence[Any] = _Mapped(listed.items, lambda o: partial_object_metadata(o.obj, mv))
+        else:
+            self._check_protobuf(choice, rt.api_version, rt.list_kind)
+            header = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
+            items = listed.items
+        if choice.codec == "json" and self._pretty():
+            return self._respond(200, dict(header, items=[i.obj if isinstance(i, StoredObject) else i
+                                                          for i in items]), choice, compressible=True)
+        return self._respond(200, encode_list_chunks(choice.codec, header, items), choice, compressible=True)
 
     def _watch_response(self, stream: Any, choice: Choice, rt: ResourceType) -> Response:
-        codec = choice.codec
-        meta_version = self._meta_version(choice)
-        as_kind = choice.as_kind
-        include = request.args.get("includeObject", "Metadata")
+        """A watch: JSON lines, Protobuf length-prefixed frames, or a CBOR Sequence.
+
+        Negotiated again for a stream (no YAML form; `application/cbor-seq`).
+        With `as=Table` each event's object is a Table (columns on the first
+        only); with `as=PartialObjectMetadata(List)` a PartialObjectMetadata.
+        ERROR events carry the Status unchanged.
+        """
+        choice = self._choice(stream=True)
+        codec, as_kind, meta_version = choice.codec, choice.as_kind, choice.meta_api_version
+        include = include_object_option(request.args.get("includeObject")) if as_kind == "Table" else ""
+        if not as_kind:
+            self._check_protobuf(choice, rt.api_version, rt.kind)
         first = [True]
 
-        def object_doc(payload: Any) -> dict[str, Any] | bytes:
-            if isinstance(payload, dict):
+        def converted(event_type: str, payload: Any) -> dict[str, Any] | StoredObject:
+            if not as_kind or event_type == "ERROR":
                 return payload
+            obj = payload.obj if isinstance(payload, StoredObject) else payload
             if as_kind == "Table":
-                doc = table(rt.kind, [payload], meta_api_version=meta_version, include_object=include,
+                objects = [payload] if isinstance(payload, StoredObject) else []
+                doc = table(rt.kind, objects, meta_api_version=meta_version, include_object=include,
+                            list_meta={"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")},
                             with_columns=first[0])
                 first[0] = False
                 return doc
-            if as_kind:
-                return partial_object_metadata(payload.obj, meta_version)
-            return payload.json_bytes() if codec == "json" else payload.obj
+            return partial_object_metadata(obj, meta_version)
+
+        def frame(event_type: str, payload: Any) -> bytes:
+            doc = converted(event_type, payload)
+            if codec == "json":
+                body = doc.json_bytes() if isinstance(doc, StoredObject) else dumps_json(doc)
+                return b'{"type":' + dumps_json(event_type) + b',"object":' + body + b"}\n"
+            if codec == "protobuf":
+                if isinstance(doc, StoredObject):
+                    return protobuf.encode_watch_event(event_type, encoded=encode_stored("protobuf", doc))
+                return protobuf.encode_watch_event(event_type, doc)
+            if isinstance(doc, StoredObject):
+                return cbor.encode_watch_event(event_type, None, encoded_object=encode_stored("cbor", doc))
+            return cbor.encode_watch_event(event_type, doc)
 
         async def events() -> AsyncIterator[bytes]:
             async for event_type, payload in stream:
-                doc = object_doc(payload)
-                if codec == "json":
-                    body = doc if isinstance(doc, bytes) else dumps_json(doc)
-                    yield b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
-                elif codec == "protobuf":
-                    yield protobuf.encode_watch_event(event_type, doc if isinstance(doc, dict) else payload.obj)
-                elif codec == "cbor":
-                    yield encode("cbor", {"type": event_type, "object": doc if isinstance(doc, dict)
-                                          else payload.obj})[3:]
-                else:
-                    yield b"---\n" + encode("yaml", {"type": event_type,
-                                                     "object": doc if isinstance(doc, dict) else payload.obj})
+                yield frame(event_type, payload)
 
-        media = choice.media_type
-        if codec == "protobuf":
-            media += ";stream=watch"
-        elif codec == "cbor":
-            media = "application/cbor-seq"
+        media = {"protobuf": choice.media_type + ";stream=watch", "cbor": "application/cbor-seq"}.get(
+            codec, "application/json")
         response = Response(events(), status=200, headers={"Content-Type": media,
                                                              "Cache-Control": "no-cache, private"})
         response.timeout = None
         return response
+
+
+class _Mapped(Sequence):
+    """`items` seen through `fn`, computed on access (a list's items converted without a second list)."""
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        self._items, self._fn = items, fn
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._fn(self._items[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._fn, self._items)

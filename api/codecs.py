@@ -1,28 +1,44 @@
-"""Wire codecs: request bodies in (JSON, YAML, Protobuf, CBOR) and answers out.
+"""Wire codecs of the HTTP layer: request bodies in (JSON, YAML, Protobuf, CBOR) and answers out.
 
-Decoding keeps what field validation needs: keys named twice (JSON and YAML),
-with their paths. YAML is loaded safely (no Python tags) and alias expansion
-is bounded, so a 'billion laughs' body is a 400, not a hang.
+- `decode_body(codec, raw)` decodes a request body, keeping what field
+  validation needs: keys named twice (JSON and YAML), with their paths. YAML
+  is loaded safely (only the YAML core types: no Python tags) and its alias
+  expansion is bounded (`MAX_YAML_NODES`), so a "billion laughs" body is a
+  400, never expanded. CBOR follows Kubernetes' decoder
+  (`runtime.codec.cbor`: duplicate keys are a 400 outright).
+- `encode(codec, doc)` writes one document; `encode_stored` a stored object
+  from its per-resourceVersion cache.
+- `encode_list_chunks(codec, header, items)` writes a list item by item for
+  JSON and Protobuf (Kubernetes' streaming collection encoders), so a huge
+  list is never held whole as one bytes object; other codecs build the
+  document. `coalesce` groups the chunks into writes of a useful size,
+  `gzip_chunks` compresses a chunk stream incrementally.
+
+Every decoding failure is a `BadRequest` (400); an unknown codec name is a
+`ValueError` (a programming error: negotiation names the codecs).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
-import cbor2
 import yaml
 
 from runtime import errors
-from runtime.codec import protobuf
+from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
 from runtime.registry.decode import Body
 
-__all__ = ["decode_body", "encode", "encode_stored", "CBOR_SELF_DESCRIBED", "MAX_YAML_NODES"]
+__all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "gzip_chunks",
+           "MAX_YAML_NODES", "CHUNK_BYTES"]
 
-CBOR_SELF_DESCRIBED = 55799
 #: Nodes a YAML document may expand to (aliases counted at every use).
 MAX_YAML_NODES = 100_000
+#: Size of the writes a streamed list is grouped into.
+CHUNK_BYTES = 64 * 1024
 
 
 class _Pairs(dict):
@@ -56,7 +72,7 @@ def _duplicate_paths(data: Any, path: str = "") -> list[str]:
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicate keys and refuses documents that expand too far."""
+    """SafeLoader that records duplicate keys (expansion is bounded before construction, see `_load_yaml`)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         self.flatten_mapping(node)
@@ -76,8 +92,13 @@ class _BoundedLoader(yaml.SafeLoader):
 _BoundedLoader.add_constructor("tag:yaml.org,2002:map", _BoundedLoader.construct_mapping)
 
 
-def _expanded_size(node: yaml.Node, budget: list[int], memo: dict[int, int]) -> int:
-    """Nodes the document has once aliases are expanded; stops past the budget."""
+def _expanded_size(node: yaml.Node, budget: int, memo: dict[int, int]) -> int:
+    """Nodes the document has once aliases are expanded; BadRequest past the budget.
+
+    An alias is the same node object as its anchor, so sizes are memoized
+    per node: the walk is linear in the document as written, while the sum
+    counts every use, which is what construction would build.
+    """
     key = id(node)
     if key in memo:
         size = memo[key]
@@ -86,11 +107,15 @@ def _expanded_size(node: yaml.Node, budget: list[int], memo: dict[int, int]) -> 
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 size += _expanded_size(k, budget, memo) + _expanded_size(v, budget, memo)
+                if size > budget:
+                    break
         elif isinstance(node, yaml.SequenceNode):
             for v in node.value:
                 size += _expanded_size(v, budget, memo)
+                if size > budget:
+                    break
         memo[key] = size
-    if size > budget[0]:
+    if size > budget:
         raise errors.BadRequest("yaml: document contains excessive aliasing")
     return size
 
@@ -101,14 +126,16 @@ def _load_yaml(raw: bytes) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _expanded_size(node, [MAX_YAML_NODES], {})
+        _expanded_size(node, MAX_YAML_NODES, {})
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
 def decode_body(codec: str, raw: bytes) -> Body:
-    """Decode a request body. Raises BadRequest for bytes that do not parse."""
+    """Return the decoded request body. Raises BadRequest for bytes that do not parse or are empty."""
+    if codec not in ("json", "yaml", "protobuf", "cbor"):
+        raise ValueError(f"unknown codec {codec!r}")
     try:
         if codec == "json":
             data = json.loads(raw, object_pairs_hook=_json_hook) if raw.strip() else None
@@ -116,37 +143,19 @@ def decode_body(codec: str, raw: bytes) -> Body:
             data = _load_yaml(raw)
         elif codec == "protobuf":
             data = protobuf.decode(raw)
-        elif codec == "cbor":
-            data = cbor2.loads(raw)
-            if isinstance(data, cbor2.CBORTag) and data.tag == CBOR_SELF_DESCRIBED:
-                data = data.value
         else:
-            raise errors.UnsupportedMediaType(f"unsupported body encoding {codec}")
+            data = cbor.decode(raw)
     except errors.StatusError:
         raise
-    except (ValueError, yaml.YAMLError, UnicodeDecodeError, cbor2.CBORDecodeError) as exc:
+    except (ValueError, yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise errors.BadRequest(f"the body of the request could not be decoded: {exc}") from None
     if data is None:
         raise errors.BadRequest("the body of the request was empty")
     return Body(data, tuple(_duplicate_paths(data)))
 
 
-def encode(codec: str, obj: dict[str, Any], *, pretty: bool = False) -> bytes:
-    """Encode one document (object, list, Status, Table...) in `codec`."""
-    if codec == "json":
-        if pretty:
-            return json.dumps(obj, indent=2, ensure_ascii=False).encode() + b"\n"
-        return dumps_json(obj)
-    if codec == "yaml":
-        return yaml.safe_dump(_plain(obj), sort_keys=True, allow_unicode=True).encode()
-    if codec == "protobuf":
-        return protobuf.encode(obj)
-    if codec == "cbor":
-        return cbor2.dumps(cbor2.CBORTag(CBOR_SELF_DESCRIBED, obj))
-    raise ValueError(codec)
-
-
 def _plain(obj: Any) -> Any:
+    """Plain dicts and lists, for PyYAML's safe dumper (which refuses dict subclasses)."""
     if isinstance(obj, dict):
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, list):
@@ -154,8 +163,28 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+def encode(codec: str, obj: dict[str, Any], *, pretty: bool = False) -> bytes:
+    """Return one document (object, list, Status, Table...) in `codec`; `pretty` indents JSON.
+
+    Raises `ProtobufError`/`CBORError` (ValueErrors) for a document with no
+    such form, `ValueError` for an unknown codec.
+    """
+    if codec == "json":
+        if pretty:
+            return json.dumps(obj, indent=2, ensure_ascii=False).encode() + b"\n"
+        return dumps_json(obj)
+    if codec == "yaml":
+        # sigs.k8s.io/yaml's JSONToYAML: keys sorted, block style.
+        return yaml.safe_dump(_plain(obj), sort_keys=True, allow_unicode=True, default_flow_style=False).encode()
+    if codec == "protobuf":
+        return protobuf.encode(obj)
+    if codec == "cbor":
+        return cbor.encode(obj)
+    raise ValueError(f"unknown codec {codec!r}")
+
+
 def encode_stored(codec: str, obj: StoredObject, *, pretty: bool = False) -> bytes:
-    """A stored object's bytes, from its per-resourceVersion cache when not pretty-printed."""
+    """Return a stored object's bytes, from its per-resourceVersion cache when not pretty-printed."""
     if pretty:
         return encode(codec, obj.obj, pretty=True)
     if codec == "json":
@@ -163,16 +192,74 @@ def encode_stored(codec: str, obj: StoredObject, *, pretty: bool = False) -> byt
     return obj.encoded(codec, lambda o: encode(codec, o))
 
 
-def encode_list_chunks(codec: str, header: dict[str, Any], items: Iterable[StoredObject]) -> Iterable[bytes]:
-    """A list written item by item (JSON), so a huge list never sits whole in memory."""
-    if codec != "json":
-        doc = dict(header, items=[o.obj for o in items])
-        yield encode(codec, doc)
-        return
-    head = dumps_json(header)
-    yield head[:-1] + b',"items":['
-    first = True
-    for obj in items:
-        yield (b"" if first else b",") + obj.json_bytes()
-        first = False
-    yield b"]}"
+class _Dicts(Sequence):
+    """The JSON-form dicts of a sequence of stored objects or dicts, without copying the sequence."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[StoredObject | dict[str, Any]]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        item = self.items[index]
+        return item.obj if isinstance(item, StoredObject) else item
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for item in self.items:
+            yield item.obj if isinstance(item, StoredObject) else item
+
+
+def _json_item(item: StoredObject | dict[str, Any]) -> bytes:
+    return item.json_bytes() if isinstance(item, StoredObject) else dumps_json(item)
+
+
+def encode_list_chunks(codec: str, header: dict[str, Any], items: Sequence[StoredObject | dict[str, Any]]
+                       ) -> Iterator[bytes]:
+    """Yield a list document (`header` plus `items`) in `codec`, in chunks whose concatenation is the document.
+
+    JSON and Protobuf are written item by item, each stored object's JSON
+    from its cache; YAML and CBOR yield the whole document once. Raises like
+    `encode` (Protobuf: before the first chunk for the header and the sizing
+    pass, see `protobuf.encode_list_chunks`).
+    """
+    if codec == "json":
+        head = dumps_json(header)
+        yield head[:-1] + (b',"items":[' if len(head) > 2 else b'"items":[')
+        for index, item in enumerate(items):
+            yield (b"," if index else b"") + _json_item(item)
+        yield b"]}"
+    elif codec == "protobuf":
+        yield from protobuf.encode_list_chunks(header, _Dicts(items))
+    else:
+        yield encode(codec, dict(header, items=list(_Dicts(items))))
+
+
+def coalesce(chunks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Yield `chunks` regrouped into pieces of at least `size` bytes (the last may be smaller)."""
+    pending: list[bytes] = []
+    held = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            yield b"".join(pending)
+            pending, held = [], 0
+    if held:
+        yield b"".join(pending)
+
+
+def gzip_chunks(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:
+    """Yield the gzip stream (RFC 1952) of `chunks`, compressed incrementally.
+
+    Level 1 is Kubernetes' (`defaultGzipContentEncodingLevel`). Memory is
+    the compressor's window plus one chunk.
+    """
+    compressor = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 16+15: gzip header and trailer
+    for chunk in chunks:
+        out = compressor.compress(chunk)
+        if out:
+            yield out
+    yield compressor.flush()

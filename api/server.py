@@ -12,6 +12,7 @@ import logging
 import os
 import secrets
 import ssl
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,10 @@ async def _write(registry: Registry, kind: str, obj: dict[str, Any]) -> None:
     try:
         if existing is None:
             await registry.create(SYSTEM_USER, rt, meta.get("namespace", ""), Body(wanted), opts)
+        elif kind.endswith("Binding") and wanted.get("roleRef") != existing.obj.get("roleRef"):
+            # roleRef is immutable: delete and re-create, as Kubernetes' reconciler does.
+            await registry.delete(SYSTEM_USER, rt, meta.get("namespace", ""), meta["name"])
+            await registry.create(SYSTEM_USER, rt, meta.get("namespace", ""), Body(wanted), opts)
         else:
             wanted = dict(wanted)
             wanted["metadata"] = dict(wanted["metadata"], resourceVersion=existing.obj["metadata"]["resourceVersion"])
@@ -114,16 +119,28 @@ def _admin_token(data_dir: Path) -> str:
 
 
 async def _compaction_loop(registry: Registry, interval: float, retention: float) -> None:
-    """Compact the store's log to what the retention window still needs."""
-    marks: list[tuple[float, int]] = []
+    """Every `interval` s, compact the store's log at the newest revision that is at least
+    `retention` s old, so that history younger than the window always stays.
+
+    A mark (t, R) records that at time t every write up to R had happened:
+    once t is `retention` old, events up to R are too. A failed compaction is
+    logged and retried at the next tick; it never stops the server.
+    """
+    store = registry.store
+    marks: deque[tuple[float, int]] = deque([(trio.current_time(), await store.current_revision())])
     while True:
         await trio.sleep(interval)
         now = trio.current_time()
-        marks.append((now, await registry.store.current_revision()))
-        old = [rev for t, rev in marks if t <= now - retention]
-        if old:
-            await registry.store.compact(max(old))
-            marks = [(t, rev) for t, rev in marks if t > now - retention]
+        marks.append((now, await store.current_revision()))
+        target = None
+        while marks and marks[0][0] <= now - retention:
+            target = marks.popleft()[1]
+        if target is None or target <= await store.compacted_revision():
+            continue
+        try:
+            await store.compact(target)
+        except Exception:
+            log.exception("compaction at revision %d failed", target)
 
 
 async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:

@@ -23,6 +23,7 @@ both; what goes in comes out::
         async for event in events:                                         # WatchEvent
             ...
 
+Watch events always carry dicts (bookmarks and errors have no model).
 Writes take the object (dict or model); its kind comes from `apiVersion` and
 `kind` (dict) or from the model class. Every call returns fresh objects the
 caller may change. Status answers raise the `runtime.errors` class of their
@@ -151,6 +152,10 @@ class Reader(Protocol):
     """Reads: get, list and watch (see the module docs for kinds and objects)."""
 
     scheme: Scheme
+
+    def resource(self, kind: Kind) -> ResourceType:
+        """The ResourceType of `kind` (a ResourceType or a model class). Raises ValueError if unknown."""
+        ...
 
     async def get(self, kind: Kind, name: str, *, namespace: str = "", resource_version: str | None = None,
                   subresource: str = "") -> Any:

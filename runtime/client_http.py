@@ -275,7 +275,7 @@ class HTTPClient(BaseClient):
 
     async def _chunks(self, response: httpx.Response, path: str) -> AsyncIterator[bytes]:
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in response.aiter_bytes():
                 yield chunk
         except httpx.TransportError as exc:
             raise TransportError(f"watch {path}: {exc!r}") from exc

@@ -14,7 +14,7 @@ Example::
 from __future__ import annotations
 
 import copy
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, AsyncIterator
 
 from runtime.client import BaseClient, ObjectList, WatchEvent, WatchStream
@@ -71,19 +71,15 @@ class LocalClient(BaseClient):
     async def _open_watch(self, rt: ResourceType, namespace: str,
                           opts: ListOptions) -> AsyncIterator[AsyncIterator[WatchEvent]]:
         stream = await self.registry.open_watch(self.user, rt, namespace, opts)
-        events = stream.__aiter__()
+        # The registry's stream never yields inside a cancel scope, so the
+        # caller's task may drive it directly; closing it frees the watcher.
+        async with aclosing(stream.__aiter__()) as events:
+            async def iterate() -> AsyncIterator[WatchEvent]:
+                async for event_type, payload in events:
+                    yield WatchEvent(event_type, _plain(payload))
 
-        async def iterate() -> AsyncIterator[WatchEvent]:
-            async for event_type, payload in events:
-                yield WatchEvent(event_type, _plain(payload))
-
-        iterator = iterate()
-        try:
-            yield iterator
-        finally:
-            # Closing the registry's generator closes its watcher (frees the cache slot).
-            await iterator.aclose()
-            await events.aclose()
+            async with aclosing(iterate()) as iterator:
+                yield iterator
 
     async def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any],
                       opts: WriteOptions) -> dict[str, Any]:

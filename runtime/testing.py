@@ -34,7 +34,7 @@ from typing import Any, AsyncIterator, Callable
 import trio
 
 from runtime import errors
-from runtime.client import Kind
+from runtime.client import Client, Kind
 from runtime.client_local import LocalClient
 from runtime.manager import Manager
 from runtime.rbac import load_bootstrap_policy
@@ -43,7 +43,7 @@ from runtime.registry import Body, Registry, WriteOptions
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.storage.memory import MemoryStore
 
-__all__ = ["ADMIN", "TestEnv", "open_test_env", "bootstrap_registry", "miniplane_env"]
+__all__ = ["ADMIN", "TestEnv", "open_test_env", "bootstrap_registry", "wait_for_object", "miniplane_env"]
 
 #: Allowed everything (system:masters), like the server's admin token.
 ADMIN = UserInfo("admin", uid="admin", groups=("system:masters", "system:authenticated"))
@@ -92,30 +92,37 @@ class TestEnv:
 
     async def wait_for(self, kind: Kind, name: str, condition: Callable[[dict[str, Any] | None], Any], *,
                        namespace: str = "") -> dict[str, Any] | None:
-        """Return the object once `condition(obj)` is truthy (`obj` is None while absent).
+        """`wait_for_object` with the environment's admin client."""
+        return await wait_for_object(self.client, kind, name, condition, namespace=namespace)
 
-        Lists, then watches from the list's version: every state is seen, none is polled.
-        """
-        rt = self.client.resource(kind)
-        selector = f"metadata.name={name}"
-        page = await self.client.list(rt, namespace=namespace, field_selector=selector)
-        current = page.items[0] if page.items else None
-        if condition(current):
-            return current
-        async with self.client.watch(rt, namespace=namespace, field_selector=selector,
-                                     resource_version=page.resource_version) as events:
-            async for event in events:
-                if event.type in ("ADDED", "MODIFIED"):
-                    current = event.object
-                elif event.type == "DELETED":
-                    current = None
-                elif event.type == "ERROR":
-                    raise event.error() or RuntimeError("watch failed")
-                else:
-                    continue
-                if condition(current):
-                    return current
-        raise RuntimeError(f"the watch of {name!r} ended before the condition held")
+
+async def wait_for_object(client: Client, kind: Kind, name: str, condition: Callable[[dict[str, Any] | None], Any],
+                          *, namespace: str = "") -> dict[str, Any] | None:
+    """Return the object once `condition(obj)` is truthy (`obj` is None while absent); any transport.
+
+    Lists, then watches from the list's version: every state is seen, none is
+    polled. Raises the watch's error (e.g. 410) or RuntimeError if it ends.
+    """
+    rt = client.resource(kind)
+    selector = f"metadata.name={name}"
+    page = await client.list(rt, namespace=namespace, field_selector=selector)
+    current = page.items[0] if page.items else None
+    if condition(current):
+        return current
+    async with client.watch(rt, namespace=namespace, field_selector=selector,
+                            resource_version=page.resource_version) as events:
+        async for event in events:
+            if event.type in ("ADDED", "MODIFIED"):
+                current = event.object
+            elif event.type == "DELETED":
+                current = None
+            elif event.type == "ERROR":
+                raise event.error() or RuntimeError("watch failed")
+            else:
+                continue
+            if condition(current):
+                return current
+    raise RuntimeError(f"the watch of {name!r} ended before the condition held")
 
 
 @asynccontextmanager

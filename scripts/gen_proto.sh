@@ -1,5 +1,6 @@
 #!/bin/sh
-# Regenerate runtime/codec/proto/*_pb2.py from the .proto files beside them.
+# Regenerate runtime/codec/proto/*_pb2.py from the .proto files beside them
+# (Kubernetes' generated.proto copies and gnostic's OpenAPI v2 document, openapi_v2.proto).
 #
 # Usage: scripts/gen_proto.sh [OUT_DIR]   (OUT_DIR defaults to the repository root)
 #

@@ -26,6 +26,11 @@ Go struct, because Go clients write every non-pointer field, empty or not:
 - other nested objects (`metadata`, `spec`, `status`, `roleRef`) are always
   written, as `{}` when empty; a zero `Time` is left out (Go writes `null`).
 
+Lists can be written item by item (`encode_list_chunks`), as Kubernetes'
+streaming collection encoder does: the envelope's `raw` is length-prefixed,
+so the items' sizes are summed first, then the header and the items follow;
+a list larger than `buffer_limit` is encoded twice rather than held whole.
+
 Watch streams (`;stream=watch`) are length-delimited frames: a 4-byte
 big-endian length, then a `meta.v1.WatchEvent` without prefix or envelope,
 whose `object.raw` holds the object's complete envelope (prefix included);
@@ -45,11 +50,12 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from google.protobuf import message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
@@ -69,6 +75,7 @@ __all__ = [
     "decode",
     "decode_watch_frames",
     "encode",
+    "encode_list_chunks",
     "encode_watch_event",
     "supports",
 ]
@@ -233,14 +240,91 @@ def decode(data: bytes) -> dict[str, Any]:
     return {"apiVersion": api_version, "kind": kind, **body}
 
 
-def encode_watch_event(event_type: str, obj: Mapping[str, Any]) -> bytes:
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field_head(number: int, length: int) -> bytes:
+    """The tag and length of a length-delimited field (wire type 2)."""
+    return _varint(number << 3 | 2) + _varint(length)
+
+
+def encode_list_chunks(header: Mapping[str, Any], items: Sequence[Mapping[str, Any]], *,
+                       buffer_limit: int = 8 << 20) -> Iterator[bytes]:
+    """Yield the enveloped Protobuf bytes of a list, one chunk per item after a header chunk.
+
+    `header` holds the list's `apiVersion`, `kind` (a `...List` kind, see
+    `supports`) and `metadata`; `items` are the JSON-form items. The chunks
+    joined equal `encode(dict(header, items=items))`. Items are encoded once
+    while their total stays under `buffer_limit` bytes; past it, sizes are
+    taken in a first pass and items encoded again while writing, so memory
+    stays bounded by one item. `items` is read twice in that case. Raises
+    `ProtobufError` like `encode` (before the first chunk for the header, at
+    the offending item otherwise).
+    """
+    api_version, kind = header.get("apiVersion"), header.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        raise ProtobufError("list needs string apiVersion and kind")
+    message = _message_for(api_version, kind)
+    items_field = message.DESCRIPTOR.fields_by_name.get("items")
+    if items_field is None or items_field.message_type is None:
+        raise ProtobufError(f"{kind} is not a list kind")
+    item_class = message_factory.GetMessageClass(items_field.message_type)
+    list_meta = meta.ListMeta()
+    _fill(list_meta, header.get("metadata") or {}, f"{kind}.metadata")
+    meta_bytes = list_meta.SerializeToString(deterministic=True)
+
+    def item_bytes(index: int, obj: Mapping[str, Any]) -> bytes:
+        item = item_class()
+        _fill(item, obj, f"{kind}.items[{index}]")
+        return item.SerializeToString(deterministic=True)
+
+    sizes: list[int] = []
+    kept: list[bytes] | None = []
+    total = 0
+    for index, obj in enumerate(items):
+        data = item_bytes(index, obj)
+        sizes.append(len(data))
+        total += len(data)
+        if kept is not None:
+            kept.append(data)
+            if total > buffer_limit:
+                kept = None  # too big to hold: encode again while writing
+    raw_length = len(_field_head(1, len(meta_bytes))) + len(meta_bytes) + sum(
+        len(_field_head(2, size)) + size for size in sizes)
+    type_meta = runtime_pb2.TypeMeta(apiVersion=api_version, kind=kind).SerializeToString(deterministic=True)
+    yield (PROTOBUF_PREFIX + _field_head(1, len(type_meta)) + type_meta + _field_head(2, raw_length)
+           + _field_head(1, len(meta_bytes)) + meta_bytes)
+    if kept is not None:
+        for data in kept:
+            yield _field_head(2, len(data)) + data
+        return
+    for index, obj in enumerate(items):
+        data = item_bytes(index, obj)
+        if index >= len(sizes) or len(data) != sizes[index]:
+            raise ProtobufError(f"{kind}.items[{index}] changed while the list was written")
+        yield _field_head(2, len(data)) + data
+
+
+def encode_watch_event(event_type: str, obj: Mapping[str, Any] | None = None, *, encoded: bytes | None = None
+                       ) -> bytes:
     """Return one watch-stream frame: a 4-byte big-endian length, then a WatchEvent.
 
     The WatchEvent has no prefix or envelope; its `object.raw` is
-    `encode(obj)`, envelope and prefix included, as Kubernetes writes it.
-    Raises `ProtobufError` like `encode`.
+    `encode(obj)` (or `encoded`, the object's enveloped bytes when the
+    caller has them cached), envelope and prefix included, as Kubernetes
+    writes it. Raises `ProtobufError` like `encode`.
     """
-    event = meta.WatchEvent(type=event_type, object=runtime_pb2.RawExtension(raw=encode(obj)))
+    if encoded is None:
+        if obj is None:
+            raise ProtobufError("a watch event needs an object")
+        encoded = encode(obj)
+    event = meta.WatchEvent(type=event_type, object=runtime_pb2.RawExtension(raw=encoded))
     body = event.SerializeToString(deterministic=True)
     return _FRAME_HEADER.pack(len(body)) + body
 

@@ -18,8 +18,10 @@ when nothing needs to change. As Kubernetes' `computeReconciledRole` /
   makes: aggregation would otherwise overwrite the bootstrap rules);
 - binding subjects: missing subjects are appended; none removed;
 - a binding whose roleRef differs cannot be updated (roleRef is immutable):
-  `reconcile_binding` returns `wanted` as is and the caller deletes and
-  re-creates (test `result["roleRef"] != existing["roleRef"]`);
+  `reconcile_binding` returns the binding to re-create (wanted's roleRef, the
+  stored subjects plus the missing ones, merged labels and annotations, no
+  server-set metadata) and the caller deletes and re-creates it (test
+  `result["roleRef"] != existing["roleRef"]`);
 - an object annotated `rbac.authorization.kubernetes.io/autoupdate: "false"`
   is left alone (None).
 """
@@ -146,16 +148,20 @@ def reconcile_binding(existing: Mapping[str, Any] | None,
     """Return the (Cluster)RoleBinding to write so `existing` holds `wanted`, or None.
 
     `existing=None` returns a copy of `wanted` (to create). A different roleRef
-    returns a copy of `wanted`, to delete and re-create.
+    returns the binding to delete and re-create (see the module docstring).
     """
     if existing is None:
         return copy.deepcopy(dict(wanted))
     if _protected(existing):
         return None
-    if (existing.get("roleRef") or {}) != (wanted.get("roleRef") or {}):
-        return copy.deepcopy(dict(wanted))
     result = copy.deepcopy(dict(existing))
     changed = _merge_metadata(result, existing, wanted)
+    if (existing.get("roleRef") or {}) != (wanted.get("roleRef") or {}):
+        result["roleRef"] = copy.deepcopy(wanted.get("roleRef"))
+        meta = result.get("metadata") or {}
+        # A new object: only what a client may set survives.
+        result["metadata"] = {k: v for k, v in meta.items() if k in ("name", "namespace", "labels", "annotations")}
+        changed = True
     have = {_subject_key(s) for s in existing.get("subjects") or []}
     missing = [s for s in wanted.get("subjects") or [] if _subject_key(s) not in have]
     if missing:

@@ -1,23 +1,34 @@
-"""Turning a request body into a stored kind's dict: types (400), unknown/duplicate fields.
+"""Decoding request bodies and stored values, with field validation.
 
-The spec's field-validation rules: a wrong type is fatal (400, first error
-only, nothing about unknown fields); otherwise unknown and duplicate fields
-are dropped (Ignore), reported as warnings (Warn, the default) or refused
-all together (Strict, 400).
+`decode_object(rt, body, field_validation=...)` checks a body against the
+kind's model. A wrong type is always a 400 reporting that first fatal error
+only, in the words of Go's JSON decoder (nothing about unknown fields);
+otherwise unknown and duplicate fields, found at any depth with their path
+(`rules[0].foo`, `metadata.name`), are dropped (Ignore), reported as
+warnings (Warn, the default; the HTTP layer writes one `Warning: 299 - "..."`
+header each) or refused all together (Strict, 400 `strict decoding error:
+unknown field "foo", duplicate field "metadata.name"`). Unknown fields are
+never kept: the object returned is the model's dump.
+
+`decode_stored(key, value, revision)` reads a stored value; one that does not
+decode is a `CorruptObject` (500, Kubernetes' `StorageError: corrupt object`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from runtime.errors import BadRequest
-from runtime.models.introspect import unknown_fields
+from runtime.errors import BadRequest, InternalError
+from runtime.models.introspect import FieldShape, fields_of, unknown_fields
+from runtime.objects import StoredObject
 from runtime.scheme import ResourceType
 
-__all__ = ["Body", "FIELD_VALIDATION_LEVELS", "decode_object", "type_error_message"]
+__all__ = ["Body", "FIELD_VALIDATION_LEVELS", "CorruptObject", "decode_object", "decode_stored",
+           "type_error_message", "field_problems", "corrupt_object_message"]
 
 FIELD_VALIDATION_LEVELS = ("Ignore", "Warn", "Strict")
 
@@ -30,26 +41,94 @@ class Body:
     duplicates: tuple[str, ...] = field(default=())
 
 
+class CorruptObject(InternalError):
+    """A stored value that cannot be decoded (500 InternalError, as Kubernetes' corrupt object).
+
+    `key` is the storage key; `detail` the decoder's complaint.
+    """
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(corrupt_object_message(key, detail))
+        self.key = key
+        self.detail = detail
+
+
+def corrupt_object_message(key: str, detail: str) -> str:
+    """Kubernetes' words for an undecodable stored object (storage.NewCorruptObjError, code 7)."""
+    return (f"Internal error occurred: StorageError: corrupt object, Code: 7, Key: {key}, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: {detail}")
+
+
+def decode_stored(key: str, value: bytes, revision: int) -> StoredObject:
+    """A stored value as an object. Raises CorruptObject when it is not a JSON object."""
+    try:
+        obj = StoredObject.from_json(key, value, revision)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise CorruptObject(key, f"couldn't decode the stored object: {exc}") from None
+    if not isinstance(obj.obj, dict):
+        raise CorruptObject(key, "couldn't decode the stored object: not a JSON object")
+    return obj
+
+
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
               float: "number", type(None): "null"}
-_GO_TYPE = {"int_type": "int64", "string_type": "string", "bool_type": "bool", "list_type": "[]",
-            "dict_type": "map", "model_type": "struct", "float_type": "float64",
-            "model_attributes_type": "struct"}
+_GO_SCALAR = {str: "string", int: "int64", bool: "bool", float: "float64"}
 
 
-def type_error_message(model_name: str, error: dict[str, Any]) -> str:
-    """A pydantic type error in the words of Go's JSON decoder, as Kubernetes reports it."""
-    loc = ".".join(str(p) for p in error["loc"] if not isinstance(p, int))
-    got = _JSON_TYPE.get(type(error.get("input")), "value")
-    go_type = _GO_TYPE.get(error["type"], error["type"])
-    return f"json: cannot unmarshal {got} into Go struct field {model_name}.{loc} of type {go_type}"
+def _go_type(shape: FieldShape) -> str:
+    if shape.kind == "model":
+        return f"v1.{shape.model.__name__}"
+    if shape.kind == "list" and shape.item is not None:
+        return "[]" + _go_type(shape.item)
+    if shape.kind == "map" and shape.item is not None:
+        return "map[string]" + _go_type(shape.item)
+    if shape.kind == "scalar":
+        return _GO_SCALAR.get(shape.python_type, "string")
+    return "interface {}"
 
 
-def decode_object(rt: ResourceType, body: Body, *, field_validation: str) -> tuple[dict[str, Any], list[str]]:
+def type_error_message(model: type[BaseModel], error: dict[str, Any]) -> str:
+    """A pydantic type error in the words of Go's JSON decoder, as Kubernetes reports it.
+
+    `json: cannot unmarshal string into Go struct field PolicyRule.rules.verbs
+    of type []string`: the innermost struct, the field path from the root
+    (no indices, no map keys), the Go type of the field.
+    """
+    shape = FieldShape("model", model=model)
+    struct, path = model.__name__, []
+    for part in error["loc"]:
+        if isinstance(part, int) and shape.kind == "list" and shape.item is not None:
+            shape = shape.item
+        elif shape.kind == "model" and isinstance(part, str) and part in fields_of(shape.model):
+            struct = shape.model.__name__
+            path.append(part)
+            shape = fields_of(shape.model)[part]
+        elif shape.kind == "map" and shape.item is not None:
+            shape = shape.item
+    value = error.get("input")
+    got = _JSON_TYPE.get(type(value), "value")
+    if isinstance(value, float) and shape.kind == "scalar" and shape.python_type is int:
+        got = f"number {json.dumps(value)}"
+    if not path:
+        return f"json: cannot unmarshal {got} into Go value of type {_go_type(shape)}"
+    return f"json: cannot unmarshal {got} into Go struct field {struct}.{'.'.join(path)} of type {_go_type(shape)}"
+
+
+def field_problems(rt: ResourceType, data: Any, duplicates: tuple[str, ...] = ()) -> list[str]:
+    """Unknown and duplicate fields of `data` as Kubernetes words them (`unknown field "spec.foo"`)."""
+    problems = [f'unknown field "{p}"' for p in unknown_fields(rt.model, data)]
+    problems += [f'duplicate field "{p}"' for p in duplicates]
+    return problems
+
+
+def decode_object(rt: ResourceType, body: Body, *, field_validation: str,
+                  extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
     """Check a body against `rt`'s model; return (the object without unknown fields, warnings).
 
-    Raises BadRequest for a non-object body, a wrong type, a wrong apiVersion/kind,
-    or (Strict) any unknown or duplicate field.
+    `extra_problems` are strict-decoding findings made elsewhere (e.g. in a
+    JSON patch document), reported with the body's own. Raises BadRequest for
+    a non-object body, a wrong type, a wrong apiVersion/kind, or (Strict) any
+    unknown or duplicate field.
     """
     data = body.data
     prefix = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
@@ -65,9 +144,9 @@ def decode_object(rt: ResourceType, body: Body, *, field_validation: str) -> tup
     try:
         model = rt.model.model_validate(data)
     except ValidationError as exc:
-        raise BadRequest(f"{prefix}: {type_error_message(rt.kind, exc.errors()[0])}") from None
-    problems = [f'unknown field "{p}"' for p in unknown_fields(rt.model, data)]
-    problems += [f'duplicate field "{p}"' for p in body.duplicates]
+        # The first fatal error only: nothing about unknown or duplicate fields (the spec's rule).
+        raise BadRequest(f"{prefix}: {type_error_message(rt.model, exc.errors()[0])}") from None
+    problems = list(extra_problems) + field_problems(rt, data, body.duplicates)
     if problems and field_validation == "Strict":
         raise BadRequest(f"{prefix}: strict decoding error: " + ", ".join(problems))
     warnings = problems if field_validation == "Warn" else []

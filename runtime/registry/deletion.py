@@ -1,56 +1,110 @@
-"""Deletion: preconditions, two-phase deletion with finalizers, the namespace rules, collections.
+"""Deletion: delete options, preconditions, two-phase deletion, collections, force delete.
 
 An object with finalizers gets `deletionTimestamp` (set by the first delete,
 never moved by a later one) and stays until an update removes the last
 finalizer. One without finalizers is removed at once.
+
+Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
+
+- `preconditions.uid` / `.resourceVersion` that differ from the stored
+  object: 409 Conflict, in Kubernetes' words.
+- `propagationPolicy` is `Orphan`, `Background` or `Foreground`, and not set
+  together with `orphanDependents`. Both are accepted and checked only:
+  there is no garbage collector yet, so no `orphan` or `foregroundDeletion`
+  finalizer is added (a dependent is never deleted by cascade).
+- `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
+  so they go at once (a terminating object records 0).
+- `orphanDependents=false` on an object that stays (finalizers) answers 202.
+- `dryRun`: every check runs, nothing is written.
+
+Force delete (`ignoreStoreReadErrorWithClusterBreakingPotential=true`): with
+the feature gate `AllowUnsafeMalformedObjectDeletion` off the option is
+dropped, as Kubernetes does, so it cannot bypass anything (a corrupt object
+still answers 500). With the gate on it needs every other option unset (422),
+the `unsafe-delete-ignore-read-errors` verb besides `delete` (403), and an
+object that cannot be decoded: on a readable (or missing) object the request
+is aborted with 422. The corrupt object is then removed without reading it,
+ignoring finalizers and preconditions; the answer is a success Status. It is
+refused on deletecollection (422).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from runtime import errors
-from runtime.errors import success_status
-from runtime.objects import StoredObject
+from runtime.errors import Cause, success_status
+from runtime.objects import StoredObject, dumps_json
+from runtime.rbac.attributes import resource_attributes
 from runtime.rbac.user import UserInfo
+from runtime.registry.decode import CorruptObject, decode_stored
 from runtime.registry.options import DeleteOptions, ListOptions
 from runtime.scheme import ResourceType
 from runtime.storage import KeyNotFound, RevisionConflict
+from runtime.validation import FieldError, invalid_error
 
 if TYPE_CHECKING:
     from runtime.registry.registry import DeleteResult, Registry
 
-__all__ = ["delete_object", "delete_collection", "PROTECTED_NAMESPACES"]
+__all__ = ["delete_object", "delete_collection", "validate_delete_options", "PROTECTED_NAMESPACES",
+           "FORCE_DELETE_GATE", "UNSAFE_DELETE_VERB", "PROPAGATION_POLICIES"]
 
 PROTECTED_NAMESPACES = ("default",)
-_POLICIES = ("Orphan", "Background", "Foreground")
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+FORCE_DELETE_GATE = "AllowUnsafeMalformedObjectDeletion"
+#: The extra verb a force delete needs on the resource (Kubernetes' authorizeUnsafeDelete).
+UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
+_FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
 
-def _check_options(options: DeleteOptions) -> None:
-    if options.propagation_policy is not None and options.propagation_policy not in _POLICIES:
-        raise errors.Invalid(
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
-            f'"{options.propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
-            causes=[errors.Cause("FieldValueNotSupported", "Unsupported value", "propagationPolicy")])
+def _effective(registry: "Registry", options: DeleteOptions) -> DeleteOptions:
+    """The options as the server honours them: the force option is dropped while its gate is off."""
+    if options.ignore_store_read_error and not registry.feature_gates.get(FORCE_DELETE_GATE, False):
+        return replace(options, ignore_store_read_error=False)
+    return options
+
+
+def validate_delete_options(options: DeleteOptions) -> None:
+    """apimachinery's ValidateDeleteOptions. Raises Invalid (422, `DeleteOptions.meta.k8s.io "" is invalid`)."""
+    errs: list[FieldError] = []
     if options.orphan_dependents is not None and options.propagation_policy is not None:
-        raise errors.Invalid('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: '
-                             '"' + options.propagation_policy + '": orphanDependents and deletionPropagation '
-                             "cannot be both set")
-    if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
-        raise errors.Invalid('DeleteOptions.meta.k8s.io "" is invalid: gracePeriodSeconds: Invalid value: '
-                             f"{options.grace_period_seconds}: must be >= 0")
+        errs.append(FieldError("FieldValueInvalid", "propagationPolicy",
+                               "orphanDependents and deletionPropagation cannot be both set",
+                               options.propagation_policy))
+    if options.propagation_policy is not None and options.propagation_policy not in PROPAGATION_POLICIES:
+        errs.append(FieldError("FieldValueNotSupported", "propagationPolicy", "supported values: " + ", ".join(
+            f'"{p}"' for p in (*PROPAGATION_POLICIES, "nil")), options.propagation_policy))
+    if options.ignore_store_read_error:
+        others = (("dryRun", options.dry_run), ("propagationPolicy", options.propagation_policy is not None),
+                  ("orphanDependents", options.orphan_dependents is not None),
+                  ("gracePeriodSeconds", options.grace_period_seconds is not None),
+                  ("preconditions", options.preconditions is not None))
+        errs += [FieldError("FieldValueInvalid", _FORCE_OPTION, f"cannot be set together with .{name}", True)
+                 for name, is_set in others if is_set]
+    if errs:
+        raise invalid_error("DeleteOptions", "DeleteOptions.meta.k8s.io", "", errs)
 
 
-def _check_preconditions(rt: ResourceType, obj: dict[str, Any], options: DeleteOptions) -> None:
+def _precondition_failed(rt: ResourceType, key: str, name: str, detail: str) -> errors.Conflict:
+    # Kubernetes' storage.NewInvalidObjError turned into a Conflict (the namespace REST words it bare).
+    reason = detail if rt.kind == "Namespace" else (
+        f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {detail}")
+    return errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": {reason}',
+                           name=name, group=rt.group, kind=rt.plural)
+
+
+def _check_preconditions(rt: ResourceType, current: StoredObject, options: DeleteOptions) -> None:
     pre = options.preconditions or {}
-    meta = obj["metadata"]
-    if pre.get("uid") and pre["uid"] != meta.get("uid"):
-        raise errors.Conflict(f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                              f"{meta.get('uid')}", name=meta.get("name", ""), group=rt.group, kind=rt.plural)
-    if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-        raise errors.Conflict(f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                              f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
-                              name=meta.get("name", ""), group=rt.group, kind=rt.plural)
+    meta = current.obj["metadata"]
+    name = meta.get("name", "")
+    if pre.get("uid") is not None and pre["uid"] != meta.get("uid", ""):
+        raise _precondition_failed(rt, current.key, name, f"Precondition failed: UID in precondition: "
+                                   f"{pre['uid']}, UID in object meta: {meta.get('uid', '')}")
+    if pre.get("resourceVersion") is not None and pre["resourceVersion"] != meta.get("resourceVersion", ""):
+        raise _precondition_failed(rt, current.key, name, f"Precondition failed: ResourceVersion in precondition: "
+                                   f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                                   f"{meta.get('resourceVersion', '')}")
 
 
 def _has_finalizers(rt: ResourceType, obj: dict[str, Any]) -> bool:
@@ -66,8 +120,12 @@ def _success(rt: ResourceType, current: StoredObject) -> dict[str, Any]:
 
 async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str, name: str,
                         options: DeleteOptions) -> "DeleteResult":
+    """DELETE one object (authorization for `delete` is the caller's). See the module doc."""
     from runtime.registry.registry import DeleteResult, not_found, now_rfc3339
-    _check_options(options)
+    options = _effective(registry, options)
+    validate_delete_options(options)
+    if options.ignore_store_read_error:
+        return await _delete_corrupt(registry, user, rt, namespace, name)
     if rt.kind == "Namespace" and name in PROTECTED_NAMESPACES:
         raise errors.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                                name=name, kind="namespaces")
@@ -76,7 +134,7 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
         current = await registry._current(key)
         if current is None:
             raise not_found(rt, name)
-        _check_preconditions(rt, current.obj, options)
+        _check_preconditions(rt, current, options)
         await registry._admit(user, rt, "delete", current.obj, current.obj, options)
         if _has_finalizers(rt, current.obj):
             if current.obj["metadata"].get("deletionTimestamp"):
@@ -90,7 +148,6 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
             code = 202 if options.orphan_dependents is False else 200
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))
-            from runtime.objects import dumps_json
 
             def encode(revision: int, obj: dict[str, Any] = obj) -> bytes:
                 obj["metadata"]["resourceVersion"] = str(revision)
@@ -102,8 +159,8 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
             except KeyNotFound:
                 raise not_found(rt, name) from None
             return DeleteResult(code, StoredObject(key, obj, entry.mod_revision, entry.value))
+        body: Any = current if rt.kind == "Namespace" else _success(rt, current)
         if options.dry_run:
-            body: Any = current if rt.kind == "Namespace" else _success(rt, current)
             return DeleteResult(200, body)
         try:
             await registry.store.delete(key, expected_revision=current.revision)
@@ -111,18 +168,73 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
             continue
         except KeyNotFound:
             raise not_found(rt, name) from None
-        return DeleteResult(200, current if rt.kind == "Namespace" else _success(rt, current))
+        return DeleteResult(200, body)
+    raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": too many conflicts')
+
+
+async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
+                          name: str) -> "DeleteResult":
+    """Kubernetes' corruptObjectDeleter: remove a stored value that does not decode, unread."""
+    from runtime.registry.registry import DeleteResult, not_found
+    decision = registry.authorizer.authorize(resource_attributes(
+        user, UNSAFE_DELETE_VERB, rt.plural, api_group=rt.group, api_version=rt.version,
+        namespace=namespace if rt.namespaced else "", name=name))
+    if not decision.allowed:
+        raise errors.Forbidden(f'{rt.group_resource} "{name}" is forbidden: not permitted to do '
+                               f'"{UNSAFE_DELETE_VERB}", reason: {decision.reason}',
+                               name=name, group=rt.group, kind=rt.plural)
+    key = rt.storage_key(namespace if rt.namespaced else None, name)
+    for _attempt in range(16):
+        entry = await registry.store.get(key)
+        if entry is not None:
+            try:
+                decode_stored(key, entry.value, entry.mod_revision)
+            except CorruptObject:
+                pass
+            else:
+                entry = None  # readable: not for this option
+        if entry is None:
+            detail = "is exclusively used to delete corrupt object(s), try again by removing this option"
+            raise errors.Invalid(f'{rt.group_resource} "{name}" is invalid: {_FORCE_OPTION}: Invalid value: '
+                                 f"true: {detail}", name=name, group=rt.group, kind=rt.plural,
+                                 causes=[Cause("FieldValueInvalid", f"Invalid value: true: {detail}", _FORCE_OPTION)])
+        # Admission still runs (it sees only the name); preconditions and finalizers are ignored.
+        stub: dict[str, Any] = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {"name": name}}
+        if rt.namespaced:
+            stub["metadata"]["namespace"] = namespace
+        await registry._admit(user, rt, "delete", stub, None, DeleteOptions())
+        try:
+            await registry.store.delete(key, expected_revision=entry.mod_revision)
+        except RevisionConflict:
+            continue  # rewritten meanwhile: look again (it may be readable now)
+        except KeyNotFound:
+            raise not_found(rt, name) from None
+        # The object could not be read, so the answer is the handler's bare success Status.
+        return DeleteResult(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                  "code": 200, "details": {"name": name, "kind": rt.kind}})
     raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": too many conflicts')
 
 
 async def delete_collection(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
                             list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
+    """DELETE on a collection: every object the list (selectors, limit/continue, resourceVersion) gives.
+
+    Each is deleted as by `delete_object` with the same options (objects
+    deleted meanwhile are skipped). Returns the success Status Kubernetes'
+    handler answers with. Raises Invalid for bad options or the force option.
+    """
     from runtime.registry.listing import list_objects
-    from runtime.registry.registry import DeleteResult
+    options = _effective(registry, options)
+    validate_delete_options(options)
+    if options.ignore_store_read_error:
+        detail = "is not allowed with DELETECOLLECTION, try again after removing the option"
+        raise invalid_error("DeleteOptions", "DeleteOptions.meta.k8s.io", "",
+                            [FieldError("FieldValueInvalid", _FORCE_OPTION, detail, True)])
     listed = await list_objects(registry, rt, namespace, list_opts)
     for obj in listed.items:
         try:
             await delete_object(registry, user, rt, obj.namespace, obj.name, options)
         except errors.NotFound:
             pass  # deleted meanwhile: the collection is still gone
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 200,
+            "details": {"kind": rt.kind}}

@@ -23,7 +23,7 @@ from runtime.objects import StoredObject, dumps_json
 from runtime.rbac import RBACAuthorizer, RBACIndex, forbidden_status_message
 from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.user import UserInfo
-from runtime.registry.decode import Body, decode_object
+from runtime.registry.decode import Body, CorruptObject, decode_object, decode_stored
 from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
 from runtime.registry import strategy
 from runtime.scheme import ResourceType, Scheme
@@ -112,9 +112,24 @@ class Registry:
 
     def _authorize(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
                    subresource: str = "") -> None:
+        if not rt.namespaced:
+            # A namespace is authorized in its own scope (Kubernetes' RequestInfo), so a RoleBinding
+            # in namespace "a" can grant reading namespace "a" itself.
+            namespace = name if rt.kind == "Namespace" else ""
         self.authorize(resource_attributes(
             user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
-            namespace=namespace if rt.namespaced else "", name=name, subresource=subresource))
+            namespace=namespace, name=name, subresource=subresource))
+
+    def _authorize_collection(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str,
+                              opts: ListOptions) -> None:
+        # A list or watch pinned to one name by `fieldSelector=metadata.name=x` is authorized for that
+        # name, so rules with resourceNames can allow it (Kubernetes' RequestInfo does the same).
+        try:
+            name = parse_field_selector(opts.field_selector).exact_match("metadata.name") or ""
+        except SelectorError:
+            name = ""  # the list itself answers 400
+        self.authorize(resource_attributes(user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
+                                           namespace=namespace if rt.namespaced else "", name=name))
 
     # ---- reads ---------------------------------------------------------------------------------
 
@@ -123,23 +138,40 @@ class Registry:
 
     async def get(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, *,
                   resource_version: str | None = None, subresource: str = "") -> StoredObject:
-        """One object. resourceVersion unset: most recent; "0": any; other: not older than."""
+        """One object. resourceVersion unset: most recent (the cache once it caught up with
+        the store, else the store); "0": any (the cache as is); other: not older than it.
+
+        Raises NotFound, BadRequest (malformed version), ResourceVersionTooLarge (504).
+        """
         self._authorize(user, "get", rt, namespace, name, subresource)
-        await self._wait_for_version(resource_version)
-        obj = self.kind_cache(rt).get(rt.storage_key(namespace, name))
+        key = rt.storage_key(namespace, name)
+        if await self._wait_for_version(resource_version):
+            cache = self.kind_cache(rt)
+            obj = cache.get(key)
+            if obj is None and key in cache.corrupt:
+                # Stored but undecodable: a 500 "corrupt object", as Kubernetes answers.
+                raise CorruptObject(key, cache.corrupt[key])
+        else:
+            obj = await self._current(key)  # the cache lags: a consistent read from the store
         if obj is None:
             raise not_found(rt, name)
         return obj
 
-    async def _wait_for_version(self, resource_version: str | None) -> None:
+    async def _wait_for_version(self, resource_version: str | None, timeout: float = 3.0) -> bool:
+        """Wait until the cache may answer a read at `resource_version`.
+
+        Returns False when a consistent read (version unset) must go to the
+        store because the cache did not catch up within `timeout`. Raises
+        BadRequest (malformed), ResourceVersionTooLarge (504, Retry-After 1).
+        """
         if resource_version in (None, ""):
-            if not await self.cache.wait_fresh():
-                raise errors.Timeout("Too large resource version", retry_after=1)
-        elif resource_version != "0":
+            return await self.cache.wait_fresh(timeout)
+        if resource_version != "0":
             wanted = parse_resource_version(resource_version)
-            if not await self.cache.wait_for(wanted, timeout=3.0):
-                raise errors.ResourceVersionTooLarge(
-                    f"Too large resource version: {wanted}, current: {self.cache.revision}", retry_after=1)
+            if self.cache.revision < wanted and not await self.cache.wait_for(wanted, timeout=timeout):
+                from runtime.registry.listing import too_large
+                raise too_large(wanted, self.cache.revision)
+        return True
 
     def matcher(self, rt: ResourceType, namespace: str, opts: ListOptions) -> Callable[[StoredObject], bool]:
         """The filter of a list or watch: namespace, label and field selectors (400 if malformed)."""
@@ -166,13 +198,13 @@ class Registry:
 
     async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
         """A collection (the paging and resourceVersion rules live in `runtime.registry.listing`)."""
-        self._authorize(user, "list", rt, namespace)
+        self._authorize_collection(user, "list", rt, namespace, opts)
         from runtime.registry.listing import list_objects
         return await list_objects(self, rt, namespace, opts)
 
     async def open_watch(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions):
         """A watch stream (see `runtime.registry.watching`)."""
-        self._authorize(user, "watch", rt, namespace)
+        self._authorize_collection(user, "watch", rt, namespace, opts)
         from runtime.registry.watching import open_watch
         return await open_watch(self, rt, namespace, opts)
 
@@ -180,14 +212,20 @@ class Registry:
 
     async def create(self, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
                      opts: WriteOptions = WriteOptions()) -> WriteResult:
-        """POST: a new object (201). 409 AlreadyExists if the name is taken."""
+        """POST: a new object (201). 409 AlreadyExists if the name is taken.
+
+        With `opts.dry_run` every stage runs (defaulting, validation,
+        admission, the name check) and the answer is the object that would
+        have been stored, without a resourceVersion; nothing is written.
+        """
         self._check_writable(rt)
         self._authorize(user, "create", rt, namespace)
         obj, warnings = decode_object(rt, body, field_validation=opts.field_validation)
         return await self._create(user, rt, namespace, obj, opts, warnings)
 
     async def _create(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
-                      opts: WriteOptions, warnings: list[str]) -> WriteResult:
+                      opts: WriteOptions, warnings: list[str], *, operation: str = "Update") -> WriteResult:
+        """Create `obj` (decoded). `operation` "Apply": its managedFields were set by apply, keep them."""
         meta = obj["metadata"]
         self._check_namespace_field(rt, namespace, meta)
         if meta.get("resourceVersion"):
@@ -205,11 +243,16 @@ class Registry:
         errs = validate_object(rt.kind, obj, namespaced=rt.namespaced, rbac_group=self.scheme.rbac_group)
         if errs:
             raise invalid_error(rt.kind, rt.group_resource, meta.get("name", ""), errs)
-        strategy.track_managers(self.scheme, rt, None, obj, opts, "Update", now_rfc3339())
+        if operation == "Update":
+            strategy.track_managers(self.scheme, rt, None, obj, opts, "Update", now_rfc3339())
         warnings = warnings + strategy.write_warnings(self.scheme, rt, None, obj)
         await self._admit(user, rt, "create", obj, None, opts)
         key = rt.storage_key(namespace if rt.namespaced else None, meta["name"])
         if opts.dry_run:
+            # Kubernetes' dry-run storage still answers 409 for a taken name.
+            if await self.store.get(key) is not None:
+                raise errors.AlreadyExists(f'{rt.group_resource} "{meta["name"]}" already exists',
+                                           name=meta["name"], group=rt.group, kind=rt.plural)
             return WriteResult(StoredObject(key, obj, 0), True, warnings)
         try:
             entry = await self.store.create(key, _encoder(obj))
@@ -223,7 +266,9 @@ class Registry:
         """PUT: replace an object (200), or create it when missing (201).
 
         With metadata.resourceVersion set, a stale version is 409 Conflict;
-        without, the update is unconditional (allowed for these kinds).
+        without, the update is unconditional (allowed for these kinds). With
+        `opts.dry_run` the answer is the object that would have been stored,
+        at the stored resourceVersion; nothing is written.
         """
         self._check_writable(rt)
         key = rt.storage_key(namespace if rt.namespaced else None, name)
@@ -249,8 +294,9 @@ class Registry:
                                        first=current)
 
     async def _current(self, key: str) -> StoredObject | None:
+        """The stored object (None if missing). Raises CorruptObject (500) when it does not decode."""
         entry = await self.store.get(key)
-        return None if entry is None else StoredObject.from_json(key, entry.value, entry.mod_revision)
+        return None if entry is None else decode_stored(key, entry.value, entry.mod_revision)
 
     async def _update_with(self, user: UserInfo, rt: ResourceType, key: str, name: str,
                            transform: Callable[[StoredObject], dict[str, Any]], opts: WriteOptions,
@@ -261,6 +307,9 @@ class Registry:
 
         `transform(old)` returns the new object; a precondition resourceVersion
         that differs from the stored one is a 409 Conflict, never retried.
+        `operation` "Apply": the transform (server-side apply) tracked the
+        managers itself. Dry run stops right before the store write and
+        answers the new object at the stored resourceVersion.
         """
         current = first
         for _attempt in range(16):
@@ -278,11 +327,13 @@ class Registry:
             if errs:
                 raise invalid_error(rt.kind, rt.group_resource, name, errs)
             if operation == "Update":
-                strategy.track_managers(self.scheme, rt, old, new, opts, "Update", now_rfc3339())
+                strategy.track_managers(self.scheme, rt, old, new, opts, "Update", now_rfc3339(), subresource)
             result_warnings = warnings + strategy.write_warnings(self.scheme, rt, old, new)
             await self._admit(user, rt, "update", new, old, opts)
             if _same_object(new, old):
                 return WriteResult(current, False, result_warnings)
+            if opts.dry_run:
+                new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", str(current.revision))
             if strategy.should_delete_on_update(rt, new):
                 if opts.dry_run:
                     return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
@@ -332,11 +383,11 @@ class Registry:
     async def review(self, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
                      opts: WriteOptions = WriteOptions()) -> WriteResult:
         """POST of a virtual kind (the access reviews, SelfSubjectReview): evaluated, never stored."""
-        self._authorize(user, "create", rt, namespace)
+        from runtime.registry.reviews import authorize_review, evaluate_review
+        authorize_review(self, user, rt, namespace)
         obj, warnings = decode_object(rt, body, field_validation=opts.field_validation)
         if rt.namespaced:
             self._check_namespace_field(rt, namespace, obj["metadata"])
-        from runtime.registry.reviews import evaluate_review
         result = evaluate_review(self, user, rt, namespace, obj)
         return WriteResult(StoredObject("", result, 0), True, warnings)
 

@@ -1,9 +1,30 @@
-"""The access reviews and SelfSubjectReview: evaluated by the RBAC authorizer, never stored.
+"""The access reviews and SelfSubjectReview: who may ask, validation, and the answer. Never stored.
 
-status.allowed is always written (false included); RBAC only allows or has
-no opinion, so `denied` stays unset. A `user` given without `groups` belongs
-to no group. An empty namespace for a namespaced resource means all
-namespaces, so only ClusterRoleBindings can allow it.
+Who may create a review (`authorize_review`): RBAC decides, as Kubernetes'
+bootstrap policy grants it, except that SelfSubjectAccessReview and
+SelfSubjectRulesReview are always allowed, anonymous callers included (the
+spec: "a user can always check themselves").
+
+Validation (`evaluate_review`, as Kubernetes' authorization validation; 422):
+
+- exactly one of `resourceAttributes` and `nonResourceAttributes`;
+- SubjectAccessReview / LocalSubjectAccessReview: `user` or `groups`;
+- metadata empty (LocalSubjectAccessReview: except its namespace);
+- LocalSubjectAccessReview: `resourceAttributes.namespace` defaulted to the
+  path namespace, and must match it; no `nonResourceAttributes`;
+- field/label selectors: `rawSelector` and `requirements` not both, not
+  neither; requirement keys required (label keys must be qualified names);
+  `values` required for In/NotIn, forbidden for Exists/DoesNotExist;
+  unknown operators pass (a newer client's; requirements only restrict).
+
+The answer: `status.allowed` always written, false included; RBAC only
+allows or has no opinion, so `denied` stays unset. A `user` given without
+`groups` belongs to no group. An empty namespace for a namespaced resource
+means all namespaces, so only ClusterRoleBindings can allow it. A
+`rawSelector` that does not parse, or requirements that cannot be used, are
+ignored (selectors can only restrict) and reported in `evaluationError`, as
+Kubernetes' `BuildEvaluationError` does. SelfSubjectRulesReview needs
+`spec.namespace` (400 `no namespace on request`).
 """
 
 from __future__ import annotations
@@ -11,100 +32,179 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from runtime import errors
-from runtime.rbac import SelectorRequirement, non_resource_attributes, resource_attributes, rules_for
+from runtime.rbac import (
+    Attributes, SelectorRequirement, non_resource_attributes, resource_attributes, rules_for,
+)
 from runtime.rbac.user import UserInfo
 from runtime.scheme import ResourceType
-from runtime.selectors import SelectorError, parse_field_selector, parse_label_selector
-from runtime.validation.fielderrors import FieldError, invalid, invalid_error, required
+from runtime.selectors import (
+    SelectorError, field_requirements_from_review, label_key_errors, parse_field_selector,
+    parse_label_selector, requirements_from_review,
+)
+from runtime.validation.fielderrors import FieldError, forbidden, invalid, invalid_error, required
 
 if TYPE_CHECKING:
     from runtime.registry.registry import Registry
 
-__all__ = ["evaluate_review"]
+__all__ = ["SELF_REVIEW_KINDS", "authorize_review", "evaluate_review"]
+
+#: Reviews every caller may create, whatever the policy says.
+SELF_REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectRulesReview")
+
+_RES = "spec.resourceAttributes"
 
 
-def _selector_requirements(attrs: dict[str, Any], which: str, path: str,
-                           errs: list[FieldError]) -> tuple[SelectorRequirement, ...]:
-    sel = attrs.get(which)
-    if not sel:
-        return ()
+def authorize_review(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str) -> None:
+    """Raise Forbidden unless `user` may create a review of kind `rt` (see the module docstring)."""
+    if rt.kind in SELF_REVIEW_KINDS and rt.group == registry.scheme.authz_group:
+        return
+    registry.authorize(resource_attributes(user, "create", rt.plural, api_group=rt.group,
+                                           api_version=rt.version,
+                                           namespace=namespace if rt.namespaced else ""))
+
+
+# ---- validation -------------------------------------------------------------------------------
+
+def _validate_spec(spec: dict[str, Any], *, needs_subject: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if res is not None and non is not None:
+        errs.append(invalid("spec.nonResourceAttributes", non,
+                            "cannot be specified in combination with resourceAttributes"))
+    if res is None and non is None:
+        errs.append(invalid("spec.resourceAttributes", None,
+                            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+    if needs_subject and not spec.get("user") and not spec.get("groups"):
+        errs.append(invalid("spec.user", spec.get("user") or "", "at least one of user or group must be specified"))
+    if res is not None:
+        errs += _validate_selector(res.get("fieldSelector"), f"{_RES}.fieldSelector", label=False)
+        errs += _validate_selector(res.get("labelSelector"), f"{_RES}.labelSelector", label=True)
+    return errs
+
+
+def _validate_selector(sel: dict[str, Any] | None, path: str, *, label: bool) -> list[FieldError]:
+    if sel is None:
+        return []
+    errs: list[FieldError] = []
     raw, reqs = sel.get("rawSelector") or "", sel.get("requirements") or []
     if raw and reqs:
-        errs.append(invalid(f"{path}.{which}.rawSelector", raw,
-                            "may not specified at the same time as requirements"))
-        return ()
-    out: list[SelectorRequirement] = []
-    if raw:
-        try:
-            parsed = parse_label_selector(raw) if which == "labelSelector" else parse_field_selector(raw)
-        except SelectorError as exc:
-            errs.append(invalid(f"{path}.{which}.rawSelector", raw, str(exc)))
-            return ()
-        for r in parsed.requirements:
-            key = getattr(r, "key", None) or getattr(r, "field", "")
-            values = getattr(r, "values", None)
-            if values is None:
-                values = (getattr(r, "value", ""),)
-            out.append(SelectorRequirement(key, str(r.operator), tuple(values)))
-        return tuple(out)
+        errs.append(invalid(f"{path}.rawSelector", raw, "may not specified at the same time as requirements"))
+    if not raw and not reqs:
+        errs.append(required(f"{path}.requirements",
+                             f"when {path} is specified, requirements or rawSelector is required"))
     for i, req in enumerate(reqs):
-        at = f"{path}.{which}.requirements[{i}]"
-        op, values = req.get("operator") or "", req.get("values") or []
-        if not req.get("key"):
-            errs.append(required(f"{at}.key"))
+        at = f"{path}.requirements[{i}]"
+        key, op, values = req.get("key") or "", req.get("operator") or "", req.get("values") or []
         if op in ("In", "NotIn"):
             if not values:
                 errs.append(required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(invalid(f"{at}.values", values,
-                                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        elif op in ("Exists", "DoesNotExist") and values:
+            errs.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or "
+                                                  "'DoesNotExist'"))
+        if label:
+            errs += [invalid(f"{at}.key", key, e) for e in label_key_errors(key)]
+        elif not key:
+            errs.append(required(f"{at}.key", "must be specified"))
+    return errs
+
+
+def _validate_metadata(meta: dict[str, Any], *, keep_namespace: bool) -> list[FieldError]:
+    # Kubernetes: ObjectMeta must be empty (managedFields aside; a LocalSubjectAccessReview's namespace too).
+    ignored = {"managedFields", "namespace"} if keep_namespace else {"managedFields"}
+    rest = {k: v for k, v in meta.items() if k not in ignored and v not in (None, "", {}, [])}
+    if not rest:
+        return []
+    return [invalid("metadata", meta, "must be empty except for namespace" if keep_namespace else "must be empty")]
+
+
+# ---- selectors --------------------------------------------------------------------------------
+
+def _selector(sel: dict[str, Any] | None, *, label: bool) -> tuple[tuple[SelectorRequirement, ...], str]:
+    """The requirements a (validated) selector restricts to, and the evaluation error if it was ignored."""
+    if not sel:
+        return (), ""
+    which = f"{_RES}.{'labelSelector' if label else 'fieldSelector'}"
+    raw = sel.get("rawSelector") or ""
+    parsed: list[Any] = []
+    failed = False
+    # Requirements can only restrict: one that cannot be used is dropped, which authorizes the
+    # broader request, and reported (Kubernetes keeps the usable ones: "partially ignored").
+    if raw:
+        try:
+            parsed = list((parse_label_selector(raw) if label else parse_field_selector(raw)).requirements)
+        except SelectorError:
+            failed = True
+    else:
+        convert = requirements_from_review if label else field_requirements_from_review
+        for req in sel.get("requirements") or ():
+            try:
+                parsed += convert([req]).requirements
+            except SelectorError:
+                failed = True
+    out = []
+    for r in parsed:
+        if label:
+            out.append(SelectorRequirement(r.key, str(r.operator), tuple(r.values)))
         else:
-            errs.append(invalid(f"{at}.operator", op, "not a valid selector operator"))
-        out.append(SelectorRequirement(req.get("key") or "", op, tuple(values)))
-    return tuple(out)
+            out.append(SelectorRequirement(r.field, str(r.operator), (r.value,)))
+    if not failed:
+        return tuple(out), ""
+    return tuple(out), f"{which} {'partially ' if out else ''}ignored due to parse error"
 
 
-def _attributes(subject: UserInfo, spec: dict[str, Any], errs: list[FieldError]):
-    res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if (res is None) == (non is None):
-        errs.append(invalid("spec.resourceAttributes", res,
-                            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-        return None
+def _attributes(subject: UserInfo, spec: dict[str, Any]) -> tuple[Attributes, list[str]]:
+    non = spec.get("nonResourceAttributes")
     if non is not None:
-        return non_resource_attributes(subject, non.get("verb") or "", non.get("path") or "")
-    fields = _selector_requirements(res, "fieldSelector", "spec.resourceAttributes", errs)
-    labels = _selector_requirements(res, "labelSelector", "spec.resourceAttributes", errs)
-    return resource_attributes(
+        return non_resource_attributes(subject, non.get("verb") or "", non.get("path") or ""), []
+    res = spec["resourceAttributes"]
+    fields, field_error = _selector(res.get("fieldSelector"), label=False)
+    labels, label_error = _selector(res.get("labelSelector"), label=True)
+    attrs = resource_attributes(
         subject, res.get("verb") or "", res.get("resource") or "", api_group=res.get("group") or "",
-        api_version=res.get("version") or "", subresource=res.get("subresource") or "",
+        api_version=res.get("version") or "*", subresource=res.get("subresource") or "",
         namespace=res.get("namespace") or "", name=res.get("name") or "",
         field_selector=fields, label_selector=labels)
+    return attrs, [e for e in (field_error, label_error) if e]
 
 
-def _decide(registry: "Registry", attrs) -> dict[str, Any]:
+# ---- evaluation -------------------------------------------------------------------------------
+
+def _decide(registry: "Registry", attrs: Attributes, selector_errors: list[str]) -> dict[str, Any]:
     decision = registry.authorizer.authorize(attrs)
     status: dict[str, Any] = {"allowed": bool(decision.allowed)}
     if decision.reason:
         status["reason"] = decision.reason
-    if decision.evaluation_error:
-        status["evaluationError"] = decision.evaluation_error
+    evaluation_errors = [decision.evaluation_error] if decision.evaluation_error else []
+    evaluation_errors += selector_errors
+    if evaluation_errors:
+        status["evaluationError"] = "; ".join(evaluation_errors)
     return status
+
+
+def _user_info(user: UserInfo) -> dict[str, Any]:
+    info: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    if user.groups:
+        info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {k: list(v) for k, v in user.extra.items()}
+    return info
 
 
 def evaluate_review(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
                     obj: dict[str, Any]) -> dict[str, Any]:
-    """Fill `status` of a review object (a dict of kind `rt.kind`); 422 for an invalid spec."""
-    errs: list[FieldError] = []
-    spec = obj.get("spec") or {}
+    """Return the review `obj` (a dict of kind `rt.kind`) with `status` filled in.
+
+    `user` is the caller; `namespace` the path namespace (LocalSubjectAccessReview).
+    Raises Invalid (422) for an invalid spec, BadRequest (400) for a
+    SelfSubjectRulesReview without a namespace.
+    """
     kind = rt.kind
+    spec = obj.get("spec") or {}
+    meta = obj.get("metadata") or {}
     if kind == "SelfSubjectReview":
-        info: dict[str, Any] = {"username": user.name, "groups": list(user.groups)}
-        if user.uid:
-            info["uid"] = user.uid
-        if user.extra:
-            info["extra"] = {k: list(v) for k, v in user.extra.items()}
-        obj["status"] = {"userInfo": info}
+        obj["status"] = {"userInfo": _user_info(user)}
         return obj
     if kind == "SelfSubjectRulesReview":
         if not spec.get("namespace"):
@@ -116,25 +216,29 @@ def evaluate_review(registry: "Registry", user: UserInfo, rt: ResourceType, name
             status["evaluationError"] = error
         obj["status"] = status
         return obj
-    if kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
-        if not spec.get("user") and not spec.get("groups"):
-            errs.append(invalid("spec.user", "", "at least one of user or group must be specified"))
-        subject = UserInfo(spec.get("user") or "", uid=spec.get("uid") or "", groups=tuple(spec.get("groups") or ()),
-                           extra={k: tuple(v) for k, v in (spec.get("extra") or {}).items()})
-    else:  # SelfSubjectAccessReview: the caller's own identity
-        subject = user
-    if kind == "LocalSubjectAccessReview":
-        res = spec.get("resourceAttributes")
+
+    local = kind == "LocalSubjectAccessReview"
+    res = spec.get("resourceAttributes")
+    if local and res is not None and not res.get("namespace"):
+        res["namespace"] = namespace  # the spec: defaulted when empty
+    errs = _validate_spec(spec, needs_subject=kind != "SelfSubjectAccessReview")
+    errs += _validate_metadata(meta, keep_namespace=local)
+    if local:
+        if res is not None and res.get("namespace") != namespace:
+            errs.append(invalid(f"{_RES}.namespace", res.get("namespace"), "must match metadata.namespace"))
         if spec.get("nonResourceAttributes") is not None:
             errs.append(invalid("spec.nonResourceAttributes", spec["nonResourceAttributes"],
                                 "disallowed on this kind of request"))
-        if res is not None:
-            if not res.get("namespace"):
-                res["namespace"] = namespace
-            elif res["namespace"] != namespace:
-                raise errors.BadRequest(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
-    attrs = _attributes(subject, spec, errs)
     if errs:
-        raise invalid_error(kind, f"{kind}.{rt.group}", obj["metadata"].get("name", ""), errs)
-    obj["status"] = _decide(registry, attrs)
+        raise invalid_error(kind, f"{kind}.{rt.group}", "", errs)
+
+    if kind == "SelfSubjectAccessReview":
+        subject = user
+    else:
+        # As given: a user without groups belongs to no group; nothing is added.
+        subject = UserInfo(spec.get("user") or "", uid=spec.get("uid") or "",
+                           groups=tuple(spec.get("groups") or ()),
+                           extra={k: tuple(v or ()) for k, v in (spec.get("extra") or {}).items()})
+    attrs, selector_errors = _attributes(subject, spec)
+    obj["status"] = _decide(registry, attrs, selector_errors)
     return obj

@@ -12,7 +12,7 @@ from runtime.registry.options import WriteOptions
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["prepare_for_create", "prepare_for_update", "should_delete_on_update", "track_managers",
-           "write_warnings", "spec_of", "NAMESPACE_FINALIZER"]
+           "field_manager", "write_warnings", "spec_of", "NAMESPACE_FINALIZER"]
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -105,13 +105,31 @@ def should_delete_on_update(rt: ResourceType, obj: dict[str, Any]) -> bool:
     return True
 
 
+def field_manager(opts: WriteOptions) -> str:
+    """The manager a write is recorded under: `fieldManager`, else the User-Agent up to its first `/`."""
+    from runtime.patch import manager_from_user_agent
+    return opts.field_manager or manager_from_user_agent(opts.user_agent) or "unknown"
+
+
 def track_managers(scheme: Scheme, rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any],
-                   opts: WriteOptions, operation: str, now: str) -> None:
-    """Record the writer in metadata.managedFields (server-side apply bookkeeping)."""
-    from runtime.patch import manager_from_user_agent, update_managed_fields
-    manager = opts.field_manager or manager_from_user_agent(opts.user_agent or "unknown")
-    tracked = update_managed_fields(old, new, manager=manager, operation=operation, model=rt.model,
-                                    api_version=rt.api_version, now=now)
+                   opts: WriteOptions, operation: str, now: str, subresource: str = "") -> None:
+    """Record a non-apply write (create, update, non-apply patch) in metadata.managedFields.
+
+    The fields this write adds or changes become the writer's (an `Update`
+    entry; see `runtime.patch.update_managed_fields`). `metadata.managedFields`
+    itself is not writable this way: whatever the body says is replaced by the
+    stored entries (none on create) before the write is recorded; only apply
+    changes ownership on a manager's behalf.
+    """
+    from runtime.patch import update_managed_fields
+    meta = new["metadata"]
+    stored = ((old or {}).get("metadata") or {}).get("managedFields")
+    if stored:
+        meta["managedFields"] = stored
+    else:
+        meta.pop("managedFields", None)
+    tracked = update_managed_fields(old, new, manager=field_manager(opts), operation=operation, model=rt.model,
+                                    api_version=rt.api_version, now=now, subresource=subresource)
     new["metadata"] = tracked["metadata"]
 
 

@@ -1,17 +1,37 @@
 """Watch: the spec's start semantics over the watch cache, bookmarks and timeouts.
 
-| resourceVersion | start |
-| unset | synthetic ADDED for the current state (consistent), then changes |
-| "0"   | synthetic ADDED for the cache's state, then changes |
-| N     | every change after N (410 Gone as an ERROR event when N is no longer kept) |
+`open_watch()` validates the request (422 for the spec's invalid option
+combinations, 400 for malformed selectors or versions) and returns a
+`WatchStream`; everything that may wait happens while the stream is iterated,
+so the client gets its 200 and headers at once.
 
-`sendInitialEvents=true` (with resourceVersionMatch=NotOlderThan) sends the
-state first, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`
-when bookmarks are allowed.
+| resourceVersion | sendInitialEvents (default)  | start                                                |
+|-----------------|------------------------------|------------------------------------------------------|
+| unset           | true                         | consistent read, synthetic ADDED for that state, then changes |
+| "0"             | true                         | synthetic ADDED for the cache's state, then changes  |
+| N               | false                        | every change after N                                 |
+| unset / "0"     | false (explicit)             | changes after the most recent / the cache's version  |
+| N               | true (NotOlderThan)          | state at a version >= N (waits for it), then changes |
+
+- A start version N older than the cache's history is served from the
+  store's log when the log still reaches back that far; otherwise the stream's
+  first event is ERROR with a 410 Expired Status ("too old resource version").
+- A start version newer than the store waits: events up to N are skipped.
+  A state that must be at least N (sendInitialEvents) waits up to the
+  request's timeout (at most `MAX_START_WAIT` without one), then ERROR 504
+  "Too large resource version".
+- With `allowWatchBookmarks`, a BOOKMARK (kind, apiVersion and
+  metadata.resourceVersion only) follows the initial state, annotated
+  `k8s.io/initial-events-end: "true"`; idle watches get one every
+  `BOOKMARK_INTERVAL` seconds, and one more just before `timeoutSeconds`
+  closes the stream, so a client resumes without replaying anything.
+- Selectors: an object that stops matching is DELETED, one that starts
+  matching ADDED (see `runtime.watchcache.as_seen`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator
@@ -20,108 +40,204 @@ import trio
 
 from runtime import errors
 from runtime.objects import StoredObject
-from runtime.registry.listing import validate_list_options
+from runtime.registry.listing import too_large, validate_list_options
 from runtime.registry.options import ListOptions
 from runtime.scheme import ResourceType
-from runtime.watchcache import TooOld, Watcher
+from runtime.storage import Compacted, Event
+from runtime.watchcache import CacheEvent, Matcher, TooOld, Watcher, as_seen
 
 if TYPE_CHECKING:
     from runtime.registry.registry import Registry
 
-__all__ = ["WatchStream", "open_watch", "BOOKMARK_INTERVAL"]
+__all__ = ["WatchStream", "open_watch", "BOOKMARK_INTERVAL", "MAX_START_WAIT", "INITIAL_EVENTS_END"]
 
 #: How often an idle watch that allows bookmarks gets one (Kubernetes: about a minute).
 BOOKMARK_INTERVAL = 5.0
+#: How long a watch without timeoutSeconds waits for a state the cache has not reached.
+MAX_START_WAIT = 60.0
+#: The annotation of the bookmark that ends the initial events.
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+_Item = tuple[str, "StoredObject | dict[str, Any]"]
 
 
 @dataclass
 class WatchStream:
     """An open watch. Iterate for `(type, object)`: object is a StoredObject, or a dict
-    for BOOKMARK and ERROR events. Ends at the timeout, or when the server closes it."""
+    for BOOKMARK and ERROR events. Ends at the timeout, or when the server closes it
+    (a watcher too slow to keep up is closed; its client resumes from its last version)."""
 
+    registry: "Registry"
     rt: ResourceType
-    watcher: Watcher | None
-    timeout: float
-    error: dict[str, Any] | None = None
-    initial_end_revision: int | None = None
+    match: Matcher
+    timeout: float = math.inf
+    #: Send the state first (synthetic ADDED).
+    initial: bool = False
+    #: Start after this revision (no initial state).
+    after: int | None = None
+    #: The state must be at least this revision (sendInitialEvents with NotOlderThan).
+    min_revision: int | None = None
+    #: Catch up with the store's current revision first (resourceVersion unset).
+    consistent: bool = False
+    bookmarks: bool = False
+    #: Mark the end of the initial state with an annotated BOOKMARK.
+    initial_end: bool = False
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> dict[str, Any]:
+        """A BOOKMARK event's object: kind, apiVersion and metadata.resourceVersion only."""
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
         if initial_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
         return {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
 
-    async def __aiter__(self) -> AsyncIterator[tuple[str, StoredObject | dict[str, Any]]]:
-        if self.error is not None:
-            yield "ERROR", self.error
+    async def __aiter__(self) -> AsyncIterator[_Item]:
+        # No yield happens inside a cancel scope: the HTTP layer drives this generator.
+        deadline = trio.current_time() + self.timeout
+        cache = self.registry.cache
+        target = self.min_revision
+        if self.consistent:
+            target = max(target or 0, await self.registry.store.current_revision())
+        if target is not None and cache.revision < target:
+            reached = False
+            with trio.move_on_at(min(deadline, trio.current_time() + MAX_START_WAIT)):
+                reached = await cache.wait_for(target)
+            if not reached:
+                if trio.current_time() < deadline:
+                    yield "ERROR", too_large(target, cache.revision).status()
+                return
+        kind = self.registry.kind_cache(self.rt)
+        replay_after: int | None = None
+        try:
+            watcher = kind.watch(self.match, after_revision=self.after, initial=self.initial,
+                                 bookmarks=self.bookmarks)
+        except TooOld as exc:
+            compacted = await self.registry.store.compacted_revision()
+            if exc.requested < compacted:
+                yield "ERROR", _too_old(exc.requested, min(exc.oldest, compacted))
+                return
+            # The cache's history does not reach back, the store's log does: replay it first.
+            watcher = kind.watch(self.match, after_revision=None, initial=False, bookmarks=self.bookmarks)
+            replay_after = exc.requested
+        try:
+            if replay_after is not None:
+                async for item in self._replay_log(kind.prefix, replay_after, watcher.start_revision, deadline):
+                    yield item
+            async for item in self._follow(watcher, deadline):
+                yield item
+        finally:
+            watcher.close()
+
+    async def _follow(self, watcher: Watcher, deadline: float) -> AsyncIterator[_Item]:
+        cache = self.registry.cache
+        initial_left = watcher.initial_count
+        pending_end = self.initial_end
+        # The client has every change up to `last` once it has what was yielded.
+        last = self.after or 0
+        while True:
+            if pending_end and initial_left <= 0:
+                pending_end = False
+                last = max(last, watcher.start_revision)
+                yield "BOOKMARK", self.bookmark(watcher.start_revision, initial_end=True)
+            now = trio.current_time()
+            if now >= deadline:
+                break
+            wake = min(deadline, now + BOOKMARK_INTERVAL) if self.bookmarks else deadline
+            item = None
+            ended = False
+            with trio.move_on_at(wake):
+                try:
+                    item = await watcher.events.receive()
+                except trio.EndOfChannel:
+                    ended = True
+            if ended:
+                if watcher.gone:
+                    yield "ERROR", _too_old(last, cache.oldest_revision)
+                return  # closed: an overflowed (too slow) watcher ends here
+            if item is None:
+                # Nothing queued: every change up to the cache's revision has been sent.
+                if self.bookmarks and watcher.pending == 0 and cache.revision >= last and initial_left <= 0:
+                    last = cache.revision
+                    yield "BOOKMARK", self.bookmark(last)
+                continue
+            event_type, obj = item
+            if initial_left > 0:
+                initial_left -= 1
+            else:
+                last = max(last, obj.revision)
+            yield event_type, obj
+        # Closing at the timeout: a last bookmark lets the client resume from here.
+        if self.bookmarks and watcher.pending == 0 and cache.revision >= last and initial_left <= 0:
+            yield "BOOKMARK", self.bookmark(cache.revision)
+
+    async def _replay_log(self, prefix: str, after: int, upto: int, deadline: float) -> AsyncIterator[_Item]:
+        """Events of `prefix` in (after, upto] from the store's log, as this watch sees them."""
+        if after >= upto:
             return
-        assert self.watcher is not None
-        pending_initial = self.initial_end_revision
-        initial_left = self.watcher.initial_count
-        last_revision = 0
-        with trio.move_on_after(self.timeout):
-            try:
-                while True:
-                    if pending_initial is not None and initial_left == 0:
-                        yield "BOOKMARK", self.bookmark(pending_initial, initial_end=True)
-                        pending_initial = None
-                    item = None
-                    interval = BOOKMARK_INTERVAL if self.watcher.bookmarks else math.inf
-                    with trio.move_on_after(interval):
-                        item = await self.watcher.events.receive()
-                    if item is None:
-                        cache_rev = self.watcher._cache.revision
-                        if cache_rev > last_revision:
-                            last_revision = cache_rev
-                            yield "BOOKMARK", self.bookmark(cache_rev)
-                        continue
-                    event_type, payload = item
-                    initial_left -= 1
-                    if event_type == "BOOKMARK":
-                        yield "BOOKMARK", self.bookmark(int(payload))
-                        continue
-                    last_revision = max(last_revision, payload.revision)
-                    yield event_type, payload
-            except trio.EndOfChannel:
-                if self.watcher.gone:
-                    yield "ERROR", errors.Gone("the watch cache was reset; relist").status()
-            finally:
-                self.watcher.close()
+        # Watch every key: the log is contiguous there, so reaching `upto` is certain.
+        log = self.registry.store.watch("/", after_revision=after)
+        try:
+            while trio.current_time() < deadline:
+                event: Event | None = None
+                compacted: Compacted | None = None
+                with trio.move_on_at(deadline):
+                    try:
+                        event = await log.__anext__()
+                    except Compacted as exc:
+                        compacted = exc
+                if compacted is not None:
+                    yield "ERROR", _too_old(after, compacted.compacted)
+                    return
+                if event is None or event.revision > upto:
+                    return
+                if event.key.startswith(prefix):
+                    seen = as_seen(_cache_event(event), self.match)
+                    if seen is not None:
+                        yield seen
+                if event.revision >= upto:
+                    return
+        finally:
+            await log.aclose()
 
 
-def _gone(requested: int, oldest: int) -> dict[str, Any]:
-    return errors.Expired(f"too old resource version: {requested} ({oldest + 1})").status() | {
-        "reason": "Expired", "code": 410}
+def _decode(key: str, value: bytes) -> StoredObject:
+    """A past state from the store's log, with the resourceVersion it was written with."""
+    obj = json.loads(value)
+    rv = str((obj.get("metadata") or {}).get("resourceVersion") or "0")
+    return StoredObject(key, obj, int(rv) if rv.isdigit() else 0, value)
+
+
+def _cache_event(event: Event) -> CacheEvent:
+    prev = _decode(event.key, event.prev_value) if event.prev_value is not None else None
+    if event.type == "DELETED":
+        assert prev is not None
+        return CacheEvent("DELETED", prev.with_revision(event.revision), prev, event.revision, 0.0)
+    assert event.value is not None
+    obj = StoredObject.from_json(event.key, event.value, event.revision)
+    return CacheEvent("MODIFIED" if prev is not None else "ADDED", obj, prev, event.revision, 0.0)
+
+
+def _too_old(requested: int, oldest: int) -> dict[str, Any]:
+    """The ERROR event's Status for a start version no longer kept (Kubernetes' cacher wording)."""
+    return errors.Expired(f"too old resource version: {requested} ({oldest})").status()
 
 
 async def open_watch(registry: "Registry", rt: ResourceType, namespace: str, opts: ListOptions) -> WatchStream:
+    """A watch of `rt` in `namespace` ("" = all) as the spec's watch table says.
+
+    Raises Invalid (422) for option combinations ValidateListOptions refuses,
+    BadRequest (400) for a malformed selector or resourceVersion.
+    """
     from runtime.registry.registry import parse_resource_version
     validate_list_options(opts, watch=True)
     match = registry.matcher(rt, namespace, opts)
-    timeout = float(opts.timeout_seconds) if opts.timeout_seconds else math.inf
-    rv = opts.resource_version
-    cache = registry.kind_cache(rt)
-    send_initial = opts.send_initial_events
-    if send_initial is None:
-        send_initial = rv in (None, "", "0")
-    after: int | None = None
-    if rv in (None, ""):
-        await registry.cache.wait_fresh()
-    elif rv != "0":
-        after = parse_resource_version(rv)
-        if after > registry.cache.revision:
-            # A watch from the future waits (up to its timeout) for that version.
-            if not await registry.cache.wait_for(after, timeout=min(timeout, 60.0)):
-                raise errors.ResourceVersionTooLarge(
-                    f"Too large resource version: {after}, current: {registry.cache.revision}", retry_after=1)
-    try:
-        if send_initial:
-            if after is not None and after > registry.cache.revision:
-                await registry.cache.wait_for(after)
-            watcher = cache.watch(match, after_revision=None, initial=True, bookmarks=opts.allow_watch_bookmarks)
-        else:
-            watcher = cache.watch(match, after_revision=after, initial=False, bookmarks=opts.allow_watch_bookmarks)
-    except TooOld as exc:
-        return WatchStream(rt, None, timeout, error=_gone(exc.requested, exc.oldest))
-    initial_end = registry.cache.revision if (opts.send_initial_events and opts.allow_watch_bookmarks) else None
-    return WatchStream(rt, watcher, timeout, initial_end_revision=initial_end)
+    rv = opts.resource_version or ""
+    legacy = rv in ("", "0")
+    # Kubernetes' SetListOptionsDefaults: a legacy watch gets the initial state.
+    initial = opts.send_initial_events if opts.send_initial_events is not None else legacy
+    version = None if legacy else parse_resource_version(rv)
+    timeout = float(opts.timeout_seconds) if opts.timeout_seconds and opts.timeout_seconds > 0 else math.inf
+    return WatchStream(
+        registry, rt, match, timeout=timeout, initial=initial,
+        after=version if not initial else None, min_revision=version if initial else None,
+        consistent=rv == "", bookmarks=opts.allow_watch_bookmarks,
+        initial_end=initial and opts.allow_watch_bookmarks)

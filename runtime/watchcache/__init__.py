@@ -3,10 +3,17 @@
 One task reads the store's log (a single ordered stream of every key), so
 all kinds share one revision: when the cache has applied revision R, a list
 of any kind from it is exactly the state at R. It serves watches,
-`resourceVersion=0` reads, and consistent lists once it has caught up with
-the store's current revision.
+`resourceVersion=0` reads, consistent lists once it has caught up with the
+store's current revision, and lists at older revisions from snapshots
+(the current state rolled back through the history).
 """
 
-from runtime.watchcache.cache import CacheEvent, KindCache, TooOld, WatchCache, Watcher
+from runtime.watchcache.cache import (
+    DEFAULT_CAPACITY, SNAPSHOT_FRESH_SECONDS, CacheEvent, KindCache, Matcher, TooOld, WatchCache, Watcher,
+    as_seen,
+)
 
-__all__ = ["CacheEvent", "KindCache", "TooOld", "WatchCache", "Watcher"]
+__all__ = [
+    "CacheEvent", "KindCache", "TooOld", "WatchCache", "Watcher", "Matcher", "as_seen",
+    "DEFAULT_CAPACITY", "SNAPSHOT_FRESH_SECONDS",
+]

@@ -1,11 +1,36 @@
-"""The watch cache: `WatchCache` (one store watch, all kinds) and `KindCache` (one kind)."""
+"""The watch cache: `WatchCache` (one store watch, all kinds) and `KindCache` (one kind).
+
+Contract:
+
+- `WatchCache.run()` lists the store, then applies its log in order; every
+  kind shares `WatchCache.revision`, the last revision applied.
+- Each `KindCache` holds its current objects (decoded once, as the store
+  wrote them) and its event history. History is trimmed by age only, so it
+  always covers at least `history_seconds`: complete for every revision
+  greater than `WatchCache.oldest_revision`.
+- Snapshots (`KindCache.snapshot(R)`): the kind's state at an older revision
+  R, made by rolling the current state back through the history events newer
+  than R. They cost no memory beyond the history (the last few are memoised).
+  A snapshot exists for R >= `KindCache.snapshot_floor`: once the history
+  holds more than `capacity` events, snapshots of revisions whose events are
+  older than `SNAPSHOT_FRESH_SECONDS` (75 s) are given up, as Kubernetes does
+  with a full cache; the caller then reads the store. (Compaction of the store
+  also ends snapshots: the caller checks the store's compacted revision.)
+- `KindCache.watch()` registers a `Watcher` atomically with respect to
+  incoming events: initial state and/or history replay first, then live
+  events, each filtered by the watcher's matcher (an object that stops
+  matching is DELETED, one that starts matching is ADDED).
+"""
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import islice
 from typing import Callable, Iterable
 
 import trio
@@ -13,9 +38,38 @@ import trio
 from runtime.objects import StoredObject
 from runtime.storage import Compacted, Event, Store
 
-__all__ = ["CacheEvent", "Watcher", "KindCache", "WatchCache", "TooOld"]
+__all__ = [
+    "CacheEvent", "Watcher", "KindCache", "WatchCache", "TooOld", "Matcher", "as_seen",
+    "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY",
+]
 
 log = logging.getLogger(__name__)
+
+#: Snapshots of revisions younger than this survive a full cache (Kubernetes' eventFreshDuration).
+SNAPSHOT_FRESH_SECONDS = 75.0
+#: History events per kind beyond which old snapshots are given up (Kubernetes' upper watch cache size).
+DEFAULT_CAPACITY = 100 * 1024
+#: Snapshots memoised per kind (the pages of a paged list share one).
+_MEMO_SNAPSHOTS = 4
+
+
+def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str]) -> StoredObject | None:
+    """The stored object; None for a value that does not decode (recorded in `corrupt`, logged).
+
+    A corrupt row must not stop the cache (Kubernetes serves the rest and
+    answers a GET of that object with a 500 "corrupt object").
+    """
+    try:
+        obj = StoredObject.from_json(key, value, revision)
+        if isinstance(obj.obj, dict):
+            corrupt.pop(key, None)
+            return obj
+        reason = "not a JSON object"
+    except (ValueError, TypeError, AttributeError) as exc:
+        reason = str(exc)
+    corrupt[key] = f"couldn't decode the stored object: {reason}"
+    log.error("watch cache: skipping corrupt object %s at revision %d: %s", key, revision, reason)
+    return None
 
 
 class TooOld(Exception):
@@ -38,29 +92,65 @@ class CacheEvent:
     revision: int
     time: float
 
+    @cached_property
+    def prev_at_revision(self) -> StoredObject:
+        """`prev` stamped with this event's revision: what a watcher that stops matching gets
+        as DELETED. Made once per event, shared by every watcher."""
+        assert self.prev is not None
+        return self.prev.with_revision(self.revision)
 
-#: A watcher's filter: does this object (in this namespace-prefix, with these selectors) count?
+
+#: A watcher's filter: does this object (namespace, label and field selectors) count?
 Matcher = Callable[[StoredObject], bool]
 
 
+def as_seen(event: CacheEvent, match: Matcher) -> tuple[str, StoredObject] | None:
+    """`event` as a watcher filtering with `match` sees it, or None when it sees nothing.
+
+    A change that makes an object match is ADDED, one that makes it stop
+    matching is DELETED (with the previous state at the new revision).
+    """
+    if event.type == "ADDED":
+        return ("ADDED", event.obj) if match(event.obj) else None
+    if event.type == "DELETED":
+        return ("DELETED", event.obj) if match(event.obj) else None
+    now = match(event.obj)
+    before = event.prev is not None and match(event.prev)
+    if now:
+        return ("MODIFIED" if before else "ADDED", event.obj)
+    if before:
+        return ("DELETED", event.prev_at_revision)
+    return None
+
+
 class Watcher:
-    """One watch on a kind. Events arrive on `events` (a bounded channel).
+    """One watch on a kind. Events arrive on `events` (a bounded channel) as (type, object).
 
     A watcher that falls `capacity` events behind is closed with `overflowed`
-    set: the client re-watches from its last resourceVersion, as Kubernetes'
-    cacher does with slow watchers.
+    set: the client re-watches from its last resourceVersion, as with
+    Kubernetes' cacher and its slow watchers. Events at or below `after` are
+    skipped (a watch from a revision the cache has not reached yet).
     """
 
-    def __init__(self, cache: "KindCache", match: Matcher, capacity: int, bookmarks: bool) -> None:
+    def __init__(self, cache: "KindCache", match: Matcher, capacity: int, bookmarks: bool,
+                 after: int = 0) -> None:
         self._cache = cache
         self.match = match
         self.bookmarks = bookmarks
-        self._send, self.events = trio.open_memory_channel[tuple[str, StoredObject | int]](capacity)
+        self.after = after
+        self._send, self.events = trio.open_memory_channel[tuple[str, StoredObject]](capacity)
         self.overflowed = False
         self.gone = False  # the cache restarted its history: the client must relist
         self.initial_count = 0  # synthetic ADDED events queued first
+        #: The revision this watcher is complete up to once `events` is drained.
+        self.start_revision = cache.revision
 
-    def _deliver(self, item: tuple[str, StoredObject | int]) -> None:
+    @property
+    def pending(self) -> int:
+        """Events queued and not yet received."""
+        return self._send.statistics().current_buffer_used
+
+    def _deliver(self, item: tuple[str, StoredObject]) -> None:
         try:
             self._send.send_nowait(item)
         except trio.WouldBlock:
@@ -70,27 +160,15 @@ class Watcher:
             self.close()
 
     def offer(self, event: CacheEvent) -> None:
-        """Send `event` as this watcher sees it: selectors turn changes into ADDED/DELETED."""
-        now = self.match(event.obj)
-        before = event.prev is not None and self.match(event.prev)
-        if event.type == "ADDED":
-            if now:
-                self._deliver(("ADDED", event.obj))
-        elif event.type == "MODIFIED":
-            if now and before:
-                self._deliver(("MODIFIED", event.obj))
-            elif now:
-                self._deliver(("ADDED", event.obj))
-            elif before:
-                self._deliver(("DELETED", event.prev.with_revision(event.revision)))
-        elif event.type == "DELETED" and self.match(event.obj):
-            self._deliver(("DELETED", event.obj))
-
-    def bookmark(self, revision: int) -> None:
-        if self.bookmarks:
-            self._deliver(("BOOKMARK", revision))
+        """Queue `event` as this watcher sees it (see `as_seen`)."""
+        if event.revision <= self.after:
+            return
+        seen = as_seen(event, self.match)
+        if seen is not None:
+            self._deliver(seen)
 
     def close(self) -> None:
+        """Stop receiving; the reader sees the end of `events` after what is queued."""
         self._cache._watchers.discard(self)
         self._send.close()
 
@@ -98,76 +176,163 @@ class Watcher:
 class KindCache:
     """Current objects and the recent history of one kind (one storage prefix)."""
 
-    def __init__(self, owner: "WatchCache", prefix: str) -> None:
+    def __init__(self, owner: "WatchCache", prefix: str, capacity: int = DEFAULT_CAPACITY) -> None:
         self._owner = owner
         self.prefix = prefix
+        self.capacity = capacity
         self.objects: dict[str, StoredObject] = {}
         self.history: deque[CacheEvent] = deque()
         self._watchers: set[Watcher] = set()
-        self._sorted_keys: list[str] | None = None
+        self._keys: list[str] = []  # sorted keys of `objects`, kept in step with it
+        self._evicted = 0  # snapshots of revisions <= this were given up (full cache)
+        self._memo: OrderedDict[int, tuple[list[str], list[StoredObject]]] = OrderedDict()
+        #: Keys whose stored value does not decode -> why; left out of `objects` (GET answers 500).
+        self.corrupt: dict[str, str] = {}
 
     @property
     def revision(self) -> int:
         return self._owner.revision
+
+    @property
+    def snapshot_floor(self) -> int:
+        """Snapshots exist for revisions >= this (and <= `revision`)."""
+        return max(self._owner.oldest_revision, self._evicted)
+
+    @property
+    def watchers(self) -> int:
+        """Open watchers of this kind."""
+        return len(self._watchers)
 
     def get(self, key: str) -> StoredObject | None:
         return self.objects.get(key)
 
     def list(self, prefix: str = "", match: Matcher | None = None) -> list[StoredObject]:
         """Objects under `prefix`, sorted by key, at `self.revision`."""
-        if self._sorted_keys is None:
-            self._sorted_keys = sorted(self.objects)
-        keys = self._sorted_keys
-        if prefix and prefix != self.prefix:
-            import bisect
-            start = bisect.bisect_left(keys, prefix)
-            end = bisect.bisect_left(keys, prefix + "\uffff")
-            keys = keys[start:end]
+        keys = _under(self._keys, prefix) if prefix and prefix != self.prefix else self._keys
         objs = [self.objects[k] for k in keys]
         return [o for o in objs if match(o)] if match is not None else objs
+
+    def snapshot(self, revision: int, prefix: str = "") -> list[StoredObject] | None:
+        """Objects under `prefix` sorted by key as they were at `revision`.
+
+        Returns None when no snapshot of that revision is kept (older than
+        `snapshot_floor`, or newer than the cache).
+        """
+        if revision == self.revision:
+            return self.list(prefix)
+        if revision > self.revision or revision < self.snapshot_floor:
+            return None
+        memo = self._memo.get(revision)
+        if memo is None:
+            memo = self._roll_back(revision)
+            self._memo[revision] = memo
+            while len(self._memo) > _MEMO_SNAPSHOTS:
+                self._memo.popitem(last=False)
+        else:
+            self._memo.move_to_end(revision)
+        keys, objs = memo
+        if prefix and prefix != self.prefix:
+            lo = bisect.bisect_left(keys, prefix)
+            hi = bisect.bisect_left(keys, prefix + "\U0010ffff")
+            return objs[lo:hi]
+        return list(objs)
+
+    def _roll_back(self, revision: int) -> tuple[list[str], list[StoredObject]]:
+        # The oldest event after `revision` of each key holds, in `prev`, the key's state at it.
+        before: dict[str, StoredObject | None] = {}
+        for event in reversed(self.history):
+            if event.revision <= revision:
+                break
+            before[event.obj.key] = event.prev
+        keys = sorted(set(self._keys).union(before)) if before else list(self._keys)
+        out_keys: list[str] = []
+        objs: list[StoredObject] = []
+        for key in keys:
+            obj = before[key] if key in before else self.objects[key]
+            if obj is not None:
+                out_keys.append(key)
+                objs.append(obj)
+        return out_keys, objs
 
     def watch(self, match: Matcher, *, after_revision: int | None, initial: bool,
               capacity: int = 1000, bookmarks: bool = False) -> Watcher:
         """Open a watcher, atomically with respect to incoming events.
 
         initial: first a synthetic ADDED for every matching object at the current revision.
-        after_revision: replay history after it (raises TooOld when not kept).
+        after_revision: replay history after it (raises TooOld when not kept); a
+        revision newer than the cache means: skip events up to it.
         """
-        if after_revision is not None and after_revision < self._owner.oldest_revision:
-            raise TooOld(after_revision, self._owner.oldest_revision)
-        backlog = len(self.objects) if initial else 0
-        watcher = Watcher(self, match, capacity + backlog + len(self.history), bookmarks)
-        if initial:
-            for obj in self.list(match=match):
-                watcher._deliver(("ADDED", obj))
-                watcher.initial_count += 1
+        after = 0
         if after_revision is not None:
-            for event in self.history:
-                if event.revision > after_revision:
-                    watcher.offer(event)
+            if after_revision < self._owner.oldest_revision:
+                raise TooOld(after_revision, self._owner.oldest_revision)
+            after = after_revision
+        replay = [e for e in self._events_after(after_revision)] if after_revision is not None else []
+        current = self.list(match=match) if initial else []
+        watcher = Watcher(self, match, capacity + len(current) + len(replay), bookmarks, after)
+        for obj in current:
+            watcher._deliver(("ADDED", obj))
+        watcher.initial_count = len(current)
+        for event in replay:
+            watcher.offer(event)
         self._watchers.add(watcher)
         return watcher
 
+    def _events_after(self, revision: int | None) -> Iterable[CacheEvent]:
+        if revision is None or revision >= self.revision or not self.history:
+            return []
+        # History is in revision order: bisect for the first event after `revision`.
+        lo, hi = 0, len(self.history)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.history[mid].revision <= revision:
+                lo = mid + 1
+            else:
+                hi = mid
+        return islice(self.history, lo, None)
+
     def _apply(self, event: CacheEvent) -> None:
+        key = event.obj.key
         if event.type == "DELETED":
-            self.objects.pop(event.obj.key, None)
-            self._sorted_keys = None
+            if self.objects.pop(key, None) is not None:
+                i = bisect.bisect_left(self._keys, key)
+                del self._keys[i]
         else:
-            if event.obj.key not in self.objects:
-                self._sorted_keys = None
-            self.objects[event.obj.key] = event.obj
+            if key not in self.objects:
+                bisect.insort(self._keys, key)
+            self.objects[key] = event.obj
         self.history.append(event)
         for watcher in list(self._watchers):
             watcher.offer(event)
 
-    def _trim(self, cutoff: float) -> None:
+    def _trim(self, cutoff: float) -> int:
+        """Drop history older than `cutoff`; returns the newest revision dropped (0: none)."""
+        dropped = 0
         while self.history and self.history[0].time < cutoff:
-            self.history.popleft()
+            dropped = self.history.popleft().revision
+        return dropped
+
+    def _evict_snapshots(self, fresh_after: float) -> None:
+        """A full cache gives up snapshots of revisions whose events are older than `fresh_after`."""
+        excess = len(self.history) - self.capacity
+        if excess <= 0:
+            return
+        for event in islice(self.history, excess):
+            if event.time >= fresh_after:
+                break
+            self._evicted = max(self._evicted, event.revision)
+        self._forget_memo()
+
+    def _forget_memo(self) -> None:
+        floor = self.snapshot_floor
+        for revision in [r for r in self._memo if r < floor]:
+            del self._memo[revision]
 
     def _reset(self, objects: Iterable[StoredObject]) -> None:
         self.objects = {o.key: o for o in objects}
-        self._sorted_keys = None
+        self._keys = sorted(self.objects)
         self.history.clear()
+        self._memo.clear()
         for watcher in list(self._watchers):
             watcher.gone = True
             watcher.close()
@@ -176,10 +341,11 @@ class KindCache:
 class WatchCache:
     """Every kind's cache, fed in order by one watch of the whole store."""
 
-    def __init__(self, store: Store, prefixes: Iterable[str], *, history_seconds: float = 300.0) -> None:
+    def __init__(self, store: Store, prefixes: Iterable[str], *, history_seconds: float = 300.0,
+                 capacity: int = DEFAULT_CAPACITY) -> None:
         self.store = store
         self.history_seconds = history_seconds
-        self.kinds = {p: KindCache(self, p) for p in prefixes}
+        self.kinds = {p: KindCache(self, p, capacity) for p in prefixes}
         self.revision = 0
         self.oldest_revision = 0  # history is complete for every revision > this
         self._progress = trio.Event()
@@ -198,12 +364,16 @@ class WatchCache:
         while True:
             entries, revision = await self.store.list("/")
             grouped: dict[str, list[StoredObject]] = {p: [] for p in self.kinds}
+            corrupt: dict[str, dict[str, str]] = {p: {} for p in self.kinds}
             for entry in entries:
                 prefix = self._prefix_of(entry.key)
                 if prefix is not None:
-                    grouped[prefix].append(StoredObject.from_json(entry.key, entry.value, entry.mod_revision))
+                    obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt[prefix])
+                    if obj is not None:
+                        grouped[prefix].append(obj)
             for prefix, objs in grouped.items():
                 self.kinds[prefix]._reset(objs)
+                self.kinds[prefix].corrupt = corrupt[prefix]
             self.revision = self.oldest_revision = revision
             self._notify()
             for prefix, objs in grouped.items():
@@ -234,19 +404,30 @@ class WatchCache:
             prev = cache.objects.get(event.key)
             now = trio.current_time()
             if event.type == "DELETED":
-                if prev is None and event.prev_value is not None:
-                    prev = StoredObject.from_json(event.key, event.prev_value, event.revision)
+                if cache.corrupt.pop(event.key, None) is not None:
+                    prev = None  # a corrupt object: watchers never saw it, nothing to tell them
+                elif prev is None and event.prev_value is not None:
+                    prev = _decode(event.key, event.prev_value, event.revision, {})
                 if prev is not None:
                     cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
                                              event.revision, now)
                     cache._apply(cache_event)
                     self._call_handlers(cache_event)
             else:
-                obj = StoredObject.from_json(event.key, event.value, event.revision)
-                kind = "MODIFIED" if prev is not None else "ADDED"
-                cache_event = CacheEvent(kind, obj, prev, event.revision, now)
-                cache._apply(cache_event)
-                self._call_handlers(cache_event)
+                assert event.value is not None
+                obj = _decode(event.key, event.value, event.revision, cache.corrupt)
+                if obj is None:
+                    if prev is not None:  # became unreadable: gone from every watcher's view
+                        cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
+                                                 event.revision, now)
+                        cache._apply(cache_event)
+                        self._call_handlers(cache_event)
+                else:
+                    cache.corrupt.pop(event.key, None)
+                    kind = "MODIFIED" if prev is not None else "ADDED"
+                    cache_event = CacheEvent(kind, obj, prev, event.revision, now)
+                    cache._apply(cache_event)
+                    self._call_handlers(cache_event)
         self.revision = event.revision
         self._notify()
 
@@ -261,15 +442,23 @@ class WatchCache:
         self._progress.set()
         self._progress = trio.Event()
 
+    def trim(self) -> None:
+        """Drop history older than the window, and snapshots of a full cache (see the module doc)."""
+        now = trio.current_time()
+        cutoff = now - self.history_seconds
+        for cache in self.kinds.values():
+            dropped = cache._trim(cutoff)
+            # Revisions are applied in time order, so every kind keeps all events after the
+            # newest one any kind dropped.
+            self.oldest_revision = max(self.oldest_revision, dropped)
+        for cache in self.kinds.values():
+            cache._evict_snapshots(now - SNAPSHOT_FRESH_SECONDS)
+            cache._forget_memo()
+
     async def _trim_loop(self) -> None:
         while True:
             await trio.sleep(min(10.0, self.history_seconds / 4))
-            cutoff = trio.current_time() - self.history_seconds
-            for cache in self.kinds.values():
-                dropped = cache.history[0].revision if cache.history and cache.history[0].time < cutoff else None
-                cache._trim(cutoff)
-                if dropped is not None:
-                    self.oldest_revision = max(self.oldest_revision, dropped)
+            self.trim()
 
     async def wait_for(self, revision: int, timeout: float = math.inf) -> bool:
         """Wait until the cache has applied `revision`. Returns False on timeout."""
@@ -280,5 +469,14 @@ class WatchCache:
         return False
 
     async def wait_fresh(self, timeout: float = 3.0) -> bool:
-        """Wait until the cache holds the store's current revision (a consistent read)."""
+        """Wait until the cache holds the store's current revision (a consistent read).
+
+        Returns False when it did not catch up within `timeout`.
+        """
         return await self.wait_for(await self.store.current_revision(), timeout)
+
+
+def _under(keys: list[str], prefix: str) -> list[str]:
+    lo = bisect.bisect_left(keys, prefix)
+    hi = bisect.bisect_left(keys, prefix + "\U0010ffff")
+    return keys[lo:hi]

@@ -33,7 +33,8 @@ def test_bootstrap_policy_holds_kubernetes_default_roles_and_bindings():
     bindings = by_name(objs, "ClusterRoleBinding")
     assert {n: [s["name"] for s in b["subjects"]] for n, b in bindings.items()} == {
         "cluster-admin": ["system:masters"],
-        "system:basic-user": ["system:authenticated"],
+        # beyond Kubernetes: anonymous callers may check themselves (the spec's SelfSubjectAccessReview rule)
+        "system:basic-user": ["system:authenticated", "system:unauthenticated"],
         "system:discovery": ["system:authenticated"],
         "system:public-info-viewer": ["system:authenticated", "system:unauthenticated"],
     }

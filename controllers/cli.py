@@ -1,0 +1,147 @@
+"""Running controllers out of process, over HTTP: the built-in ones and your own.
+
+    python -m controllers.cli --kubeconfig admin.kubeconfig my_team.controllers ./extra.py
+
+Convention for a controller module: it exposes a module-level
+
+    def setup(manager: runtime.manager.Manager) -> None
+
+which builds its controllers on the manager (`manager.controller(...).for_(...).complete(reconcile)`,
+reading caches from `manager.informers` and writing with `manager.client`) and may add other
+long-running parts with `manager.add(name, runnable)`. The same `setup` then runs in-process
+(in a test, see `runtime.testing`) or out of process (here). A module is named by its import
+name or by the path of a `.py` file.
+
+`run_out_of_process(kubeconfig, modules, builtin=True)` loads the kubeconfig (its CA, token or
+client certificate), imports the modules, opens an `HTTPClient` (the API domain is asked from
+the server), runs one `Manager` with the built-in controllers (unless `builtin=False`) and every
+module's, and returns an exit code: 0 after SIGINT/SIGTERM (graceful stop), 2 for a bad
+kubeconfig or module, 1 when the manager fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Sequence
+
+import trio
+
+from runtime.client_http import ConnectionSettings, open_http_client
+from runtime.manager import Manager
+
+__all__ = ["load_controller_module", "run_controllers", "run_out_of_process", "main", "FIELD_MANAGER"]
+
+log = logging.getLogger("miniplane.controllers")
+
+FIELD_MANAGER = "miniplane-controllers"
+
+
+def load_controller_module(spec: str) -> ModuleType:
+    """Import a controller module by import name or `.py` path; check it has a callable `setup`.
+
+    Raises ImportError (or what the module raises) when it cannot be imported,
+    TypeError when it has no `setup(manager)`.
+    """
+    if spec.endswith(".py") or os.sep in spec:
+        path = Path(spec).resolve()
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot load {spec}")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(spec)
+    if not callable(getattr(module, "setup", None)):
+        raise TypeError(f"controller module {spec} has no setup(manager) function")
+    return module
+
+
+async def run_controllers(config: ConnectionSettings, modules: Sequence[ModuleType], *, builtin: bool = True,
+                          domain: str | None = None, protobuf: bool = False,
+                          task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run the built-in controllers (if `builtin`) and each module's over HTTP until cancelled.
+
+    started() with the manager once its informers synced. Raises the
+    client's errors when the server cannot be reached at start.
+    """
+    async with open_http_client(config, domain=domain, protobuf=protobuf, field_manager=FIELD_MANAGER,
+                                user_agent=FIELD_MANAGER) as client:
+        manager = Manager(client, name=FIELD_MANAGER)
+        if builtin:
+            from controllers.builtin import setup
+            setup(manager)
+        for module in modules:
+            module.setup(manager)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(manager.run)
+            task_status.started(manager)
+
+
+def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = True, *,
+                       context: str | None = None, domain: str | None = None, protobuf: bool = False) -> int:
+    """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
+    from api.kubeconfig import KubeConfigError, load_kubeconfig  # file parsing only; no server code
+    try:
+        config = load_kubeconfig(kubeconfig, context)
+    except (OSError, KubeConfigError) as exc:
+        print(f"error: cannot read kubeconfig {kubeconfig}: {exc}", file=sys.stderr)
+        return 2
+    loaded: list[ModuleType] = []
+    for spec in modules:
+        try:
+            loaded.append(load_controller_module(spec))
+        except Exception as exc:
+            print(f"error: controller module {spec}: {exc}", file=sys.stderr)
+            return 2
+    if not builtin and not loaded:
+        print("error: nothing to run (no modules and --no-builtin)", file=sys.stderr)
+        return 2
+
+    async def main() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(lambda task_status: run_controllers(
+                    config, loaded, builtin=builtin, domain=domain, protobuf=protobuf, task_status=task_status))
+                log.info("controllers running against %s", config.server)
+                async for signum in signals:
+                    log.info("received signal %d; stopping", signum)
+                    nursery.cancel_scope.cancel()
+                    break
+
+    try:
+        trio.run(main)
+    except Exception as exc:
+        log.error("controller manager failed", exc_info=exc)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m controllers.cli [--kubeconfig F] [--context C] [--no-builtin] [--protobuf] [MODULE ...]`."""
+    parser = argparse.ArgumentParser(prog="python -m controllers.cli",
+                                     description="Run miniplane controllers out of process, over HTTP.")
+    parser.add_argument("modules", nargs="*", help="controller modules (import names or .py paths) with setup(manager)")
+    parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG") or str(Path.home() / ".kube/config"))
+    parser.add_argument("--context", default=None)
+    parser.add_argument("--api-domain", default=None, help="the server's API domain (default: ask the server)")
+    parser.add_argument("--no-builtin", action="store_true", help="do not run the built-in controllers")
+    parser.add_argument("--protobuf", action="store_true", help="talk Protobuf instead of JSON")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args: Any = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run_out_of_process(args.kubeconfig, args.modules, builtin=not args.no_builtin, context=args.context,
+                              domain=args.api_domain, protobuf=args.protobuf)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

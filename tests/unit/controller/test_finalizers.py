@@ -1,0 +1,96 @@
+"""Finalizer rules: conditional add/remove, and cleanup strictly before the object may go."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from runtime import errors
+from runtime.client import ObjectKey
+from runtime.controller import Result
+from runtime.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, remove_finalizer
+from runtime.testing import open_test_env
+
+RBAC = "rbac.authorization.svc.io/v1"
+FINALIZER = "example.com/cleanup"
+
+
+def role(name: str, ns: str = "default") -> dict:
+    return {"apiVersion": RBAC, "kind": "Role", "metadata": {"name": name, "namespace": ns},
+            "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]}
+
+
+def binding(name: str, role_name: str, ns: str = "default") -> dict:
+    return {"apiVersion": RBAC, "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.svc.io", "kind": "Role", "name": role_name},
+            "subjects": [{"kind": "User", "name": "u"}]}
+
+
+async def test_ensure_finalizer_adds_it_once():
+    async with open_test_env() as env:
+        obj = await env.client.create(role("r"))
+        added = await ensure_finalizer(env.client, obj, FINALIZER)
+        assert added["metadata"]["finalizers"] == [FINALIZER]
+        again = await ensure_finalizer(env.client, added, FINALIZER)
+        assert again is added  # nothing written
+
+
+async def test_finalizer_writes_are_conditional_on_the_version_read():
+    async with open_test_env() as env:
+        rt = env.scheme.by_kind("Role")
+        obj = await ensure_finalizer(env.client, await env.client.create(role("r")), FINALIZER)
+        await env.client.patch(rt, "r", {"metadata": {"finalizers": [FINALIZER, "other.io/x"]}}, namespace="default")
+        with pytest.raises(errors.Conflict):
+            await remove_finalizer(env.client, obj, FINALIZER)
+        current = await env.client.get(rt, "r", namespace="default")
+        kept = await remove_finalizer(env.client, current, FINALIZER)
+        assert kept["metadata"]["finalizers"] == ["other.io/x"]
+
+
+async def test_removing_the_last_finalizer_of_a_terminating_object_deletes_it():
+    async with open_test_env() as env:
+        rt = env.scheme.by_kind("Role")
+        await ensure_finalizer(env.client, await env.client.create(role("r")), FINALIZER)
+        terminating = await env.client.delete(rt, "r", namespace="default")
+        assert terminating["metadata"]["deletionTimestamp"]
+        await remove_finalizer(env.client, terminating, FINALIZER)
+        with pytest.raises(errors.NotFound):
+            await env.client.get(rt, "r", namespace="default")
+
+
+async def test_cleanup_runs_before_the_object_is_released(autojump_clock):
+    """A controller owning a finalizer on Roles deletes the role's bindings before the role goes."""
+    async with open_test_env() as env:
+        roles, bindings = env.scheme.by_kind("Role"), env.scheme.by_kind("RoleBinding")
+        journal: list[str] = []
+        attempts = [0]
+
+        async def cleanup(obj: dict) -> None:
+            attempts[0] += 1
+            if attempts[0] == 1:
+                raise RuntimeError("cleanup failed once")  # the object must stay meanwhile
+            still_there = await env.client.get(roles, obj["metadata"]["name"], namespace="default")
+            journal.append(f"cleanup while role terminating={bool(still_there['metadata']['deletionTimestamp'])}")
+            for b in (await env.client.list(bindings, namespace="default")).items:
+                if b["roleRef"]["name"] == obj["metadata"]["name"]:
+                    await env.client.delete(bindings, b["metadata"]["name"], namespace="default")
+
+        async def reconcile(key: ObjectKey) -> Result:
+            try:
+                obj = await env.client.get(roles, key.name, namespace=key.namespace)
+            except errors.NotFound:
+                return Result()
+            await handle_finalizer(env.client, obj, FINALIZER, cleanup)
+            return Result()
+
+        manager = env.manager()
+        manager.controller().for_(roles).complete(reconcile)
+        await env.start(manager)
+        await env.client.create(role("owner"))
+        await env.client.create(binding("uses-owner", "owner"))
+        await env.wait_for(roles, "owner", lambda o: o and has_finalizer(o, FINALIZER), namespace="default")
+        await env.client.delete(roles, "owner", namespace="default")
+        with trio.fail_after(60):
+            await env.wait_for(roles, "owner", lambda o: o is None, namespace="default")
+        assert journal == ["cleanup while role terminating=True"] and attempts[0] == 2
+        assert (await env.client.list(bindings, namespace="default")).items == []
