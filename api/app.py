@@ -13,7 +13,7 @@ import itertools
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from typing import Any, AsyncIterator, Callable
@@ -29,7 +29,7 @@ from api.tables import include_object_option, partial_object_metadata, partial_o
 from runtime import errors
 from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
-from runtime.rbac import non_resource_attributes
+from runtime.rbac import non_resource_attributes, resource_attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.registry.decode import FIELD_VALIDATION_LEVELS, Body
@@ -440,7 +440,15 @@ class Handler:
         return rt
 
     async def resource(self, info: RequestInfo, user: UserInfo) -> Response:
-        rt = self._resource_type(info)
+        try:
+            rt = self._resource_type(info)
+        except errors.NotFound:
+            # Authorization comes before routing (as Kubernetes' filter chain): only a caller
+            # allowed to ask learns that a resource does not exist.
+            self.registry.authorize(resource_attributes(
+                user, info.verb, info.resource, api_group=info.group, api_version=info.version,
+                namespace=info.namespace, name=info.name, subresource=info.subresource))
+            raise
         namespace = info.namespace if rt.namespaced else ""
         if rt.namespaced and not namespace and info.verb not in ("list", "watch"):
             raise errors.NotFound("the server could not find the requested resource")
@@ -465,7 +473,11 @@ class Handler:
             return self._list_response(listed, choice, rt)
         if verb == "watch":
             choice = self._choice()
-            stream = await self.registry.open_watch(user, rt, namespace, list_options(args))
+            opts = list_options(args)
+            if name:  # a watch on an item path is a watch of the collection pinned to that name
+                pinned = f"metadata.name={name}"
+                opts = replace(opts, field_selector=f"{opts.field_selector},{pinned}" if opts.field_selector else pinned)
+            stream = await self.registry.open_watch(user, rt, namespace, opts)
             return self._watch_response(stream, choice, rt)
         if verb == "create":
             if name:

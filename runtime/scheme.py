@@ -2,7 +2,8 @@
 
 Group names derive from one domain (`--api-domain`, default `svc.io`):
 `rbac.authorization.<domain>`, `authorization.<domain>`,
-`authentication.<domain>`; core (`Namespace`) is the group "". With
+`authentication.<domain>`, `coordination.<domain>` (`Lease`); core
+(`Namespace`) is the group "". With
 `k8s.io` every name is the Kubernetes one.
 """
 
@@ -61,6 +62,8 @@ KINDS: tuple[KindInfo, ...] = (
              "selfsubjectrulesreview", False, models.SelfSubjectRulesReview, verbs=("create",), virtual=True),
     KindInfo("authentication", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview", False,
              models.SelfSubjectReview, verbs=("create",), virtual=True),
+    # Leader election's lock (runtime.leaderelection).
+    KindInfo("coordination", "Lease", "leases", "lease", True, models.Lease, models.LeaseList),
 )
 
 
@@ -147,6 +150,10 @@ class Scheme:
     @property
     def authn_group(self) -> str:
         return self.group_name("authentication")
+
+    @property
+    def coordination_group(self) -> str:
+        return self.group_name("coordination")
 
     @property
     def meta_group(self) -> str:

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import struct
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -76,6 +77,7 @@ __all__ = [
     "decode_watch_frames",
     "encode",
     "encode_list_chunks",
+    "LIST_BUFFER_BYTES",
     "encode_watch_event",
     "supports",
 ]
@@ -254,14 +256,19 @@ def _field_head(number: int, length: int) -> bytes:
     return _varint(number << 3 | 2) + _varint(length)
 
 
+LIST_BUFFER_BYTES = 1 << 20
+"""Item bytes `encode_list_chunks` keeps between its sizing and writing passes before it stops keeping them."""
+
+
 def encode_list_chunks(header: Mapping[str, Any], items: Sequence[Mapping[str, Any]], *,
-                       buffer_limit: int = 8 << 20) -> Iterator[bytes]:
+                       buffer_limit: int | None = None) -> Iterator[bytes]:
     """Yield the enveloped Protobuf bytes of a list, one chunk per item after a header chunk.
 
     `header` holds the list's `apiVersion`, `kind` (a `...List` kind, see
     `supports`) and `metadata`; `items` are the JSON-form items. The chunks
     joined equal `encode(dict(header, items=items))`. Items are encoded once
-    while their total stays under `buffer_limit` bytes; past it, sizes are
+    while their total stays under `buffer_limit` bytes (default
+    `LIST_BUFFER_BYTES`); past it, sizes are
     taken in a first pass and items encoded again while writing, so memory
     stays bounded by one item. `items` is read twice in that case. Raises
     `ProtobufError` like `encode` (before the first chunk for the header, at
@@ -284,7 +291,8 @@ def encode_list_chunks(header: Mapping[str, Any], items: Sequence[Mapping[str, A
         _fill(item, obj, f"{kind}.items[{index}]")
         return item.SerializeToString(deterministic=True)
 
-    sizes: list[int] = []
+    limit = LIST_BUFFER_BYTES if buffer_limit is None else buffer_limit
+    sizes = array("I")  # 4 bytes an item: the only per-item memory kept past the buffer
     kept: list[bytes] | None = []
     total = 0
     for index, obj in enumerate(items):
@@ -293,7 +301,7 @@ def encode_list_chunks(header: Mapping[str, Any], items: Sequence[Mapping[str, A
         total += len(data)
         if kept is not None:
             kept.append(data)
-            if total > buffer_limit:
+            if total > limit:
                 kept = None  # too big to hold: encode again while writing
     raw_length = len(_field_head(1, len(meta_bytes))) + len(meta_bytes) + sum(
         len(_field_head(2, size)) + size for size in sizes)

@@ -28,6 +28,7 @@ from runtime.models.authorization import (
 )
 from runtime.models.authentication import SelfSubjectReview, SelfSubjectReviewStatus, UserInfoModel
 from runtime.models.core import Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus
+from runtime.models.coordination import Lease, LeaseList, LeaseSpec
 
 __all__ = [
     "K8sModel", "list_field", "map_field",
@@ -43,4 +44,5 @@ __all__ = [
     "SubjectAccessReviewSpec", "SubjectAccessReviewStatus", "SubjectRulesReviewStatus",
     "SelfSubjectReview", "SelfSubjectReviewStatus", "UserInfoModel",
     "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
+    "Lease", "LeaseList", "LeaseSpec",
 ]

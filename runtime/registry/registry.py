@@ -88,6 +88,7 @@ class Registry:
         self.continue_tokens = ContinueTokens(continue_ttl)
         # Admission plug-ins added by users: (name, side_effects, fn(attrs, obj, old) -> None).
         self.admission: list[Any] = []
+        self._rbac_listed_at = -1
         self.cache.add_handler(self._feed_rbac_index)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -95,6 +96,14 @@ class Registry:
         await self.cache.run(task_status=task_status)
 
     def _feed_rbac_index(self, event: Any) -> None:
+        if event.revision <= self.cache.revision:
+            # A (re)list replays what the cache now holds (a live event is newer than the cache):
+            # rebuild the index, so that bindings deleted while the cache was behind stop granting.
+            if self._rbac_listed_at != self.cache.revision:
+                self._rbac_listed_at = self.cache.revision
+                self.rbac.replace(o.obj for rt in self.scheme.stored_types() if rt.group == self.scheme.rbac_group
+                                  for o in self.kind_cache(rt).list())
+            return
         if not event.obj.key.startswith(f"/rbac.authorization/"):
             return
         if event.type == "DELETED":
@@ -242,7 +251,7 @@ class Registry:
         strategy.prepare_for_create(self.scheme, rt, obj)
         errs = validate_object(rt.kind, obj, namespaced=rt.namespaced, rbac_group=self.scheme.rbac_group)
         if errs:
-            raise invalid_error(rt.kind, rt.group_resource, meta.get("name", ""), errs)
+            raise invalid_error(rt.kind, _group_kind(rt), meta.get("name", ""), errs)
         if operation == "Update":
             strategy.track_managers(self.scheme, rt, None, obj, opts, "Update", now_rfc3339())
         warnings = warnings + strategy.write_warnings(self.scheme, rt, None, obj)
@@ -325,7 +334,7 @@ class Registry:
             errs = validate_update(rt.kind, new, old, namespaced=rt.namespaced,
                                    rbac_group=self.scheme.rbac_group)
             if errs:
-                raise invalid_error(rt.kind, rt.group_resource, name, errs)
+                raise invalid_error(rt.kind, _group_kind(rt), name, errs)
             if operation == "Update":
                 strategy.track_managers(self.scheme, rt, old, new, opts, "Update", now_rfc3339(), subresource)
             result_warnings = warnings + strategy.write_warnings(self.scheme, rt, old, new)
@@ -445,6 +454,11 @@ def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:
     a = dict(new, metadata={k: v for k, v in new["metadata"].items() if k != "resourceVersion"})
     b = dict(old, metadata={k: v for k, v in old["metadata"].items() if k != "resourceVersion"})
     return a == b
+
+
+def _group_kind(rt: ResourceType) -> str:
+    """`ClusterRole.rbac.authorization.k8s.io`: how Kubernetes names the kind in a 422 (GroupKind.String)."""
+    return f"{rt.kind}.{rt.group}" if rt.group else rt.kind
 
 
 def _random_suffix(n: int = 5) -> str:

@@ -120,8 +120,12 @@ class WatchStream:
             replay_after = exc.requested
         try:
             if replay_after is not None:
-                async for item in self._replay_log(kind.prefix, replay_after, watcher.start_revision, deadline):
+                replayed: list[bool] = []
+                async for item in self._replay_log(kind.prefix, replay_after, watcher.start_revision, deadline,
+                                                   replayed):
                     yield item
+                if not replayed:
+                    return  # cut short (timeout, or the log was compacted meanwhile): the client resumes
             async for item in self._follow(watcher, deadline):
                 yield item
         finally:
@@ -169,9 +173,14 @@ class WatchStream:
         if self.bookmarks and watcher.pending == 0 and cache.revision >= last and initial_left <= 0:
             yield "BOOKMARK", self.bookmark(cache.revision)
 
-    async def _replay_log(self, prefix: str, after: int, upto: int, deadline: float) -> AsyncIterator[_Item]:
-        """Events of `prefix` in (after, upto] from the store's log, as this watch sees them."""
+    async def _replay_log(self, prefix: str, after: int, upto: int, deadline: float,
+                          done: list[bool]) -> AsyncIterator[_Item]:
+        """Events of `prefix` in (after, upto] from the store's log, as this watch sees them.
+
+        Appends True to `done` once every event up to `upto` was replayed.
+        """
         if after >= upto:
+            done.append(True)
             return
         # Watch every key: the log is contiguous there, so reaching `upto` is certain.
         log = self.registry.store.watch("/", after_revision=after)
@@ -187,13 +196,17 @@ class WatchStream:
                 if compacted is not None:
                     yield "ERROR", _too_old(after, compacted.compacted)
                     return
-                if event is None or event.revision > upto:
+                if event is None:
+                    return
+                if event.revision > upto:
+                    done.append(True)
                     return
                 if event.key.startswith(prefix):
                     seen = as_seen(_cache_event(event), self.match)
                     if seen is not None:
                         yield seen
                 if event.revision >= upto:
+                    done.append(True)
                     return
         finally:
             await log.aclose()

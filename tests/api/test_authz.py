@@ -297,17 +297,34 @@ async def test_put_of_a_missing_object_without_create_is_forbidden_as_create(srv
     assert r.status_code == 403 and 'cannot create resource "clusterroles"' in r.json()["message"]
 
 
-async def test_apply_of_a_missing_object_is_create_and_of_an_existing_one_is_patch(srv):
-    await grant(srv, user("bob"), rule(["create"], ["clusterroles"], ["*"]))
-    body = {"apiVersion": f"rbac.authorization.{srv.domain}/v1", "kind": "ClusterRole",
-            "metadata": {"name": "applied"}, "rules": []}
-    headers = {"Content-Type": "application/apply-patch+yaml"}
-    params = {"fieldManager": "bob"}
-    async with srv.client(token="bob-token") as bob:
-        created = await bob.patch(f"{srv.rbac}/clusterroles/applied", json=body, headers=headers, params=params)
-        assert created.status_code == 201, created.text
-        again = await bob.patch(f"{srv.rbac}/clusterroles/applied", json=body, headers=headers, params=params)
-    assert again.status_code == 403 and 'cannot patch resource "clusterroles"' in again.json()["message"]
+def applied(srv: Server, name: str) -> dict:
+    return {"apiVersion": f"rbac.authorization.{srv.domain}/v1", "kind": "ClusterRole",
+            "metadata": {"name": name}, "rules": []}
+
+
+APPLY = {"headers": {"Content-Type": "application/apply-patch+yaml"}, "params": {"fieldManager": "me"}}
+
+
+async def test_apply_of_a_missing_object_is_authorized_as_create(srv):
+    # Every PATCH is a patch first (as Kubernetes' request filter has it); creating needs create too.
+    await grant(srv, user("bob"), rule(["patch"], ["clusterroles"], ["*"]))
+    await grant(srv, user("alice"), rule(["patch", "create"], ["clusterroles"], ["*"]))
+    async with srv.client(token="bob-token") as bob, srv.client(token="alice-token") as alice:
+        r = await bob.patch(f"{srv.rbac}/clusterroles/new", json=applied(srv, "new"), **APPLY)
+        assert r.status_code == 403 and 'cannot create resource "clusterroles"' in r.json()["message"]
+        assert (await alice.patch(f"{srv.rbac}/clusterroles/new", json=applied(srv, "new"), **APPLY)
+                ).status_code == 201
+
+
+async def test_apply_of_an_existing_object_is_authorized_as_patch(srv):
+    await grant(srv, user("bob"), rule(["patch"], ["clusterroles"], ["*"]))
+    await grant(srv, user("alice"), rule(["create", "update"], ["clusterroles"], ["*"]))
+    async with srv.client() as admin:
+        await ok(await admin.post(f"{srv.rbac}/clusterroles", json=role_body("old")), 201)
+    async with srv.client(token="bob-token") as bob, srv.client(token="alice-token") as alice:
+        assert (await bob.patch(f"{srv.rbac}/clusterroles/old", json=applied(srv, "old"), **APPLY)).status_code == 200
+        r = await alice.patch(f"{srv.rbac}/clusterroles/old", json=applied(srv, "old"), **APPLY)
+    assert r.status_code == 403 and 'cannot patch resource "clusterroles"' in r.json()["message"]
 
 
 async def test_watch_query_is_authorized_as_watch(srv):
@@ -575,3 +592,42 @@ async def test_dry_run_is_authorized_as_the_real_request(srv):
     async with srv.client(token="bob-token") as bob:
         r = await bob.post(f"{srv.rbac}/clusterroles", json=role_body("x"), params={"dryRun": "All"})
     assert r.status_code == 403
+
+
+# ---- the index behind the authorizer ----------------------------------------------------------------
+
+async def test_a_relist_forgets_bindings_deleted_while_the_cache_was_not_following(nursery):
+    """In-process: the RBAC index is rebuilt when the watch cache lists the store again."""
+    from api.server import SYSTEM_USER, bootstrap
+    from runtime.rbac import resource_attributes
+    from runtime.rbac.user import UserInfo
+    from runtime.registry import Body, Registry
+    from runtime.scheme import Scheme
+    from runtime.storage.memory import MemoryStore
+
+    store = MemoryStore()
+    registry = Registry(store, Scheme())
+    rt = registry.scheme.by_kind("ClusterRoleBinding")
+    ask = resource_attributes(UserInfo("alice"), "list", "roles", api_group=registry.scheme.rbac_group)
+    async with trio.open_nursery() as first:
+        await first.start(registry.run)
+        await bootstrap(registry)
+        await registry.create(SYSTEM_USER, rt, "", Body({
+            "metadata": {"name": "alice-admin"}, "subjects": [user("alice")],
+            "roleRef": {"apiGroup": registry.scheme.rbac_group, "kind": "ClusterRole", "name": "cluster-admin"}}))
+        await registry.cache.wait_fresh()
+        assert registry.authorizer.authorize(ask).allowed
+        first.cancel_scope.cancel()
+    await store.delete(rt.storage_key(None, "alice-admin"), expected_revision=None)
+    await nursery.start(registry.run)
+    assert not registry.authorizer.authorize(ask).allowed
+
+
+async def test_an_unknown_resource_is_403_to_callers_not_allowed_to_ask(srv):
+    async with srv.client(token="bob-token") as bob, srv.client() as admin:
+        denied = await bob.get("/apis/example.com/v1/widgets")
+        missing = await admin.get("/apis/example.com/v1/widgets")
+    assert denied.status_code == 403
+    assert denied.json()["message"] == ('widgets.example.com is forbidden: User "bob" cannot list resource "widgets" '
+                                        'in API group "example.com" at the cluster scope')
+    assert missing.status_code == 404

@@ -281,3 +281,17 @@ async def test_watch_streams_changes_after_a_resource_version(server):
                     event = json.loads(line)
                     seen.append((event["type"], event["object"]["metadata"]["name"]))
         assert seen == [("ADDED", "w1"), ("DELETED", "w1")]
+
+
+async def test_watch_on_an_item_path_sees_only_that_object(server):
+    async with server.client() as c:
+        rv = (await c.get(f"{server.rbac}/clusterroles")).json()["metadata"]["resourceVersion"]
+        await c.post(f"{server.rbac}/clusterroles", json=cr("other"))
+        await c.post(f"{server.rbac}/clusterroles", json=cr("mine"))
+        seen = []
+        async with c.stream("GET", f"{server.rbac}/clusterroles/mine",
+                            params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "1"}) as r:
+            async for line in r.aiter_lines():
+                if line and json.loads(line)["type"] != "BOOKMARK":
+                    seen.append(json.loads(line)["object"]["metadata"]["name"])
+        assert seen == ["mine"]

@@ -138,7 +138,8 @@ INVALID_CELLS = [
 
 
 @pytest.mark.parametrize("match,limit,rv,detail", INVALID_CELLS)
-async def test_invalid_cells_of_the_list_table_are_422_invalid_list_options(srv, match, limit, rv, detail, autojump_clock):
+async def test_invalid_cells_of_the_list_table_are_422_invalid_list_options(
+        srv, match, limit, rv, detail, autojump_clock):
     params = {"resourceVersionMatch": match}
     if limit:
         params["limit"] = limit

@@ -247,7 +247,8 @@ async def test_a_bookmark_is_sent_before_the_timeout_closes_the_watch(srv, autoj
 
 # ---- 4/5. initial events --------------------------------------------------------------------------
 
-async def test_send_initial_events_sends_the_state_then_an_annotated_bookmark_then_changes(srv, nursery, autojump_clock):
+async def test_send_initial_events_sends_the_state_then_an_annotated_bookmark_then_changes(
+        srv, nursery, autojump_clock):
     async with srv.client() as c:
         await create(c, srv, "init-a")
         rv = await current_rv(c, srv)

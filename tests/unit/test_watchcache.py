@@ -6,7 +6,6 @@ snapshot freshness are in trio time).
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import trio
@@ -254,3 +253,45 @@ async def test_compaction_loop_survives_a_failing_compaction(nursery, autojump_c
     nursery.start_soon(_compaction_loop, registry, 1.0, 2.0)
     await trio.sleep(10)
     assert len(calls) > 1
+
+
+class StalledWatchStore(CountingStore):
+    """A store whose watch never delivers: the cache stays at its first list."""
+
+    def watch(self, prefix, *, after_revision):
+        async def never():
+            await trio.sleep_forever()
+            yield  # pragma: no cover
+        return never()
+
+
+async def test_consistent_reads_go_to_the_store_while_the_cache_lags(nursery, autojump_clock):
+    from runtime.testing import ADMIN
+    store = StalledWatchStore()
+    registry = Registry(store, Scheme())
+    await nursery.start(registry.run)
+    await store.create(ROLES + "late", value("late"))
+    rt = registry.scheme.by_kind("ClusterRole")
+    listed = await registry.list(ADMIN, rt, "", ListOptions())
+    assert names(listed.items) == ["late"] and listed.resource_version == await store.current_revision()
+    assert (await registry.get(ADMIN, rt, "", "late")).name == "late"
+    cached = await registry.list(ADMIN, rt, "", ListOptions(resource_version="0"))
+    assert cached.items == []  # "Any" is the cache as it is
+
+
+@pytest.mark.parametrize("gate,store_lists", [(True, 0), (False, 1)])
+async def test_exact_lists_at_an_older_version_come_from_a_snapshot_unless_the_gate_is_off(
+        nursery, gate, store_lists):
+    from runtime.testing import ADMIN
+    store = CountingStore()
+    registry = Registry(store, Scheme(), feature_gates={"ListFromCacheSnapshot": gate})
+    await nursery.start(registry.run)
+    old = await store.create(ROLES + "a", value("a"))
+    await store.create(ROLES + "b", value("b"))
+    await synced(registry.cache)
+    rt = registry.scheme.by_kind("ClusterRole")
+    before = store.lists
+    listed = await registry.list(ADMIN, rt, "", ListOptions(resource_version=str(old.mod_revision),
+                                                             resource_version_match="Exact"))
+    assert names(listed.items) == ["a"] and listed.resource_version == old.mod_revision
+    assert store.lists - before == store_lists

@@ -1,0 +1,188 @@
+"""Force delete of corrupt objects (ignoreStoreReadErrorWithClusterBreakingPotential), gate AllowUnsafeMalformedObjectDeletion.
+
+An object is made corrupt the way a broken disk or a bad encryption key
+would: garbage written into its row of the SQLite `kv` table while the
+server is stopped; the restarted server's watch cache meets it on its first
+list.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+import trio
+
+from runtime.featuregates import DEFAULT_GATES
+from tests.conftest import start_server
+
+RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
+GARBAGE = b"\x00\xffnot json at all"
+FORCE = "ignoreStoreReadErrorWithClusterBreakingPotential"
+
+
+def cr(domain: str, name: str, **meta) -> dict:
+    return {"apiVersion": f"rbac.authorization.{domain}/v1", "kind": "ClusterRole",
+            "metadata": dict(name=name, **meta), "rules": RULES}
+
+
+def corrupt(db_path, key: str) -> None:
+    """Overwrite the current value of `key` in the store's log with bytes that are not an object."""
+    with sqlite3.connect(db_path) as db:
+        changed = db.execute("UPDATE kv SET value = ? WHERE rev = (SELECT rev FROM latest WHERE key = ?)",
+                             (GARBAGE, key)).rowcount
+    assert changed == 1
+
+
+def stored_keys(db_path) -> set[str]:
+    with sqlite3.connect(db_path) as db:
+        return {k for (k,) in db.execute("SELECT key FROM latest")}
+
+
+async def broken_server(nursery, tmp_path, *, gate: bool):
+    """A sqlite server holding ClusterRoles `fine`, and `broken` and `held` (finalizer) made corrupt."""
+    gates = dict(DEFAULT_GATES, AllowUnsafeMalformedObjectDeletion=gate)
+    async with trio.open_nursery() as first:
+        srv = await start_server(first, tmp_path, store="sqlite", feature_gates=gates)
+        async with srv.client() as c:
+            for name, meta in (("fine", {}), ("broken", {}), ("held", {"finalizers": ["x/hold"]})):
+                r = await c.post(f"{srv.rbac}/clusterroles", json=cr(srv.domain, name, **meta))
+                assert r.status_code == 201, r.text
+            # deleter may delete clusterroles but lacks the unsafe verb
+            group = f"rbac.authorization.{srv.domain}"
+            await c.post(f"{srv.rbac}/clusterroles", json={
+                "apiVersion": f"{group}/v1", "kind": "ClusterRole", "metadata": {"name": "deleter"},
+                "rules": [{"verbs": ["delete", "get"], "apiGroups": [group], "resources": ["clusterroles"]}]})
+            await c.post(f"{srv.rbac}/clusterrolebindings", json={
+                "apiVersion": f"{group}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "deleter"},
+                "roleRef": {"kind": "ClusterRole", "name": "deleter", "apiGroup": group},
+                "subjects": [{"kind": "User", "name": "dee"}]})
+        first.cancel_scope.cancel()
+    db = tmp_path / "data" / "state.db"
+    for name in ("broken", "held"):
+        corrupt(db, f"/rbac.authorization/clusterroles/{name}")
+    return await start_server(nursery, tmp_path, store="sqlite", feature_gates=gates), db
+
+
+@pytest.fixture
+async def gated(nursery, tmp_path):
+    return await broken_server(nursery, tmp_path, gate=True)
+
+
+@pytest.fixture
+async def ungated(nursery, tmp_path):
+    return await broken_server(nursery, tmp_path, gate=False)
+
+
+def corrupt_message(name: str) -> str:
+    return ("Internal error occurred: StorageError: corrupt object, Code: 7, "
+            f"Key: /rbac.authorization/clusterroles/{name}, ResourceVersion: 0, AdditionalErrorMsg: ")
+
+
+async def test_get_of_a_corrupt_object_is_500_corrupt_object(gated):
+    srv, _ = gated
+    async with srv.client() as c:
+        r = await c.get(f"{srv.rbac}/clusterroles/broken")
+        assert r.status_code == 500 and r.json()["reason"] == "InternalError"
+        assert r.json()["message"].startswith(corrupt_message("broken"))
+
+
+async def test_the_watch_cache_skips_a_corrupt_object_and_serves_the_rest(gated):
+    srv, _ = gated
+    async with srv.client() as c:
+        listed = (await c.get(f"{srv.rbac}/clusterroles")).json()["items"]
+        names = {o["metadata"]["name"] for o in listed}
+        assert "fine" in names and "broken" not in names and "held" not in names
+        assert (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 200
+
+
+async def test_normal_delete_of_a_corrupt_object_is_500(gated):
+    srv, db = gated
+    async with srv.client() as c:
+        r = await c.delete(f"{srv.rbac}/clusterroles/broken")
+        assert r.status_code == 500 and r.json()["message"].startswith(corrupt_message("broken"))
+        assert "/rbac.authorization/clusterroles/broken" in stored_keys(db)
+
+
+async def test_force_delete_removes_a_corrupt_object_ignoring_its_finalizers(gated):
+    srv, db = gated
+    async with srv.client() as c:
+        for name in ("broken", "held"):
+            r = await c.delete(f"{srv.rbac}/clusterroles/{name}", params={FORCE: "true"})
+            assert r.status_code == 200, r.text
+            assert r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                "code": 200, "details": {"name": name, "kind": "ClusterRole"}}
+            assert (await c.get(f"{srv.rbac}/clusterroles/{name}")).status_code == 404
+        assert {"/rbac.authorization/clusterroles/broken", "/rbac.authorization/clusterroles/held"}.isdisjoint(
+            stored_keys(db))
+        again = await c.post(f"{srv.rbac}/clusterroles", json=cr(srv.domain, "broken"))
+        assert again.status_code == 201
+
+
+async def test_force_delete_option_in_the_body(gated):
+    srv, _ = gated
+    async with srv.client() as c:
+        r = await c.request("DELETE", f"{srv.rbac}/clusterroles/broken", content=json.dumps({FORCE: True}),
+                            headers={"Content-Type": "application/json"})
+        assert r.status_code == 200 and r.json()["status"] == "Success"
+
+
+async def test_force_delete_of_a_readable_object_aborts_with_422(gated):
+    srv, _ = gated
+    async with srv.client() as c:
+        for name in ("fine", "missing"):
+            r = await c.delete(f"{srv.rbac}/clusterroles/{name}", params={FORCE: "true"})
+            assert r.status_code == 422
+            assert r.json()["message"] == (
+                f'clusterroles.rbac.authorization.{srv.domain} "{name}" is invalid: {FORCE}: Invalid value: true: '
+                "is exclusively used to delete corrupt object(s), try again by removing this option")
+        assert (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 200
+
+
+@pytest.mark.parametrize("other,value", [
+    ("dryRun", ["All"]), ("propagationPolicy", "Background"), ("orphanDependents", True),
+    ("gracePeriodSeconds", 0), ("preconditions", {"uid": "x"}),
+])
+async def test_force_delete_with_another_option_set_is_422(gated, other, value):
+    srv, db = gated
+    async with srv.client() as c:
+        r = await c.request("DELETE", f"{srv.rbac}/clusterroles/broken", content=json.dumps({FORCE: True, other: value}),
+                            headers={"Content-Type": "application/json"})
+        assert r.status_code == 422
+        assert r.json()["message"] == (f'DeleteOptions.meta.k8s.io "" is invalid: {FORCE}: Invalid value: true: '
+                                       f"cannot be set together with .{other}")
+        assert "/rbac.authorization/clusterroles/broken" in stored_keys(db)
+
+
+async def test_force_delete_needs_the_unsafe_delete_verb(gated):
+    srv, db = gated
+    async with srv.client(headers={"Impersonate-User": "dee"}) as c:
+        r = await c.delete(f"{srv.rbac}/clusterroles/broken", params={FORCE: "true"})
+        assert r.status_code == 403
+        assert r.json()["message"].startswith(f'clusterroles.rbac.authorization.{srv.domain} "broken" is forbidden: '
+                                              'not permitted to do "unsafe-delete-ignore-read-errors", reason: ')
+        assert "/rbac.authorization/clusterroles/broken" in stored_keys(db)
+
+
+async def test_force_delete_is_refused_on_deletecollection(gated):
+    srv, _ = gated
+    async with srv.client() as c:
+        r = await c.delete(f"{srv.rbac}/clusterroles", params={FORCE: "true"})
+        assert r.status_code == 422
+        assert r.json()["message"] == (f'DeleteOptions.meta.k8s.io "" is invalid: {FORCE}: Invalid value: true: '
+                                       "is not allowed with DELETECOLLECTION, try again after removing the option")
+        assert (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 200
+
+
+async def test_force_delete_is_refused_while_the_gate_is_off(ungated):
+    """With the gate off the option is dropped (Kubernetes' handler): the corrupt object cannot be removed."""
+    srv, db = ungated
+    async with srv.client() as c:
+        r = await c.delete(f"{srv.rbac}/clusterroles/broken", params={FORCE: "true"})
+        assert r.status_code == 500 and r.json()["message"].startswith(corrupt_message("broken"))
+        assert "/rbac.authorization/clusterroles/broken" in stored_keys(db)
+        assert (await c.get(f"{srv.rbac}/clusterroles/broken")).status_code == 500
+        # ...and on a readable object it is an ordinary delete, other options allowed.
+        r = await c.delete(f"{srv.rbac}/clusterroles/fine", params={FORCE: "true", "propagationPolicy": "Orphan"})
+        assert r.status_code == 200 and (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 404
