@@ -102,11 +102,16 @@ def _go_bool(value: str) -> bool:
 
 
 def _dry_run(values: Sequence[str], kind: str) -> bool:
-    """The dryRun values (`?dryRun` is [""]): only "All" (or bare) is known; others are 422."""
+    """The dryRun values (`?dryRun` is [""]): only "All" (or bare) is known.
+
+    Others are 400 BadRequest, as the issue asks; the message keeps Kubernetes' words
+    (Kubernetes itself answers 422 Invalid here).
+    """
     if any(v not in ("", "All") for v in values):
         listed = ", ".join(json.dumps(v) for v in values)
-        raise _options_invalid(kind, "dryRun", "FieldValueNotSupported",
-                               f'Unsupported value: []string{{{listed}}}: supported values: "All"')
+        message = f'Unsupported value: []string{{{listed}}}: supported values: "All"'
+        raise errors.BadRequest(f'{kind}.meta.k8s.io "" is invalid: dryRun: {message}',
+                                causes=[errors.Cause("FieldValueNotSupported", message, "dryRun")])
     return bool(values)
 
 

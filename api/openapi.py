@@ -58,7 +58,7 @@ _REF = "#/components/schemas/"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {"meta": _META, "rbac": "io.k8s.api.rbac.v1", "core": "io.k8s.api.core.v1",
              "authorization": "io.k8s.api.authorization.v1",
-             "authentication": "io.k8s.api.authentication.v1"}
+             "authentication": "io.k8s.api.authentication.v1", "coordination": "io.k8s.api.coordination.v1"}
 _RENAMES = {"UserInfoModel": "UserInfo"}
 
 # Fields the spec's tables mark required (JSON names). The models keep every
@@ -73,6 +73,7 @@ REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {
     models.RoleList: ("items",),
     models.ClusterRoleBindingList: ("items",),
     models.RoleBindingList: ("items",),
+    models.LeaseList: ("items",),
     models.NamespaceList: ("items",),
     models.SubjectAccessReview: ("spec",),
     models.LocalSubjectAccessReview: ("spec",),
@@ -394,7 +395,7 @@ _DOCS: dict[str, str] = {
 }
 _OBJECT_META = "Standard object metadata."
 _LIST_META = "Standard list metadata."
-_FORMATS = {"creationTimestamp", "deletionTimestamp", "lastTransitionTime", "time"}
+_FORMATS = {"creationTimestamp", "deletionTimestamp", "lastTransitionTime", "time", "acquireTime", "renewTime"}
 _PATCH_SCHEMA = {"description": "The body of a PATCH request; its shape depends on the Content-Type.",
                  "type": "object"}
 
@@ -423,7 +424,7 @@ class _Schemas:
         schema: dict[str, Any] = {"type": "object"}
         self.schemas[name] = schema  # registered first: models may nest themselves
         description = (model.__dict__.get("__doc__") or _DESCRIPTIONS.get(model)
-                       or _DOCS.get(_RENAMES.get(model.__name__, model.__name__)))
+                       or _DOCS.get(_RENAMES.get(model.__name__, model.__name__)) or self._list_doc(model))
         if description:
             schema["description"] = description.strip()
         schema["properties"] = {(info.alias or field): self._field(model, field, info.alias or field)
@@ -434,6 +435,11 @@ class _Schemas:
             schema["x-kubernetes-group-version-kind"] = self.gvks[model]
         return _ref(model)
 
+    def _list_doc(self, model: type[BaseModel]) -> str:
+        """Kubernetes' wording for a list kind without a description of its own ("" if not a list kind)."""
+        kind = self.gvks.get(model, [{}])[0].get("kind", "")
+        return f"{kind} is a list of {kind.removesuffix('List')} objects." if kind.endswith("List") else ""
+
     def _field(self, model: type[BaseModel], field: str, json_name: str) -> dict[str, Any]:
         info = model.model_fields[field]
         schema = self.of(info.annotation)
@@ -441,6 +447,8 @@ class _Schemas:
         if model in self.gvks:  # the standard top-level fields; `kind` in a RoleRef means something else
             description = description or _FIELD_DESCRIPTIONS.get(json_name)
         description = description or _DOCS.get(f"{_RENAMES.get(model.__name__, model.__name__)}.{json_name}")
+        if json_name == "items" and not description and self._list_doc(model):
+            description = f"Items is the list of {self.gvks[model][0]['kind'].removesuffix('List')} objects."
         if json_name == "metadata" and not description:
             description = _LIST_META if schema.get("$ref", "").endswith(".ListMeta") else _OBJECT_META
         if "$ref" in schema and description:

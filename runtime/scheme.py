@@ -3,8 +3,7 @@
 Group names derive from one domain (`--api-domain`, default `svc.io`):
 `rbac.authorization.<domain>`, `authorization.<domain>`,
 `authentication.<domain>`, `coordination.<domain>` (`Lease`); core
-(`Namespace`) is the group "". With
-`k8s.io` every name is the Kubernetes one.
+(`Namespace`) is the group "". With `k8s.io` every name is the Kubernetes one.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ class Lease(K8sModel):
 
 
 class LeaseList(K8sModel):
+    """A list of Lease objects."""
+
     api_version: Optional[str] = None
     kind: Optional[str] = None
     metadata: Optional[ListMeta] = None
-    items: Optional[list[Lease]] = None
+    items: Optional[list[Lease]] = Field(None, description="The leases.")

@@ -186,3 +186,31 @@ async def test_force_delete_is_refused_while_the_gate_is_off(ungated):
         # ...and on a readable object it is an ordinary delete, other options allowed.
         r = await c.delete(f"{srv.rbac}/clusterroles/fine", params={FORCE: "true", "propagationPolicy": "Orphan"})
         assert r.status_code == 200 and (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 404
+
+
+async def test_a_corrupt_write_seen_by_the_running_cache_is_skipped_and_can_be_force_deleted(registry):
+    """The cache's live path: garbage arriving as a change neither stops the cache nor reaches readers."""
+    from api.server import SYSTEM_USER
+    from runtime import errors
+    from runtime.registry import Body, DeleteOptions, WriteOptions
+    from runtime.registry.decode import CorruptObject
+
+    rt = registry.scheme.by_kind("ClusterRole")
+    created = await registry.create(SYSTEM_USER, rt, "", Body(cr(registry.scheme.domain, "victim")), WriteOptions())
+    assert await registry.cache.wait_for(created.obj.revision, timeout=5)
+    watcher = registry.kind_cache(rt).watch(lambda o: True, after_revision=None, initial=False)
+    entry = await registry.store.update(rt.storage_key(None, "victim"), lambda rev: GARBAGE, expected_revision=None)
+    assert await registry.cache.wait_for(entry.mod_revision, timeout=5)
+    event_type, gone = watcher.events.receive_nowait()
+    assert (event_type, gone.name) == ("DELETED", "victim")  # unreadable: gone from every watcher's view
+    with pytest.raises(CorruptObject) as err:
+        await registry.get(SYSTEM_USER, rt, "", "victim")
+    assert err.value.message.startswith(corrupt_message("victim"))
+    await registry.create(SYSTEM_USER, rt, "", Body(cr(registry.scheme.domain, "after")), WriteOptions())
+    assert (await registry.get(SYSTEM_USER, rt, "", "after")).name == "after"
+    registry.feature_gates["AllowUnsafeMalformedObjectDeletion"] = True
+    result = await registry.delete(SYSTEM_USER, rt, "", "victim", DeleteOptions(ignore_store_read_error=True))
+    assert result.code == 200 and result.body["status"] == "Success"
+    with pytest.raises(errors.NotFound):
+        await registry.get(SYSTEM_USER, rt, "", "victim")
+    assert "/rbac.authorization/clusterroles/victim" not in registry.kind_cache(rt).corrupt

@@ -39,7 +39,8 @@ def test_group_list_excludes_core_group(scheme: Scheme) -> None:
     doc = api_group_list(scheme)
     names = [g["name"] for g in doc["groups"]]
     assert doc["kind"] == "APIGroupList" and "" not in names
-    assert set(names) == {"rbac.authorization.svc.io", "authorization.svc.io", "authentication.svc.io"}
+    assert set(names) == {"rbac.authorization.svc.io", "authorization.svc.io", "authentication.svc.io",
+                          "coordination.svc.io"}
 
 
 def test_group_prefers_its_only_version(scheme: Scheme) -> None:
