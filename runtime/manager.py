@@ -20,6 +20,21 @@ added with `manager.add(name, runnable)`, where a runnable has
    seconds is cancelled. The informers stop at once (reconciles finishing
    during the grace period read the last cached state).
 
+Leader election (`leader_election=LeaderElectionConfig(namespace, name,
+identity)`, see `runtime.leaderelection`): when several managers run the
+same controllers against one cluster, only the holder of that Lease runs
+its controllers and the runnables added with `needs_leader=True` (the
+default, as in controller-runtime); informers and `needs_leader=False`
+runnables run on every manager, so a new leader starts with warm caches.
+`run()` is started() before leadership (informers synced, non-leader parts
+running); `wait_leading()` blocks until this manager leads. A leader that
+cannot renew the lease for `renew_deadline` seconds, or sees another holder,
+cancels its controllers at once (no drain: another manager may be starting
+them) and campaigns again; their keys are not lost, as a controller that
+starts again replays every cached object. A graceful stop drains the
+controllers while still renewing, then releases the lease so that a
+follower takes over at its next retry rather than after the lease expires.
+
 Example::
 
     manager = Manager(LocalClient(registry, user))
@@ -30,9 +45,10 @@ Example::
         nursery.cancel_scope.cancel()      # graceful stop
 
 Caveats:
-    No leader election: run one manager per set of controllers (two managers
-    with the same controllers both act; reconcilers being idempotent, that is
-    wasteful, not wrong).
+    Without leader election every manager runs its controllers: two managers
+    with the same controllers both act (reconcilers being idempotent, that is
+    wasteful, not wrong). Leader election has no fencing (see
+    `runtime.leaderelection`).
 """
 
 from __future__ import annotations
@@ -46,6 +62,7 @@ import trio
 from runtime.client import Client
 from runtime.controller import Builder, Controller, ControllerStatistics
 from runtime.informer import InformerFactory
+from runtime.leaderelection import LeaderElectionConfig, LeaderElector, LeaderElectorStatistics
 from runtime.ratelimit import ItemExponentialRateLimiter
 
 __all__ = ["Manager", "Runnable", "RunnableStatus", "ManagerStatistics"]
@@ -74,9 +91,13 @@ class RunnableStatus:
 
 @dataclass(frozen=True)
 class ManagerStatistics:
+    """Runnables and controllers by name, informer restarts; `leading` and the elector's figures (None without election)."""
+
     runnables: dict[str, RunnableStatus]
     controllers: dict[str, ControllerStatistics]
     informer_restarts: int
+    leading: bool = False
+    leader_election: LeaderElectorStatistics | None = None
 
 
 class _Started:
@@ -94,18 +115,24 @@ class Manager:
 
     `client` is what controllers use (in-process or HTTP);
     `resync_period` is passed to every informer; `grace_period` bounds the
-    graceful stop.
+    graceful stop; `leader_election` makes the controllers run only while
+    this manager holds that Lease (`client` needs get, create and update on
+    leases in its namespace).
     """
 
     def __init__(self, client: Client, *, name: str = "manager", grace_period: float = 10.0,
-                 resync_period: float | None = None) -> None:
+                 resync_period: float | None = None, leader_election: LeaderElectionConfig | None = None) -> None:
         self.client = client
         self.scheme = client.scheme
         self.name = name
         self.grace_period = grace_period
         self.informers = InformerFactory(client, resync_period=resync_period)
+        self.elector = LeaderElector(client, leader_election) if leader_election is not None else None
         self.controllers: dict[str, Controller] = {}
         self._runnables: dict[str, Runnable] = {}
+        self._needs_leader: dict[str, bool] = {}
+        self._leading = False
+        self._leading_changed = trio.Event()
         self._status: dict[str, dict[str, Any]] = {}
         self._backoff = ItemExponentialRateLimiter(base=1.0, cap=60.0)
         self._running = False
@@ -123,13 +150,18 @@ class Manager:
         self.add(controller.name, controller)
         self.controllers[controller.name] = controller
 
-    def add(self, name: str, runnable: Runnable) -> None:
-        """Add a supervised runnable. Raises ValueError for a taken name, RuntimeError once running."""
+    def add(self, name: str, runnable: Runnable, *, needs_leader: bool = True) -> None:
+        """Add a supervised runnable. Raises ValueError for a taken name, RuntimeError once running.
+
+        With leader election, a runnable that `needs_leader` runs only on the
+        leader (controllers always do); others run on every manager.
+        """
         if self._running:
             raise RuntimeError("add runnables before the manager runs")
         if name in self._runnables:
             raise ValueError(f"a runnable named {name!r} is already added")
         self._runnables[name] = runnable
+        self._needs_leader[name] = needs_leader
         self._status[name] = {"running": False, "restarts": 0, "last_error": ""}
 
     def statistics(self) -> ManagerStatistics:
@@ -137,7 +169,23 @@ class Manager:
             {name: RunnableStatus(name, s["running"], s["restarts"], s["last_error"])
              for name, s in self._status.items()},
             {name: c.statistics() for name, c in self.controllers.items()},
-            self.informers.restarts)
+            self.informers.restarts, self._leading,
+            self.elector.statistics() if self.elector is not None else None)
+
+    @property
+    def leading(self) -> bool:
+        """Whether the leader-only runnables run here now (always, while running, without election)."""
+        return self._leading
+
+    async def wait_leading(self) -> None:
+        """Block until this manager leads (returns at once if it does)."""
+        while not self._leading:
+            await self._leading_changed.wait()
+
+    def _set_leading(self, leading: bool) -> None:
+        self._leading = leading
+        self._leading_changed.set()
+        self._leading_changed = trio.Event()
 
     # ---- running ---------------------------------------------------------------------------------
 
@@ -162,21 +210,75 @@ class Manager:
                 nursery.start_soon(self._stop_on_cancel, work_scope)
                 with work_scope:
                     async with trio.open_nursery() as work:
-                        controllers_done = trio.Event()
-                        pending = {"controllers": len(self.controllers)}
-                        if not self.controllers:
-                            controllers_done.set()
-                        for name, runnable in self._runnables.items():
-                            await work.start(self._supervise, name, runnable, controllers_done, pending)
+                        if self.elector is None:
+                            await work.start(self._run_group, list(self._runnables))
+                            self._set_leading(True)
+                        else:
+                            followers = [n for n in self._runnables if not self._leads_only(n)]
+                            await work.start(self._run_group, followers)
+                            work.start_soon(self._lead, [n for n in self._runnables if self._leads_only(n)])
                         task_status.started()
-                        await self._stop_requested.wait()
-                        for controller in self.controllers.values():
-                            controller.shut_down()
-                        await controllers_done.wait()
-                        work.cancel_scope.cancel()
                 nursery.cancel_scope.cancel()
         finally:
             self._running = False
+            self._set_leading(False)
+
+    def _leads_only(self, name: str) -> bool:
+        return name in self.controllers or self._needs_leader[name]
+
+    async def _run_group(self, names: list[str], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                         ) -> None:
+        """Run the named runnables supervised until a stop is requested; then drain controllers, cancel the rest."""
+        controllers = [self.controllers[n] for n in names if n in self.controllers]
+        controllers_done = trio.Event()
+        pending = {"controllers": len(controllers)}
+        if not controllers:
+            controllers_done.set()
+        async with trio.open_nursery() as group:
+            for name in names:
+                await group.start(self._supervise, name, self._runnables[name], controllers_done, pending)
+            task_status.started()
+            await self._stop_requested.wait()
+            for controller in controllers:
+                controller.shut_down()
+            await controllers_done.wait()
+            group.cancel_scope.cancel()
+
+    async def _lead(self, names: list[str]) -> None:
+        """Campaign for the lease; while leading run `names`; campaign again after a loss; end on stop."""
+        elector = self.elector
+        assert elector is not None
+        while not self._stopping:
+            if not await self._campaign(elector):
+                return
+            log.info("%s: leading as %s", self.name, elector.config.identity)
+            self._set_leading(True)
+            try:
+                completed = await elector.lead(lambda: self._run_group(names))
+            finally:
+                self._set_leading(False)
+            if completed:
+                return
+            log.error("%s: lost the lease %s/%s; controllers stopped, campaigning again", self.name,
+                      elector.config.namespace, elector.config.name)
+
+    async def _campaign(self, elector: LeaderElector) -> bool:
+        """Acquire the lease; False when a stop was requested first (a lease got meanwhile is released)."""
+        async with trio.open_nursery() as race:
+            async def give_up_on_stop() -> None:
+                await self._stop_requested.wait()
+                race.cancel_scope.cancel()
+
+            race.start_soon(give_up_on_stop)
+            await elector.acquire()
+            race.cancel_scope.cancel()
+        if self._stopping:
+            if elector.is_leader() and elector.config.release_on_cancel:
+                with trio.CancelScope(shield=True) as scope:
+                    scope.deadline = trio.current_time() + elector.config.renew_deadline
+                    await elector.release()
+            return False
+        return True
 
     async def _stop_on_cancel(self, work_scope: trio.CancelScope) -> None:
         try:

@@ -138,19 +138,19 @@ async def patch_object(registry: "Registry", user: UserInfo, rt: ResourceType, n
         raise errors.UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
                                           f"types include: {', '.join(PATCH_TYPES)}")
     check_patch_options(kind, opts)
-    registry._authorize(user, "patch", rt, namespace, name, subresource)
     ns = namespace if rt.namespaced else ""
     key = rt.storage_key(ns if rt.namespaced else None, name)
+    current = await registry._current(key)
+    # The spec's verb rule: a server-side apply of a missing object is a create, any other PATCH a patch.
+    creates = current is None and kind == "apply" and not subresource
+    registry._authorize(user, "create" if creates else "patch", rt, namespace, name, "" if creates else subresource)
     config: dict[str, Any] | None = None
     warnings: list[str] = []
     if kind == "apply":
         config, warnings = _decode_apply_config(rt, patch, opts)
-    current = await registry._current(key)
     if current is None:
-        if kind != "apply" or subresource:
+        if not creates:
             raise not_found(rt, name)
-        # Apply creates: the caller needs `create` too (Kubernetes' createValidation withAuthorization).
-        registry._authorize(user, "create", rt, namespace, name)
         assert config is not None
         uid = config["metadata"].get("uid")
         if uid:

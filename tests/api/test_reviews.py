@@ -36,10 +36,6 @@ async def review(srv: Server, spec: dict, *, token: str | None = "admin", kind: 
     return r.json()
 
 
-def status_of(doc: dict) -> dict:
-    return doc["status"]
-
-
 # ---- SubjectAccessReview -------------------------------------------------------------------------
 
 async def test_allowed_names_the_binding_role_and_subject(srv):
