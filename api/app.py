@@ -217,7 +217,6 @@ class Handler:
         self.registry = state.registry
         self.domain = self.scheme.domain
         self.meta_api_version = "meta.k8s.io/v1"
-        self._openapi_cache: dict[str, bytes] = {}
 
     # ---- plumbing ------------------------------------------------------------------------------
 
@@ -234,7 +233,7 @@ class Handler:
             return False
         for part in request.headers.get("Accept-Encoding", "").split(","):
             coding, _, params = part.strip().partition(";")
-            if coding.strip().lower() in ("gzip", "*"):
+            if coding.strip().lower() == "gzip":
                 q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
                 try:
                     return float(q) > 0
@@ -477,7 +476,7 @@ class Handler:
             listed = await self.registry.list(user, rt, namespace, list_options(args))
             return self._list_response(listed, choice, rt)
         if verb == "watch":
-            choice = self._choice()
+            choice = self._choice(stream=True)
             opts = list_options(args)
             if name:  # a watch on an item path is a watch of the collection pinned to that name
                 pinned = f"metadata.name={name}"
@@ -529,11 +528,16 @@ class Handler:
 
     # ---- answers -------------------------------------------------------------------------------
 
-    def _check_protobuf(self, choice: Choice, api_version: str, kind: str) -> None:
-        # Kinds without a Protobuf schema cannot be answered in it (Kubernetes: 406 at negotiation).
-        if choice.codec == "protobuf" and not protobuf.supports(api_version, kind):
-            raise errors.NotAcceptable("only the following media types are accepted: application/json, "
-                                       "application/yaml")
+    def _without_protobuf(self, choice: Choice, api_version: str, kind: str, *, stream: bool = False) -> Choice:
+        """`choice`, or the next acceptable plain answer when it is Protobuf and the kind has no Protobuf form.
+
+        Kubernetes leaves Protobuf out of negotiation for such kinds, so
+        `application/vnd.kubernetes.protobuf, application/json` gets JSON;
+        Protobuf alone gets 406.
+        """
+        if choice.codec != "protobuf" or protobuf.supports(api_version, kind):
+            return choice
+        return self._choice(protobuf_ok=False, allowed_as=("",), stream=stream)
 
     def _object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
                          warnings: list[str] = (), compressible: bool = False) -> Response:
@@ -549,7 +553,7 @@ class Handler:
         if choice.as_kind == "PartialObjectMetadata":
             doc = partial_object_metadata(obj.obj, choice.meta_api_version)
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
-        self._check_protobuf(choice, rt.api_version, rt.kind)
+        choice = self._without_protobuf(choice, rt.api_version, rt.kind)
         pretty = choice.codec == "json" and self._pretty()
         return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
                              compressible=compressible)
@@ -581,7 +585,7 @@ class Handler:
             header = partial_object_metadata_list(meta, mv)
             items: Sequence[Any] = _Mapped(listed.items, lambda o: partial_object_metadata(o.obj, mv))
         else:
-            self._check_protobuf(choice, rt.api_version, rt.list_kind)
+            choice = self._without_protobuf(choice, rt.api_version, rt.list_kind)
             header = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
             items = listed.items
         if choice.codec == "json" and self._pretty():
@@ -598,10 +602,10 @@ class Handler:
         ERROR events carry the Status unchanged.
         """
         choice = self._choice(stream=True)
+        if not choice.as_kind:
+            choice = self._without_protobuf(choice, rt.api_version, rt.kind, stream=True)
         codec, as_kind, meta_version = choice.codec, choice.as_kind, choice.meta_api_version
         include = include_object_option(request.args.get("includeObject")) if as_kind == "Table" else ""
-        if not as_kind:
-            self._check_protobuf(choice, rt.api_version, rt.kind)
         first = [True]
 
         def converted(event_type: str, payload: Any) -> dict[str, Any] | StoredObject:

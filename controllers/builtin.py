@@ -5,8 +5,9 @@
 controller (`setup`). `controllers.cli` runs the same `setup` out of process
 over HTTP.
 
-Built in: namespace lifecycle (`controllers.namespace`) and ClusterRole
-aggregation (`controllers.aggregation`).
+Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
+aggregation (`controllers.aggregation`) and the garbage collector
+(`controllers.gc`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from runtime.manager import Manager
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 
-from controllers import aggregation, namespace
+from controllers import aggregation, gc, namespace
 
 __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
 
@@ -28,6 +29,7 @@ def setup(manager: Manager) -> None:
     """Add every built-in controller to `manager`."""
     namespace.setup(manager)
     aggregation.setup(manager)
+    gc.setup(manager)
 
 
 def builtin_manager(registry: Registry, user: UserInfo) -> Manager:

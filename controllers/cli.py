@@ -10,7 +10,11 @@ which builds its controllers on the manager (`manager.controller(...).for_(...).
 reading caches from `manager.informers` and writing with `manager.client`) and may add other
 long-running parts with `manager.add(name, runnable)`. The same `setup` then runs in-process
 (in a test, see `runtime.testing`) or out of process (here). A module is named by its import
-name or by the path of a `.py` file.
+name (found from the current directory too, as `python -m` does) or by the path of a `.py` file.
+
+Several copies may run against one server with leader election (`--leader-elect`): only the
+holder of the Lease `--leader-elect-namespace`/`--leader-elect-name` runs controllers; the
+others keep their caches warm and take over when it stops (see `runtime.leaderelection`).
 
 `run_out_of_process(kubeconfig, modules, builtin=True)` loads the kubeconfig (its CA, token or
 client certificate), imports the modules, opens an `HTTPClient` (the API domain is asked from
@@ -35,9 +39,13 @@ from typing import Any, Sequence
 import trio
 
 from runtime.client_http import ConnectionSettings, open_http_client
+from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
 
-__all__ = ["load_controller_module", "run_controllers", "run_out_of_process", "main", "FIELD_MANAGER"]
+__all__ = [
+    "load_controller_module", "run_controllers", "run_out_of_process", "main", "FIELD_MANAGER",
+    "add_leader_election_arguments", "leader_election_config",
+]
 
 log = logging.getLogger("miniplane.controllers")
 
@@ -58,6 +66,8 @@ def load_controller_module(spec: str) -> ModuleType:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
     else:
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())  # a console script does not put it there; `python -m` does
         module = importlib.import_module(spec)
     if not callable(getattr(module, "setup", None)):
         raise TypeError(f"controller module {spec} has no setup(manager) function")
@@ -66,15 +76,17 @@ def load_controller_module(spec: str) -> ModuleType:
 
 async def run_controllers(config: ConnectionSettings, modules: Sequence[ModuleType], *, builtin: bool = True,
                           domain: str | None = None, protobuf: bool = False,
+                          leader_election: LeaderElectionConfig | None = None,
                           task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
     """Run the built-in controllers (if `builtin`) and each module's over HTTP until cancelled.
 
-    started() with the manager once its informers synced. Raises the
-    client's errors when the server cannot be reached at start.
+    started() with the manager once its informers synced (with
+    `leader_election`, before it leads). Raises the client's errors when the
+    server cannot be reached at start.
     """
     async with open_http_client(config, domain=domain, protobuf=protobuf, field_manager=FIELD_MANAGER,
                                 user_agent=FIELD_MANAGER) as client:
-        manager = Manager(client, name=FIELD_MANAGER)
+        manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
         if builtin:
             from controllers.builtin import setup
             setup(manager)
@@ -86,7 +98,8 @@ async def run_controllers(config: ConnectionSettings, modules: Sequence[ModuleTy
 
 
 def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = True, *,
-                       context: str | None = None, domain: str | None = None, protobuf: bool = False) -> int:
+                       context: str | None = None, domain: str | None = None, protobuf: bool = False,
+                       leader_election: LeaderElectionConfig | None = None) -> int:
     """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
     from api.kubeconfig import KubeConfigError, load_kubeconfig  # file parsing only; no server code
     try:
@@ -109,7 +122,8 @@ def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = 
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
                 await nursery.start(lambda task_status: run_controllers(
-                    config, loaded, builtin=builtin, domain=domain, protobuf=protobuf, task_status=task_status))
+                    config, loaded, builtin=builtin, domain=domain, protobuf=protobuf,
+                    leader_election=leader_election, task_status=task_status))
                 log.info("controllers running against %s", config.server)
                 async for signum in signals:
                     log.info("received signal %d; stopping", signum)
@@ -135,12 +149,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--api-domain", default=None, help="the server's API domain (default: ask the server)")
     parser.add_argument("--no-builtin", action="store_true", help="do not run the built-in controllers")
     parser.add_argument("--protobuf", action="store_true", help="talk Protobuf instead of JSON")
+    add_leader_election_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true")
     args: Any = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        election = leader_election_config(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     return run_out_of_process(args.kubeconfig, args.modules, builtin=not args.no_builtin, context=args.context,
-                              domain=args.api_domain, protobuf=args.protobuf)
+                              domain=args.api_domain, protobuf=args.protobuf, leader_election=election)
+
+
+def add_leader_election_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `--leader-elect` and its options (kube-controller-manager's names, seconds) to `parser`."""
+    parser.add_argument("--leader-elect", action="store_true",
+                        help="run controllers only while holding the lease (several copies may run)")
+    parser.add_argument("--leader-elect-namespace", default="default", help="namespace of the Lease")
+    parser.add_argument("--leader-elect-name", default=FIELD_MANAGER, help="name of the Lease")
+    parser.add_argument("--leader-elect-identity", default="", help="this candidate's identity (default: host_uuid)")
+    parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
+    parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
+    parser.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+
+
+def leader_election_config(args: Any) -> LeaderElectionConfig | None:
+    """The `LeaderElectionConfig` the parsed `--leader-elect*` arguments ask for (None without `--leader-elect`).
+
+    Raises ValueError for inconsistent timing.
+    """
+    if not args.leader_elect:
+        return None
+    return LeaderElectionConfig(args.leader_elect_namespace, args.leader_elect_name,
+                                identity=args.leader_elect_identity or default_identity(),
+                                lease_duration=args.leader_elect_lease_duration,
+                                renew_deadline=args.leader_elect_renew_deadline,
+                                retry_period=args.leader_elect_retry_period)
 
 
 if __name__ == "__main__":

@@ -192,6 +192,8 @@ class Manager:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled, then stop gracefully (see the module docs). started() once all are running.
 
+        With leader election, started() once the informers synced and the
+        runnables that do not need the lease run; see `wait_leading()`.
         Raises RuntimeError when already running.
         """
         if self._running:

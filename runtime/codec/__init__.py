@@ -4,7 +4,12 @@ Each codec is pure (no I/O) and lives in its own module:
 
 - `runtime.codec.protobuf`: Kubernetes' Protobuf envelope
   (`application/vnd.kubernetes.protobuf`), for the kinds that have a Protobuf
-  schema.
+  schema; lists item by item, watch frames.
+- `runtime.codec.cbor`: Kubernetes' CBOR (`application/cbor`): self-described,
+  strings as byte strings, deterministic; its decoder's limits; watch streams
+  as CBOR Sequences.
+- `runtime.codec.proto`: the generated message classes (Kubernetes'
+  `generated.proto` copies, and gnostic's OpenAPI v2 document).
 
 Codecs raise a `ValueError` subclass on bytes they cannot decode; the HTTP
 layer answers those with 400 and picks the codec by media type.

@@ -9,9 +9,11 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
 - `preconditions.uid` / `.resourceVersion` that differ from the stored
   object: 409 Conflict, in Kubernetes' words.
 - `propagationPolicy` is `Orphan`, `Background` or `Foreground`, and not set
-  together with `orphanDependents`. Both are accepted and checked only:
-  there is no garbage collector yet, so no `orphan` or `foregroundDeletion`
-  finalizer is added (a dependent is never deleted by cascade).
+  together with `orphanDependents`. The first delete records them as the
+  garbage collector's finalizer (`orphan`, `foregroundDeletion`; none for
+  Background, the default of every kind here), see
+  `runtime.registry.propagation`; the object then stays until the collector
+  (`controllers.gc`) has done its part and removed that finalizer.
 - `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
   so they go at once (a terminating object records 0).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
@@ -136,11 +138,18 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
             raise not_found(rt, name)
         _check_preconditions(rt, current, options)
         await registry._admit(user, rt, "delete", current.obj, current.obj, options)
-        if _has_finalizers(rt, current.obj):
-            if current.obj["metadata"].get("deletionTimestamp"):
-                # Already terminating: the first delete's timestamp stands; answer the object as it is.
-                return DeleteResult(200, current)
+        if current.obj["metadata"].get("deletionTimestamp") and _has_finalizers(rt, current.obj):
+            # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is.
+            return DeleteResult(200, current)
+        # The garbage collector's finalizer the propagation policy asks for (runtime.registry.propagation).
+        from runtime.registry.propagation import deletion_finalizers
+        finalizers = deletion_finalizers(rt.kind, current.obj["metadata"].get("finalizers") or [], options)
+        if finalizers or (rt.kind == "Namespace" and (current.obj.get("spec") or {}).get("finalizers")):
             obj = current.copy_dict()
+            if finalizers:
+                obj["metadata"]["finalizers"] = finalizers
+            else:
+                obj["metadata"].pop("finalizers", None)
             obj["metadata"]["deletionTimestamp"] = now_rfc3339()
             obj["metadata"]["deletionGracePeriodSeconds"] = 0
             if rt.kind == "Namespace":

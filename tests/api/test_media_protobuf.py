@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from runtime.codec import protobuf
+from runtime.scheme import Scheme
 from tests.conftest import Server, start_server
 
 PB = "application/vnd.kubernetes.protobuf"
@@ -256,3 +257,18 @@ async def test_the_domains_protobuf_media_type_is_answered_as_asked(nursery, tmp
     assert r.status_code == 200 and r.headers["content-type"] == "application/vnd.svc.protobuf"
     assert envelope(r.content)[:2] == ("rbac.authorization.svc.io/v1", "ClusterRole")
     assert created.status_code == 201 and created.json()["metadata"]["name"] == "mine"
+
+
+async def test_kinds_without_a_protobuf_form_fall_back_to_the_next_type_or_406(srv):
+    without = [t for t in Scheme(srv.domain).types
+               if not t.virtual and not protobuf.supports(t.api_version, t.kind) and "list" in t.info.verbs]
+    if not without:
+        pytest.skip("every served kind has a Protobuf form")
+    rt = without[0]
+    prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
+    path = f"{prefix}/namespaces/default/{rt.plural}" if rt.namespaced else f"{prefix}/{rt.plural}"
+    async with srv.client() as c:
+        fallback = await c.get(path, headers={"Accept": f"{PB}, application/json"})
+        alone = await c.get(path, headers={"Accept": PB})
+    assert fallback.status_code == 200 and fallback.json()["kind"] == rt.list_kind
+    assert alone.status_code == 406

@@ -167,3 +167,15 @@ async def test_reviews_are_decided_alike_in_every_encoding_pair(srv, kind):
             assert r.status_code == 201, (req, resp, r.content[:300])
             answer = decode_answer(resp, r.content)
             assert (answer["kind"], answer["spec"], answer["status"]) == (kind, plain["spec"], plain["status"])
+
+
+async def test_self_subject_review_answers_the_caller_in_every_encoding_pair(srv):
+    body = {"apiVersion": f"authentication.{srv.domain}/v1", "kind": "SelfSubjectReview"}
+    path = f"/apis/authentication.{srv.domain}/v1/selfsubjectreviews"
+    async with srv.client() as c:
+        plain = (await c.post(path, json=body)).json()
+        for req, resp in PAIRS:
+            r = await c.post(path, content=encode_body(req, body),
+                             headers={"Content-Type": MEDIA[req], "Accept": MEDIA[resp]})
+            assert r.status_code == 201, (req, resp, r.content[:300])
+            assert decode_answer(resp, r.content)["status"] == plain["status"], (req, resp)

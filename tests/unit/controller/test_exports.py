@@ -8,7 +8,8 @@ import pytest
 
 MODULES = ["runtime.client", "runtime.client_local", "runtime.client_http", "runtime.informer",
            "runtime.controller", "runtime.manager", "runtime.finalizers", "runtime.resourceversion",
-           "runtime.testing", "controllers.builtin", "controllers.namespace", "controllers.aggregation",
+           "runtime.testing", "runtime.leaderelection", "runtime.models.coordination", "examples.team_rolebindings",
+           "controllers.builtin", "controllers.namespace", "controllers.aggregation",
            "controllers.cli"]
 
 

@@ -1,0 +1,84 @@
+"""`miniplane controllers` stops cleanly on SIGINT and SIGTERM: queued keys are drained, none is lost, exit 0."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import trio
+
+from api.kubeconfig import load_kubeconfig
+from runtime.client_http import open_http_client
+from tests.conftest import start_server
+
+REPO = Path(__file__).resolve().parents[3]
+
+# Reconciles one key at a time, slowly, and says so on stdout.
+SLOW_MODULE = textwrap.dedent('''
+    import trio
+
+    def setup(manager):
+        async def reconcile(key):
+            if key.namespace != "drain":
+                return
+            print("start", key.name, flush=True)
+            await trio.sleep(0.2)
+            print("done", key.name, flush=True)
+
+        manager.controller("slow").for_(manager.scheme.by_kind("Role")).complete(reconcile)
+''')
+
+
+async def read_lines(stream: trio.abc.ReceiveStream, until: str | None = None) -> list[str]:
+    """Lines from `stream` up to one starting with `until`, or up to EOF when `until` is None."""
+    lines: list[str] = []
+    buffer = b""
+    while True:
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            return lines
+        buffer += chunk
+        *complete, buffer = buffer.split(b"\n")
+        for line in complete:
+            lines.append(line.decode())
+            if until is not None and line.decode().startswith(until):
+                return lines
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_drains_the_queued_keys_then_exits_0(nursery, tmp_path, signum):
+    server = await start_server(nursery, tmp_path)
+    module = tmp_path / "slow_controllers.py"
+    module.write_text(SLOW_MODULE)
+    names = [f"r{i}" for i in range(5)]
+    async with open_http_client(load_kubeconfig(server.kubeconfig)) as client:
+        await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "drain"}})
+        for name in names:  # all queued at once by the first list
+            await client.create({"apiVersion": f"{client.scheme.rbac_group}/v1", "kind": "Role",
+                                 "metadata": {"name": name, "namespace": "drain"}, "rules": []})
+    miniplane = Path(sys.executable).parent / "miniplane"
+    command = [str(miniplane)] if miniplane.exists() else [sys.executable, "-m", "api.cli"]
+    log = (tmp_path / "controllers.log").open("wb")
+    process = await trio.lowlevel.open_process(
+        [*command, "controllers", "--kubeconfig", str(server.kubeconfig), "--module", str(module),
+         "--builtin", "false"], cwd=str(REPO), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
+    try:
+        assert process.stdout is not None
+        with trio.fail_after(30):
+            before = await read_lines(process.stdout, until="start")
+            process.send_signal(signum)  # one reconcile running, four queued
+            after = await read_lines(process.stdout)
+            code = await process.wait()
+        lines = before + after
+        assert code == 0, (tmp_path / "controllers.log").read_text()
+        assert [line for line in lines if line.startswith("done")] == [f"done {n}" for n in names]
+        assert [line for line in lines if line.startswith("start")] == [f"start {n}" for n in names]
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        log.close()

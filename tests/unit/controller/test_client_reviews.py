@@ -1,0 +1,54 @@
+"""Creating a review kind evaluates it, through either transport (the reviews are never stored)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.kubeconfig import load_kubeconfig
+from runtime.client_http import HTTPClient
+from runtime.client_local import LocalClient
+from runtime.rbac.user import UserInfo
+from runtime.registry import Registry
+from runtime.scheme import Scheme
+from runtime.storage.memory import MemoryStore
+from runtime.testing import ADMIN, bootstrap_registry
+from tests.conftest import start_server
+
+
+@pytest.fixture(params=["local", "http"])
+async def client(request, nursery, tmp_path):
+    if request.param == "local":
+        registry = Registry(MemoryStore(), Scheme())
+        await nursery.start(registry.run)
+        await bootstrap_registry(registry)
+        yield LocalClient(registry, ADMIN)
+        return
+    server = await start_server(nursery, tmp_path)
+    http = HTTPClient(load_kubeconfig(server.kubeconfig), scheme=Scheme(server.domain))
+    yield http
+    await http.aclose()
+
+
+async def test_a_subject_access_review_is_evaluated_not_stored(client):
+    review = await client.create({
+        "apiVersion": f"{client.scheme.authz_group}/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": "nobody", "resourceAttributes": {"verb": "list", "resource": "namespaces"}}})
+    assert review["status"]["allowed"] is False
+    review = await client.create({
+        "apiVersion": f"{client.scheme.authz_group}/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": "root", "groups": ["system:masters"],
+                 "resourceAttributes": {"verb": "list", "resource": "namespaces"}}})
+    assert review["status"]["allowed"] is True
+
+
+async def test_a_self_subject_access_review_answers_for_the_caller(client):
+    review = await client.create({
+        "apiVersion": f"{client.scheme.authz_group}/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "namespaces"}}})
+    assert review["status"]["allowed"] is True  # both clients act as an admin
+    if isinstance(client, LocalClient):
+        nobody = client.with_user(UserInfo("nobody", groups=("system:authenticated",)))
+        review = await nobody.create({
+            "apiVersion": f"{client.scheme.authz_group}/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "delete", "resource": "namespaces"}}})
+        assert review["status"]["allowed"] is False
