@@ -47,6 +47,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--kubeconfig", required=True)
     c.add_argument("--module", action="append", default=[], help="python module with controllers to run")
     c.add_argument("--builtin", type=_bool, default=True)
+    from controllers.cli import add_leader_election_arguments
+    add_leader_election_arguments(c)
     return p
 
 
@@ -77,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return 0
     if args.command == "controllers":
-        from controllers.cli import run_out_of_process
-        return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin)
+        from controllers.cli import leader_election_config, run_out_of_process
+        try:
+            election = leader_election_config(args)
+        except ValueError as exc:
+            print(f"miniplane: {exc}", file=sys.stderr)
+            return 2
+        return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin, leader_election=election)
     return 2
 
 

@@ -128,6 +128,19 @@ def _validate_namespace(obj: dict, ctx: "Context") -> list[FieldError]:
     return errs
 
 
+def _validate_lease(obj: dict, ctx: "Context") -> list[FieldError]:
+    """coordination/v1 Lease (Kubernetes' pkg/apis/coordination/validation)."""
+    errs: list[FieldError] = []
+    spec = obj.get("spec") or {}
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and duration <= 0:
+        errs.append(invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and transitions < 0:
+        errs.append(invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
+    return errs
+
+
 class Context:
     """What rules need beyond the object: scope and the rbac group name of the domain."""
 
@@ -142,9 +155,10 @@ _RULES: dict[str, Callable[[dict, Context], list[FieldError]]] = {
     "ClusterRoleBinding": _validate_binding,
     "RoleBinding": _validate_binding,
     "Namespace": _validate_namespace,
+    "Lease": _validate_lease,
 }
 
-_NAME_RULE = {"Namespace": "dns-label"}
+_NAME_RULE = {"Namespace": "dns-label", "Lease": "dns-subdomain"}
 
 
 def validate_object(kind: str, obj: dict, *, namespaced: bool, rbac_group: str) -> list[FieldError]:

@@ -94,7 +94,12 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
     if not name and not meta.get("generateName"):
         errs.append(required("metadata.name", "name or generateName is required"))
     elif name:
-        problems = path_segment_errors(name) if name_rule == "path-segment" else dns1123_label_errors(name)
+        if name_rule == "path-segment":
+            problems = path_segment_errors(name)
+        elif name_rule == "dns-subdomain":
+            problems = [] if is_dns1123_subdomain(name) else [DNS1123_SUBDOMAIN_MSG]
+        else:
+            problems = dns1123_label_errors(name)
         errs.extend(invalid("metadata.name", name, p) for p in problems)
     namespace = meta.get("namespace") or ""
     if namespaced and not namespace:

@@ -109,3 +109,11 @@ def test_aggregation_rule_selectors():
         {"matchExpressions": [{"key": "a", "operator": "In"}]}]}})
     assert out == ["aggregationRule.clusterRoleSelectors[0].matchExpressions[0].values: Required value: "
                    "must be specified when `operator` is 'In' or 'NotIn'"]
+
+
+def test_lease_durations_and_names():
+    out = errs("Lease", {"metadata": {"name": "Bad_Name", "namespace": "ns"},
+                         "spec": {"leaseDurationSeconds": 0, "leaseTransitions": -1}}, namespaced=True)
+    assert out[0].startswith('metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain')
+    assert out[1:] == ["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0",
+                       "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"]
