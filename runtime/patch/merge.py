@@ -17,12 +17,9 @@ from runtime.patch.errors import PatchError
 __all__ = ["apply_merge_patch", "merge_patch"]
 
 
-def apply_merge_patch(doc: dict[str, Any], patch: Any) -> dict[str, Any]:
-    """Apply `patch` (a decoded value or its JSON text) to `doc`; return a new object.
 
-    The input is never modified. Raises PatchError(400) when the patch is not
-    JSON, or when it is not an object (the result would not be an object).
-    """
+def decode_object_patch(patch: Any) -> dict[str, Any]:
+    """A merge or strategic patch as a JSON object (bytes/str are parsed); 400 PatchError otherwise."""
     if isinstance(patch, (bytes, bytearray, str)):
         try:
             patch = json.loads(patch)
@@ -31,6 +28,15 @@ def apply_merge_patch(doc: dict[str, Any], patch: Any) -> dict[str, Any]:
     if not isinstance(patch, dict):
         raise PatchError("json: cannot unmarshal %s into Go value of type map[string]interface {}"
                          % ("array" if isinstance(patch, list) else "value"), 400)
+    return patch
+
+def apply_merge_patch(doc: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """Apply `patch` (a decoded value or its JSON text) to `doc`; return a new object.
+
+    The input is never modified. Raises PatchError(400) when the patch is not
+    JSON, or when it is not an object (the result would not be an object).
+    """
+    patch = decode_object_patch(patch)
     return merge_patch(doc, patch)
 
 

@@ -41,6 +41,7 @@ import json
 from typing import Any
 
 from runtime.patch.errors import PatchError
+from runtime.patch.merge import decode_object_patch
 from runtime.patch.schema import UNTYPED, Field, ListNode, Node, schema_for
 
 __all__ = ["apply_strategic_merge_patch"]
@@ -58,14 +59,7 @@ def apply_strategic_merge_patch(doc: dict[str, Any], patch: Any, model: type) ->
     `model` is the pydantic model of the kind; its field markers drive list
     merging. The inputs are never modified. Raises PatchError (400/422).
     """
-    if isinstance(patch, (bytes, bytearray, str)):
-        try:
-            patch = json.loads(patch)
-        except ValueError as e:
-            raise PatchError(f"error decoding patch: {e}", 400) from None
-    if not isinstance(patch, dict):
-        raise PatchError("json: cannot unmarshal %s into Go value of type map[string]interface {}"
-                         % ("array" if isinstance(patch, list) else "value"), 400)
+    patch = decode_object_patch(patch)
     result = _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema_for(model))
     return result
 
