@@ -184,7 +184,7 @@ async def test_force_delete_is_refused_while_the_gate_is_off(ungated):
         assert "/rbac.authorization/clusterroles/broken" in stored_keys(db)
         assert (await c.get(f"{srv.rbac}/clusterroles/broken")).status_code == 500
         # ...and on a readable object it is an ordinary delete, other options allowed.
-        r = await c.delete(f"{srv.rbac}/clusterroles/fine", params={FORCE: "true", "propagationPolicy": "Orphan"})
+        r = await c.delete(f"{srv.rbac}/clusterroles/fine", params={FORCE: "true", "propagationPolicy": "Background"})
         assert r.status_code == 200 and (await c.get(f"{srv.rbac}/clusterroles/fine")).status_code == 404
 
 

@@ -2,6 +2,7 @@
 
 - ClusterRole aggregation: a role labelled `aggregate-to-view` reaches view,
   edit and admin within a second, and leaves them when the label goes;
+- garbage collection: `kubectl delete --cascade=foreground` and `=orphan`;
 - `kubectl delete namespace` of a namespace holding 500 Roles and 500
   RoleBindings, some held by finalizers a test controller releases only once
   the namespace reports them: the namespace and everything in it go, nothing
@@ -141,6 +142,38 @@ async def test_a_role_labelled_aggregate_to_view_reaches_view_edit_and_admin_wit
         await poll(aggregated, has_widgets, AGGREGATION_DEADLINE)
         await kubectl_c("label", "clusterrole", "widget-reader", f"{GROUP}/aggregate-to-view-")
         await poll(aggregated, lambda roles: not any(has_widgets([r]) for r in roles), AGGREGATION_DEADLINE)
+
+
+# ---- garbage collection through kubectl ----------------------------------------------------------
+
+async def make_owned(client: Client, owner_name: str, dependent_name: str) -> dict[str, Any]:
+    """A ClusterRole and a Role in `default` it owns (blockOwnerDeletion); returns the owner."""
+    owner = await client.create({"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
+                                 "metadata": {"name": owner_name}, "rules": [WIDGETS]})
+    ref = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole", "name": owner_name,
+           "uid": owner["metadata"]["uid"], "blockOwnerDeletion": True}
+    await client.create({"apiVersion": f"{GROUP}/v1", "kind": "Role",
+                         "metadata": {"name": dependent_name, "namespace": "default", "ownerReferences": [ref]},
+                         "rules": [WIDGETS]})
+    return owner
+
+
+async def test_kubectl_delete_cascade_foreground_removes_the_dependents_first(controlled, kubectl_c):
+    async with open_http_client(load_kubeconfig(controlled.kubeconfig)) as client:
+        await make_owned(client, "fg-owner", "fg-dependent")
+        with trio.fail_after(60):
+            await kubectl_c("delete", "clusterrole", "fg-owner", "--cascade=foreground", "--timeout=60s")
+        got = await kubectl_c("get", "role", "fg-dependent", "-n", "default", check=False)
+        assert got.code != 0 and "NotFound" in got.err
+
+
+async def test_kubectl_delete_cascade_orphan_leaves_the_dependents_without_the_owner(controlled, kubectl_c):
+    async with open_http_client(load_kubeconfig(controlled.kubeconfig)) as client:
+        await make_owned(client, "orphan-owner", "orphan-dependent")
+        with trio.fail_after(60):
+            await kubectl_c("delete", "clusterrole", "orphan-owner", "--cascade=orphan", "--timeout=60s")
+        kept = json.loads((await kubectl_c("get", "role", "orphan-dependent", "-n", "default", "-o", "json")).out)
+        assert "ownerReferences" not in kept["metadata"]
 
 
 # ---- namespace cascade ---------------------------------------------------------------------------

@@ -32,7 +32,8 @@ async def test_builtin_and_user_controllers_run_out_of_process_over_http(nursery
     module = load_controller_module(str(path))
     config = load_kubeconfig(server.kubeconfig)
     manager = await nursery.start(run_controllers, config, [module])
-    assert set(manager.controllers) == {"namespace", "clusterrole-aggregation", "namespace-recorder"}
+    gc = {f"garbage-collector-{t.group_resource}" for t in manager.scheme.stored_types()}
+    assert set(manager.controllers) == {"namespace", "clusterrole-aggregation", "namespace-recorder"} | gc
     async with open_http_client(config) as client:
         namespaces = client.scheme.by_kind("Namespace")
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "remote"}})

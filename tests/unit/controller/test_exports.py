@@ -10,7 +10,7 @@ MODULES = ["runtime.client", "runtime.client_local", "runtime.client_http", "run
            "runtime.controller", "runtime.manager", "runtime.finalizers", "runtime.resourceversion",
            "runtime.testing", "runtime.leaderelection", "runtime.models.coordination", "examples.team_rolebindings",
            "controllers.builtin", "controllers.namespace", "controllers.aggregation",
-           "controllers.cli"]
+           "controllers.cli", "controllers.gc", "runtime.registry.propagation", "runtime.leaderelection"]
 
 
 @pytest.mark.parametrize("name", MODULES)
