@@ -24,7 +24,7 @@ from hypercorn.trio import serve as hypercorn_serve
 from api import certs
 from api.app import ServerState, create_app
 from api.authn import Authenticator, TokenFile, capture_peer_certificates
-from api.kubeconfig import write_kubeconfig
+from runtime.kubeconfig import write_kubeconfig
 from runtime import errors
 from runtime.featuregates import DEFAULT_GATES
 from runtime.rbac import load_bootstrap_policy, reconcile_binding, reconcile_role

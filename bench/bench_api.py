@@ -23,7 +23,7 @@ import trio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from api.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 

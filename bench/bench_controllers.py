@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from api.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from api.server import ServeOptions, serve  # noqa: E402
 from runtime.client import ObjectKey, ObjectList, WatchEvent  # noqa: E402
 from runtime.client_http import open_http_client  # noqa: E402

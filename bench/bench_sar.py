@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from api.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from api.server import SYSTEM_USER, ServeOptions, bootstrap, serve  # noqa: E402
 from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
 from runtime.rbac.user import UserInfo  # noqa: E402

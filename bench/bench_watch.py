@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from api.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from runtime.objects import dumps_json  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
 

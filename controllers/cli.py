@@ -38,7 +38,8 @@ from typing import Any, Sequence
 
 import trio
 
-from runtime.client_http import ConnectionSettings, open_http_client
+from runtime.client_http import open_http_client
+from runtime.kubeconfig import KubeConfig
 from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
 
@@ -74,7 +75,7 @@ def load_controller_module(spec: str) -> ModuleType:
     return module
 
 
-async def run_controllers(config: ConnectionSettings, modules: Sequence[ModuleType], *, builtin: bool = True,
+async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, builtin: bool = True,
                           domain: str | None = None, protobuf: bool = False,
                           leader_election: LeaderElectionConfig | None = None,
                           task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
@@ -101,7 +102,7 @@ def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = 
                        context: str | None = None, domain: str | None = None, protobuf: bool = False,
                        leader_election: LeaderElectionConfig | None = None) -> int:
     """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
-    from api.kubeconfig import KubeConfigError, load_kubeconfig  # file parsing only; no server code
+    from runtime.kubeconfig import KubeConfigError, load_kubeconfig
     try:
         config = load_kubeconfig(kubeconfig, context)
     except (OSError, KubeConfigError) as exc:

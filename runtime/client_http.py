@@ -1,11 +1,10 @@
 """`HTTPClient`: the `Client` interface over HTTP(S), with httpx on anyio (runs under trio).
 
-Connection settings are a `ClientConfig` (server URL, CA, token or client
-certificate); any object with the same attributes works, e.g. the
-`KubeConfig` that `api.kubeconfig.load_kubeconfig` reads (runtime does not
-import api, so the caller loads the file). The CA is trusted for TLS; the
-token goes in `Authorization: Bearer`; a client certificate is presented in
-the TLS handshake.
+Connection settings are a `KubeConfig` (server URL, CA, token or client
+certificate), as `runtime.kubeconfig.load_kubeconfig` reads it from a file or
+as built in code. The CA is trusted for TLS; the token goes in
+`Authorization: Bearer`; a client certificate is presented in the TLS
+handshake.
 
 With `protobuf=True` the client asks for `application/vnd.kubernetes.protobuf`
 (JSON as fallback) and sends create/update bodies in Protobuf where the kind
@@ -31,8 +30,7 @@ import ssl
 import struct
 import tempfile
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, AsyncIterator
 from urllib.parse import quote
 
 import httpx
@@ -41,9 +39,10 @@ from runtime import errors
 from runtime.client import BaseClient, DecodeError, ObjectList, TransportError, WatchEvent, WatchStream
 from runtime.codec import protobuf
 from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
+from runtime.kubeconfig import KubeConfig
 from runtime.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
 
-__all__ = ["ClientConfig", "ConnectionSettings", "HTTPClient", "open_http_client", "discover_domain"]
+__all__ = ["HTTPClient", "open_http_client", "discover_domain"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _FRAME = struct.Struct(">I")
@@ -55,30 +54,7 @@ _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotF
             503: "ServiceUnavailable", 504: "Timeout"}
 
 
-class ConnectionSettings(Protocol):
-    """What the client reads from its configuration (`ClientConfig`, or api's `KubeConfig`)."""
-
-    server: str
-    ca_pem: bytes | None
-    token: str | None
-    client_cert_pem: bytes | None
-    client_key_pem: bytes | None
-    insecure: bool
-
-
-@dataclass(frozen=True)
-class ClientConfig:
-    """Where the server is and who we are: URL, CA (PEM), bearer token, client certificate and key (PEM)."""
-
-    server: str
-    ca_pem: bytes | None = None
-    token: str | None = None
-    client_cert_pem: bytes | None = None
-    client_key_pem: bytes | None = None
-    insecure: bool = False
-
-
-def _ssl_context(config: ConnectionSettings) -> ssl.SSLContext:
+def _ssl_context(config: KubeConfig) -> ssl.SSLContext:
     if config.ca_pem:
         context = ssl.create_default_context(cadata=config.ca_pem.decode("ascii"))
     else:
@@ -98,7 +74,7 @@ def _ssl_context(config: ConnectionSettings) -> ssl.SSLContext:
     return context
 
 
-def _http_client(config: ConnectionSettings, user_agent: str, timeout: float,
+def _http_client(config: KubeConfig, user_agent: str, timeout: float,
                  transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
     headers = {"User-Agent": user_agent}
     if config.token:
@@ -127,7 +103,7 @@ class HTTPClient(BaseClient):
     `httpx.ASGITransport` for in-process tests).
     """
 
-    def __init__(self, config: ConnectionSettings, *, scheme: Scheme | None = None, protobuf: bool = False,
+    def __init__(self, config: KubeConfig, *, scheme: Scheme | None = None, protobuf: bool = False,
                  field_manager: str = "", user_agent: str = "miniplane-client/0.1", timeout: float = 30.0,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         super().__init__(scheme or Scheme(DEFAULT_DOMAIN), field_manager=field_manager)
@@ -359,7 +335,7 @@ class HTTPClient(BaseClient):
                                    body=self._delete_body(opts), content_type="application/json")
 
 
-async def discover_domain(config: ConnectionSettings, *, timeout: float = 30.0,
+async def discover_domain(config: KubeConfig, *, timeout: float = 30.0,
                           transport: httpx.AsyncBaseTransport | None = None) -> str:
     """The server's API domain, read from `/apis` (the group `rbac.authorization.<domain>`).
 
@@ -384,7 +360,7 @@ async def discover_domain(config: ConnectionSettings, *, timeout: float = 30.0,
 
 
 @asynccontextmanager
-async def open_http_client(config: ConnectionSettings, *, domain: str | None = None, protobuf: bool = False,
+async def open_http_client(config: KubeConfig, *, domain: str | None = None, protobuf: bool = False,
                            field_manager: str = "", user_agent: str = "miniplane-client/0.1",
                            timeout: float = 30.0,
                            transport: httpx.AsyncBaseTransport | None = None) -> AsyncIterator[HTTPClient]:

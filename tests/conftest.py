@@ -10,7 +10,7 @@ import httpx
 import pytest
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from api.server import SYSTEM_USER, ServeOptions, bootstrap, serve
 from runtime.registry import Registry
 from runtime.scheme import Scheme

@@ -18,7 +18,7 @@ import itertools
 import pytest
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object
 from tests.conftest import Server, start_server

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object
 from tests.conftest import start_server

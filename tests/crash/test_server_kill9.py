@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from controllers.aggregation import same_rules
 from runtime.client import Client
 from runtime.client_http import open_http_client

@@ -10,7 +10,7 @@ from pathlib import Path
 import trio
 
 import examples.team_rolebindings as example
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from controllers import builtin
 from runtime.client_http import open_http_client
 from runtime.testing import open_test_env, wait_for_object

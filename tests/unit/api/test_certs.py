@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from api.certs import ensure_pki, issue_client_cert, new_admin_token
-from api.kubeconfig import KubeConfigError, load_kubeconfig, write_kubeconfig
+from runtime.kubeconfig import KubeConfigError, load_kubeconfig, write_kubeconfig
 
 
 def _mode(path: Path) -> int:

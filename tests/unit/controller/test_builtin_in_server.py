@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from controllers.aggregation import same_rules
 from runtime.client_http import open_http_client
 from runtime.informer import Informer

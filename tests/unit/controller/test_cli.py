@@ -6,7 +6,7 @@ import textwrap
 
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from controllers.cli import load_controller_module, run_controllers, run_out_of_process
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object

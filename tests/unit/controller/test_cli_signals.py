@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from tests.conftest import start_server
 

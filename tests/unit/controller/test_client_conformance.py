@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime import errors, models
 from runtime.client import (
     APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client, ObjectKey, ignore_not_found,
@@ -234,8 +234,8 @@ async def test_forbidden_answers_raise_forbidden(client, tmp_path):
         from runtime.rbac.user import UserInfo
         nobody = client.with_user(UserInfo("nobody", groups=("system:authenticated",)))
     else:
-        from runtime.client_http import ClientConfig
-        nobody = HTTPClient(ClientConfig(client.config.server, ca_pem=client.config.ca_pem, token=None),
+        from runtime.kubeconfig import KubeConfig
+        nobody = HTTPClient(KubeConfig(client.config.server, ca_pem=client.config.ca_pem, token=None),
                             scheme=client.scheme)
     try:
         with pytest.raises((errors.Forbidden, errors.Unauthorized)):

@@ -8,15 +8,16 @@ import httpx
 import pytest
 
 from api.certs import ensure_pki, issue_client_cert
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime import errors
 from runtime.client import DecodeError, TransportError
-from runtime.client_http import ClientConfig, HTTPClient, open_http_client
+from runtime.client_http import HTTPClient, open_http_client
+from runtime.kubeconfig import KubeConfig
 from runtime.codec import protobuf
 from runtime.scheme import Scheme
 from tests.conftest import start_server
 
-CONFIG = ClientConfig("http://miniplane.test")
+CONFIG = KubeConfig("http://miniplane.test")
 
 
 def mock_client(handler, **kw) -> HTTPClient:
@@ -111,7 +112,7 @@ async def test_client_certificate_from_the_config_authenticates(nursery, tmp_pat
     pki = ensure_pki(tmp_path / "data")
     server = await start_server(nursery, tmp_path, client_ca_file=str(pki.ca_cert_path))
     cert, key = issue_client_cert(pki, "cert-user", ["system:masters"])
-    config = ClientConfig(server.url, ca_pem=server.ca_pem, client_cert_pem=cert, client_key_pem=key)
+    config = KubeConfig(server.url, ca_pem=server.ca_pem, client_cert_pem=cert, client_key_pem=key)
     async with open_http_client(config) as client:
         review = await client.create({"apiVersion": f"authentication.{client.scheme.domain}/v1",
                                       "kind": "SelfSubjectReview"})
@@ -121,7 +122,7 @@ async def test_client_certificate_from_the_config_authenticates(nursery, tmp_pat
 async def test_server_not_signed_by_the_config_ca_is_a_transport_error(nursery, tmp_path):
     server = await start_server(nursery, tmp_path)
     other_ca = ensure_pki(tmp_path / "elsewhere").ca_cert_pem
-    config = ClientConfig(server.url, ca_pem=other_ca, token=server.token)
+    config = KubeConfig(server.url, ca_pem=other_ca, token=server.token)
     client = HTTPClient(config, scheme=Scheme(server.domain))
     try:
         with pytest.raises(TransportError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import HTTPClient
 from runtime.client_local import LocalClient
 from runtime.rbac.user import UserInfo

@@ -349,7 +349,7 @@ async def test_a_manager_stopped_while_following_never_leads(autojump_clock):
 
 async def test_two_managers_over_http_have_a_single_leader_and_fail_over(nursery, tmp_path):
     # A real server on real time (sockets and a mock clock do not mix): short leases, bounded waits.
-    from api.kubeconfig import load_kubeconfig
+    from runtime.kubeconfig import load_kubeconfig
     from runtime.client_http import open_http_client
     from runtime.manager import Manager
     from tests.conftest import start_server
