@@ -462,7 +462,7 @@ class Handler:
         args = request.args
         if rt.virtual:
             if verb != "create":
-                raise errors.MethodNotAllowed(f"the server does not allow this method on the requested resource")
+                raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
             choice = self._choice(allowed_as=("",))
             result = await self.registry.review(user, rt, namespace, await self._body(), write_options(args, ua))
             return self._respond(201, result.obj.obj, choice, warnings=result.warnings)

@@ -7,7 +7,7 @@ object; the HTTP layer writes it in the negotiated media type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [

@@ -8,9 +8,7 @@ Group names derive from one domain (`--api-domain`, default `svc.io`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from dataclasses import dataclass
 from pydantic import BaseModel
 
 from runtime import models

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-import trio
 
 from runtime.kubeconfig import load_kubeconfig
-from api.server import SYSTEM_USER, ServeOptions, bootstrap, serve
+from api.server import ServeOptions, bootstrap, serve
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage.memory import MemoryStore

@@ -7,14 +7,11 @@ watch cache or writes to the store. Dry run stops right before persisting.
 
 from __future__ import annotations
 
-import copy
-import json
 import secrets
-import string
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 import trio
 
@@ -104,7 +101,7 @@ class Registry:
                 self.rbac.replace(o.obj for rt in self.scheme.stored_types() if rt.group == self.scheme.rbac_group
                                   for o in self.kind_cache(rt).list())
             return
-        if not event.obj.key.startswith(f"/rbac.authorization/"):
+        if not event.obj.key.startswith("/rbac.authorization/"):
             return
         if event.type == "DELETED":
             self.rbac.remove(event.obj.obj)
@@ -186,7 +183,7 @@ class Registry:
         """The filter of a list or watch: namespace, label and field selectors (400 if malformed)."""
         try:
             labels = parse_label_selector(opts.label_selector)
-            fields = parse_field_selector(opts.field_selector, FIELD_LABELS[rt.namespaced])
+            fields = parse_field_selector(opts.field_selector, FIELD_LABELS)
         except SelectorError as exc:
             raise errors.BadRequest(str(exc)) from None
         ns = namespace if rt.namespaced else ""
@@ -404,7 +401,7 @@ class Registry:
 
     def _check_writable(self, rt: ResourceType) -> None:
         if rt.virtual:
-            raise errors.MethodNotAllowed(f"the server does not allow this method on the requested resource")
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
 
     def _check_namespace_field(self, rt: ResourceType, namespace: str, meta: dict[str, Any]) -> None:
         if not rt.namespaced:
@@ -432,7 +429,8 @@ class Registry:
         await admit(self, user, rt, operation, obj, old, opts)
 
 
-FIELD_LABELS = {True: ("metadata.name", "metadata.namespace"), False: ("metadata.name", "metadata.namespace")}
+#: The fields every kind can be selected by (Kubernetes' DefaultClusterScopedAttr / DefaultNamespaceScopedAttr).
+FIELD_LABELS = ("metadata.name", "metadata.namespace")
 
 
 def parse_resource_version(value: str) -> int:

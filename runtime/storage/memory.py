@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
+from typing import AsyncIterator, Awaitable, Callable, Sequence
 
 import trio
 

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from runtime.validation.fielderrors import FieldError, forbidden, invalid, not_supported, required
 from runtime.validation.names import (
-    dns1123_label_errors, is_dns1123_subdomain, path_segment_errors, validate_object_meta,
+    is_dns1123_subdomain, path_segment_errors, validate_object_meta,
     DNS1123_SUBDOMAIN_MSG,
 )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 ROLE = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "reader"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]}
