@@ -12,10 +12,11 @@ import logging
 import os
 import secrets
 import ssl
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -108,6 +109,23 @@ async def bootstrap(registry: Registry) -> None:
     await _write(registry, "Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
 
 
+def _wall_clock() -> Callable[[], float]:
+    """Wall time that advances with trio's clock: token ages survive restarts, and tests can mock it."""
+    wall, monotonic = time.time(), trio.current_time()
+    return lambda: wall + (trio.current_time() - monotonic)
+
+
+def _continue_secret(data_dir: Path) -> bytes:
+    """The key continue tokens are signed with, made once per data directory."""
+    path = data_dir / "continue.key"
+    if path.exists():
+        return path.read_bytes()
+    secret = secrets.token_bytes(32)
+    path.write_bytes(secret)
+    os.chmod(path, 0o600)
+    return secret
+
+
 def _admin_token(data_dir: Path) -> str:
     path = data_dir / "admin.token"
     if path.exists():
@@ -150,7 +168,8 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
     scheme = Scheme(options.api_domain)
     store = await open_store(options.store, str(data_dir / "state.db") if options.store == "sqlite" else None)
     registry = Registry(store, scheme, feature_gates=options.feature_gates, history_seconds=options.watch_history,
-                        continue_ttl=options.continue_ttl)
+                        continue_ttl=options.continue_ttl, continue_secret=_continue_secret(data_dir),
+                        token_clock=_wall_clock())
     pki = certs.ensure_pki(data_dir)
     cert_file = options.tls_cert_file or str(pki.serving_cert_path)
     key_file = options.tls_private_key_file or str(pki.serving_key_path)

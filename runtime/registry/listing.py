@@ -185,7 +185,9 @@ class ContinueTokens:
         return revision, prefix + start, issued
 
     def expired(self, issued: float) -> bool:
-        return self._clock() - issued > self.ttl
+        """Past the TTL, or issued "in the future" (a clock that went backwards): age unknown."""
+        age = self._clock() - issued
+        return age > self.ttl or age < -1.0  # (issue times are rounded to the millisecond)
 
 
 async def _reach(registry: "Registry", revision: int, wait: float) -> None:

@@ -71,7 +71,8 @@ class Registry:
 
     def __init__(self, store: Store, scheme: Scheme, authorizer: Any = None, *,
                  feature_gates: dict[str, bool] | None = None, history_seconds: float = 300.0,
-                 continue_ttl: float = 300.0) -> None:
+                 continue_ttl: float = 300.0, continue_secret: bytes | None = None,
+                 token_clock: Callable[[], float] | None = None) -> None:
         self.store = store
         self.scheme = scheme
         # Roles and bindings as the watch cache sees them, indexed by subject.
@@ -82,7 +83,9 @@ class Registry:
                                 history_seconds=history_seconds)
         self.namespaces = scheme.by_kind("Namespace")
         from runtime.registry.listing import ContinueTokens
-        self.continue_tokens = ContinueTokens(continue_ttl)
+        # A secret kept across restarts keeps continue tokens valid (or properly expired) after one.
+        # (token_clock: wall time in the server, so a token's age is known after a restart too).
+        self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
         # Admission plug-ins added by users: (name, side_effects, fn(attrs, obj, old) -> None).
         self.admission: list[Any] = []
         self._rbac_listed_at = -1
