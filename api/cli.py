@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 import trio
@@ -52,12 +53,24 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+async def _serve_until_signalled(options) -> None:
+    """Serve until SIGINT or SIGTERM, then stop cleanly (open requests get Hypercorn's grace period)."""
+    from api.server import serve
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve, options)
+            async for signum in signals:
+                logging.getLogger("miniplane").info("received %s; shutting down", signal.Signals(signum).name)
+                nursery.cancel_scope.cancel()
+                break
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
-        from api.server import ServeOptions, serve
+        from api.server import ServeOptions
         try:
             gates = parse_feature_gates(args.feature_gates)
         except ValueError as exc:
@@ -73,10 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             anonymous_auth=args.anonymous_auth, watch_history=args.watch_history, continue_ttl=args.continue_ttl,
             min_compress_bytes=args.min_compress_bytes, max_body_bytes=args.max_body_bytes,
             controllers=args.controllers, kubeconfig_path=args.kubeconfig_out)
-        try:
-            trio.run(serve, options)
-        except KeyboardInterrupt:
-            return 0
+        trio.run(_serve_until_signalled, options)
         return 0
     if args.command == "controllers":
         from controllers.cli import leader_election_config, run_out_of_process

@@ -79,3 +79,11 @@ async def test_every_acknowledged_create_survives_sigkill(tmp_path):
     finally:
         proc.kill()
         await proc.wait()
+
+
+async def test_sigterm_stops_the_server_cleanly(tmp_path):
+    proc, url = await _start(tmp_path / "data")
+    proc.send_signal(signal.SIGTERM)
+    with trio.fail_after(30):
+        await proc.wait()
+    assert proc.returncode == 0
