@@ -36,6 +36,8 @@ spec asks clients to): `NotOlderThan` unless the caller chose.
 
 from __future__ import annotations
 
+import abc
+
 import contextlib
 from dataclasses import dataclass
 from typing import (
@@ -221,7 +223,7 @@ def ignore_not_found() -> contextlib.AbstractContextManager[None]:
     return contextlib.suppress(errors.NotFound)
 
 
-class BaseClient:
+class BaseClient(abc.ABC):
     """The public API over a transport's primitives; `LocalClient` and `HTTPClient` subclass it.
 
     A transport implements the `_get`, `_list`, `_watch`, `_create`,
@@ -360,31 +362,39 @@ class BaseClient:
 
     # ---- transport primitives --------------------------------------------------------------------
 
+    @abc.abstractmethod
     async def _get(self, rt: ResourceType, namespace: str, name: str, resource_version: str | None,
                    subresource: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _list(self, rt: ResourceType, namespace: str, opts: ListOptions) -> ObjectList[dict[str, Any]]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def _watch(self, rt: ResourceType, namespace: str, opts: ListOptions) -> WatchStream:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any],
                       opts: WriteOptions) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _update(self, rt: ResourceType, namespace: str, name: str, obj: dict[str, Any],
                       opts: WriteOptions, subresource: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str, patch: Any,
                      opts: WriteOptions, subresource: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     async def _delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions,
                                  opts: DeleteOptions) -> dict[str, Any]:
         raise NotImplementedError
