@@ -11,7 +11,6 @@ import argparse
 import os
 import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,21 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from tests.serverproc import spawn_server  # noqa: E402
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
-
-
-async def start_server(data_dir: str, store: str) -> tuple[trio.Process, str]:
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "api.cli", "serve", "--data-dir", data_dir, "--port", "0", "--store", store,
-         "--controllers", "false"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    buffer = b""
-    while b"serving at " not in buffer or not buffer.endswith(b"\n"):
-        chunk = await proc.stdout.receive_some(4096)
-        if not chunk:
-            raise SystemExit("server exited early")
-        buffer += chunk
-    return proc, buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
 
 
 async def run_phase(name: str, n: int, concurrency: int, request) -> list[float]:
@@ -64,7 +51,7 @@ async def run_phase(name: str, n: int, concurrency: int, request) -> list[float]
 
 async def main(store: str, n: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = await start_server(tmp, store)
+        proc, url = await spawn_server(tmp, "--store", store, "--controllers", "false")
         cfg = load_kubeconfig(Path(tmp) / "admin.kubeconfig")
         ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
         limits = httpx.Limits(max_connections=concurrency)

@@ -3,34 +3,20 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 import ssl
-import sys
 from pathlib import Path
 
 import httpx
 import trio
 
 from runtime.kubeconfig import load_kubeconfig
+from tests.serverproc import spawn_server
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 
 
 async def _start(data_dir: Path) -> tuple[trio.Process, str]:
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0",
-         "--store", "sqlite", "--controllers", "false"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        cwd=str(Path(__file__).resolve().parents[2]))
-    buffer = b""
-    with trio.fail_after(60):
-        while b"serving at " not in buffer or not buffer.endswith(b"\n"):
-            chunk = await proc.stdout.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"server exited early: {buffer!r}")
-            buffer += chunk
-    url = buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
-    return proc, url
+    return await spawn_server(data_dir, "--store", "sqlite", "--controllers", "false")
 
 
 def _client(data_dir: Path, url: str) -> httpx.AsyncClient:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ import pytest
 import trio
 
 from runtime.kubeconfig import load_kubeconfig
+from tests.serverproc import spawn_server
 from controllers.aggregation import same_rules
 from runtime.client import Client
 from runtime.client_http import open_http_client
@@ -251,18 +250,7 @@ async def test_a_server_restarted_in_the_middle_of_a_cascade_finishes_it(tmp_pat
 
 async def _spawn(data_dir: Path) -> trio.Process:
     """`miniplane serve` in a child process (sqlite, controllers on); returns once it serves."""
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", "--store", "sqlite",
-         "--api-domain", DOMAIN, "--controllers", "true"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(Path(__file__).resolve().parents[2]))
-    assert proc.stdout is not None
-    buffer = b""
-    with trio.fail_after(60):
-        while b"serving at " not in buffer or not buffer.endswith(b"\n"):
-            chunk = await proc.stdout.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"server exited early: {buffer!r}")
-            buffer += chunk
+    proc, _url = await spawn_server(data_dir, "--store", "sqlite", "--api-domain", DOMAIN, "--controllers", "true")
     return proc
 
 

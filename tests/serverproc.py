@@ -1,0 +1,33 @@
+"""`miniplane serve` as a child process, for crash tests, restart tests and benchmarks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parents[1]
+
+__all__ = ["spawn_server"]
+
+
+async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) -> tuple[trio.Process, str]:
+    """Start `miniplane serve --data-dir DATA_DIR --port 0 ARGS...`; return (process, URL) once it serves.
+
+    The URL is read from the line the server prints; its admin kubeconfig is
+    `DATA_DIR/admin.kubeconfig`. Raises AssertionError if the server exits first.
+    """
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    assert proc.stdout is not None
+    buffer = b""
+    with trio.fail_after(timeout):
+        while b"serving at " not in buffer or not buffer.endswith(b"\n"):
+            chunk = await proc.stdout.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"server exited early: {buffer!r}")
+            buffer += chunk
+    return proc, buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
