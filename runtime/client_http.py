@@ -47,12 +47,6 @@ __all__ = ["HTTPClient", "open_http_client", "discover_domain"]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _FRAME = struct.Struct(">I")
 
-# The Status reason of each HTTP code, for error answers that carry no Status.
-_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-            406: "NotAcceptable", 409: "Conflict", 410: "Gone", 413: "RequestEntityTooLarge",
-            415: "UnsupportedMediaType", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
-            503: "ServiceUnavailable", 504: "Timeout"}
-
 
 def _ssl_context(config: KubeConfig) -> ssl.SSLContext:
     if config.ca_pem:
@@ -91,7 +85,7 @@ def _http_client(config: KubeConfig, user_agent: str, timeout: float,
 def _status_error(code: int, doc: Any, text: str) -> errors.StatusError:
     if isinstance(doc, dict) and doc.get("kind") == "Status":
         return errors.status_from_dict(doc)
-    return errors.status_from_dict({"code": code, "reason": _REASONS.get(code, ""),
+    return errors.status_from_dict({"code": code, "reason": errors.reason_for_code(code),
                                     "message": text.strip() or f"the server answered {code}"})
 
 

@@ -15,7 +15,7 @@ __all__ = [
     "MethodNotAllowed", "NotAcceptable", "AlreadyExists", "Conflict", "Gone", "Expired",
     "RequestEntityTooLarge", "UnsupportedMediaType", "Invalid", "TooManyRequests",
     "InternalError", "ServiceUnavailable", "Timeout", "ResourceVersionTooLarge",
-    "status_from_dict", "success_status",
+    "status_from_dict", "success_status", "reason_for_code",
 ]
 
 
@@ -154,9 +154,20 @@ class ResourceVersionTooLarge(Timeout):
 _BY_REASON: dict[str, type[StatusError]] = {
     cls.reason: cls for cls in (
         BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
-        AlreadyExists, Conflict, Gone, Expired, RequestEntityTooLarge, UnsupportedMediaType,
+        Conflict, AlreadyExists, Gone, Expired, RequestEntityTooLarge, UnsupportedMediaType,
         Invalid, TooManyRequests, InternalError, ServiceUnavailable, Timeout)
 }
+
+
+# The usual reason of each code (409 and 410 have two; an answer without a Status gets the first).
+_BY_CODE: dict[int, str] = {}
+for _cls in _BY_REASON.values():
+    _BY_CODE.setdefault(_cls.code, _cls.reason)
+
+
+def reason_for_code(code: int) -> str:
+    """The Status reason Kubernetes gives an HTTP code ("" if none), for answers that carry no Status."""
+    return _BY_CODE.get(code, "")
 
 
 def status_from_dict(status: dict[str, Any]) -> StatusError:
