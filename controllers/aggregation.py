@@ -24,12 +24,13 @@ from typing import Any, Iterable
 from runtime.client import APPLY_PATCH, Client, ObjectKey, object_meta
 from runtime.controller import Result, TerminalError
 from runtime.informer import Informer, ObjectEvent
+from runtime.registry.strategy import AGGREGATION_MANAGER
 from runtime.manager import Manager
 from runtime.selectors import LabelSelector, SelectorError, label_selector_from_dict
 
 __all__ = ["FIELD_MANAGER", "AggregationController", "aggregate_rules", "same_rules", "setup"]
 
-FIELD_MANAGER = "clusterrole-aggregation-controller"
+FIELD_MANAGER = AGGREGATION_MANAGER  # the registry spares this manager its rules warning
 
 
 def _selectors(role: dict[str, Any]) -> list[LabelSelector]:

@@ -254,7 +254,7 @@ class Registry:
             raise invalid_error(rt.kind, _group_kind(rt), meta.get("name", ""), errs)
         if operation == "Update":
             strategy.track_managers(self.scheme, rt, None, obj, opts, "Update", now_rfc3339())
-        warnings = warnings + strategy.write_warnings(self.scheme, rt, None, obj)
+        warnings = warnings + strategy.write_warnings(self.scheme, rt, None, obj, opts.field_manager)
         await self._admit(user, rt, "create", obj, None, opts)
         key = rt.storage_key(namespace if rt.namespaced else None, meta["name"])
         if opts.dry_run:
@@ -337,7 +337,7 @@ class Registry:
                 raise invalid_error(rt.kind, _group_kind(rt), name, errs)
             if operation == "Update":
                 strategy.track_managers(self.scheme, rt, old, new, opts, "Update", now_rfc3339(), subresource)
-            result_warnings = warnings + strategy.write_warnings(self.scheme, rt, old, new)
+            result_warnings = warnings + strategy.write_warnings(self.scheme, rt, old, new, opts.field_manager)
             await self._admit(user, rt, "update", new, old, opts)
             if _same_object(new, old):
                 return WriteResult(current, False, result_warnings)

@@ -12,7 +12,7 @@ from runtime.registry.options import WriteOptions
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["prepare_for_create", "prepare_for_update", "should_delete_on_update", "track_managers",
-           "field_manager", "write_warnings", "spec_of", "NAMESPACE_FINALIZER"]
+           "field_manager", "write_warnings", "spec_of", "NAMESPACE_FINALIZER", "AGGREGATION_MANAGER"]
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -133,14 +133,18 @@ def track_managers(scheme: Scheme, rt: ResourceType, old: dict[str, Any] | None,
     new["metadata"] = tracked["metadata"]
 
 
+AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
+
+
 def write_warnings(scheme: Scheme, rt: ResourceType, old: dict[str, Any] | None,
-                   new: dict[str, Any]) -> list[str]:
-    """Warnings a write earns: rules of an aggregated ClusterRole belong to its controller."""
-    if rt.kind != "ClusterRole" or not new.get("aggregationRule"):
+                   new: dict[str, Any], manager: str = "") -> list[str]:
+    """Warnings a write earns: rules of an aggregated ClusterRole belong to its controller
+    (whose own writes, by `manager`, earn none)."""
+    if rt.kind != "ClusterRole" or not new.get("aggregationRule") or manager == AGGREGATION_MANAGER:
         return []
     if old is not None and (old.get("rules") or []) == (new.get("rules") or []):
         return []
     if old is None and not new.get("rules"):
         return []
-    return ["the rules of an aggregated ClusterRole are managed by the clusterrole-aggregation-controller "
+    return [f"the rules of an aggregated ClusterRole are managed by the {AGGREGATION_MANAGER} "
             "and will be overwritten"]

@@ -294,3 +294,27 @@ async def test_watch_on_an_item_path_sees_only_that_object(server):
                 if line and json.loads(line)["type"] != "BOOKMARK":
                     seen.append(json.loads(line)["object"]["metadata"]["name"])
         assert seen == ["mine"]
+
+
+async def test_writing_rules_of_an_aggregated_cluster_role_warns_they_are_controller_managed(server):
+    async with server.client() as c:
+        body = cr("agg", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}, rules=[])
+        created = await c.post(f"{server.rbac}/clusterroles", json=body)
+        assert created.status_code == 201 and created.headers.get_list("warning") == []
+        edited = dict(created.json(), rules=[{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}])
+        r = await c.put(f"{server.rbac}/clusterroles/agg", json=edited)
+        assert r.status_code == 200
+        [warning] = r.headers.get_list("warning")
+        assert warning.startswith("299 - ") and "clusterrole-aggregation-controller" in warning
+
+
+async def test_the_aggregation_controllers_own_writes_earn_no_warning(server):
+    async with server.client() as c:
+        body = cr("agg2", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}, rules=[])
+        await c.post(f"{server.rbac}/clusterroles", json=body)
+        applied = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole", "metadata": {"name": "agg2"},
+                   "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]}
+        r = await c.patch(f"{server.rbac}/clusterroles/agg2", json=applied,
+                          params={"fieldManager": "clusterrole-aggregation-controller", "force": "true"},
+                          headers={"Content-Type": "application/apply-patch+yaml"})
+        assert r.status_code == 200 and r.headers.get_list("warning") == []
