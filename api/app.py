@@ -119,9 +119,10 @@ def write_options(args: Any, user_agent: str, *, kind: str | None = None) -> Wri
     """Create, update and patch options from the query (dryRun, fieldManager, fieldValidation, force).
 
     `kind` names the options in a 422 (CreateOptions, UpdateOptions,
-    PatchOptions); by default it follows the request's method. Raises Invalid
-    (422) for an unknown dryRun or fieldValidation value and for a fieldManager
-    over 128 bytes or with unprintable characters, as apimachinery does.
+    PatchOptions); by default it follows the request's method. Raises BadRequest
+    for an unknown dryRun value (as the issue asks), Invalid (422) for an unknown
+    fieldValidation value and for a fieldManager over 128 bytes or with
+    unprintable characters, as apimachinery does.
     """
     kind = _options_kind(kind)
     level = args.get("fieldValidation") or "Warn"
@@ -158,8 +159,7 @@ def delete_options(args: Any, body: Body | None) -> DeleteOptions:
     """A DeleteOptions body merged with the query parameters of the same names; the body wins per field.
 
     Raises BadRequest for a body that is not a DeleteOptions (wrong kind, wrong
-    type of a field) or a query value that does not parse, Invalid (422) for
-    an unknown dryRun value.
+    type of a field), a query value that does not parse, or an unknown dryRun value.
     """
     from pydantic import ValidationError
     from runtime.models.meta import DeleteOptions as DeleteOptionsModel
@@ -216,7 +216,6 @@ class Handler:
         self.scheme = state.scheme
         self.registry = state.registry
         self.domain = self.scheme.domain
-        self.meta_api_version = "meta.k8s.io/v1"
 
     # ---- plumbing ------------------------------------------------------------------------------
 
