@@ -83,10 +83,10 @@ class Registry:
                                 history_seconds=history_seconds)
         self.namespaces = scheme.by_kind("Namespace")
         from runtime.registry.listing import ContinueTokens
-        # A secret kept across restarts keeps continue tokens valid (or properly expired) after one.
-        # (token_clock: wall time in the server, so a token's age is known after a restart too).
+        # A secret and a wall clock kept across restarts keep continue tokens valid (or properly
+        # expired) after one.
         self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
-        # Admission plug-ins added by users: (name, side_effects, fn(attrs, obj, old) -> None).
+        # Admission plug-ins added by users (`runtime.registry.admission.AdmissionPlugin`), run in order.
         self.admission: list[Any] = []
         self._rbac_listed_at = -1
         self.cache.add_handler(self._feed_rbac_index)
