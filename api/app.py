@@ -18,11 +18,13 @@ from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from typing import Any, AsyncIterator, Callable
 
+import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import discovery, openapi
 from api.codecs import coalesce, decode_body, encode, encode_list_chunks, encode_stored, gzip_chunks
+from api.health import health_answer
 from api.negotiation import Choice, negotiate, parse_accept, request_codec, wants_pretty
 from api.requestinfo import RequestInfo, request_info
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
@@ -52,6 +54,8 @@ class ServerState:
     authenticator: Any
     version: str = "0.1.0"
     max_body_bytes: int = 3 * 1024 * 1024
+    #: Seconds a request body may take to arrive (a client that stalls mid-body gets a 504, then is cut off).
+    body_timeout: float = 60.0
     min_compress_bytes: int = 0
     server_address: str = ""
     feature_gates: dict[str, bool] = field(default_factory=dict)
@@ -330,11 +334,14 @@ class Handler:
         limit = self.state.max_body_bytes
         chunks: list[bytes] = []
         size = 0
-        # Read to the end even past the limit (discarding), so the client gets its 413.
-        async for chunk in request.body:
-            size += len(chunk)
-            if size <= limit:
-                chunks.append(chunk)
+        # Read to the end even past the limit (discarding), so the client gets its 413; but not forever.
+        with trio.move_on_after(self.state.body_timeout) as reading:
+            async for chunk in request.body:
+                size += len(chunk)
+                if size <= limit:
+                    chunks.append(chunk)
+        if reading.cancelled_caught:
+            raise errors.Timeout(f"Timeout: the request body did not arrive within {self.state.body_timeout:g} s")
         if size > limit:
             raise errors.RequestEntityTooLarge("the request is too large")
         raw = b"".join(chunks)
@@ -378,8 +385,10 @@ class Handler:
         self.registry.authorize(non_resource_attributes(user, info.verb, info.path))
         path = info.path.rstrip("/") or "/"
         json_choice = Choice("json", "application/json")
-        if path in ("/healthz", "/livez", "/readyz"):
-            return Response(b"ok", status=200, headers={"Content-Type": "text/plain; charset=utf-8"})
+        answer = health_answer(path, {k: request.args.getlist(k) for k in request.args.keys()})
+        if answer is not None:
+            return Response(answer[1], status=answer[0], headers={"Content-Type": "text/plain; charset=utf-8",
+                                                                  "X-Content-Type-Options": "nosniff"})
         if path == "/version":
             return self._respond(200, discovery.version_info(self.state.version), json_choice)
         if path in ("/api", "/apis"):
@@ -453,18 +462,32 @@ class Handler:
                 namespace=info.namespace, name=info.name, subresource=info.subresource))
             raise
         namespace = info.namespace if rt.namespaced else ""
-        if rt.namespaced and not namespace and info.verb not in ("list", "watch"):
-            raise errors.NotFound("the server could not find the requested resource")
         name = info.name
         verb = info.verb
+        # Kubernetes' routes: a namespaced kind's path across all namespaces serves only list and
+        # watch of the collection (no item path: 404); a collection path takes no PUT or PATCH, and
+        # a path that exists answers 405 to a method it does not serve.
+        if rt.namespaced and not namespace and (name or verb not in ("list", "watch")):
+            if name:
+                raise errors.NotFound("the server could not find the requested resource")
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        if verb in ("update", "patch") and not name:
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         ua = request.headers.get("User-Agent", "")
         args = request.args
         if rt.virtual:
             if verb != "create":
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
-            choice = self._choice(allowed_as=("",))
+            # No Table (reviews have no table convertor in Kubernetes); the metadata form as for any object.
+            choice = self._choice(allowed_as=("", "PartialObjectMetadata", "PartialObjectMetadataList"))
             result = await self.registry.review(user, rt, namespace, await self._body(), write_options(args, ua))
-            return self._respond(201, result.obj.obj, choice, warnings=result.warnings)
+            doc = result.obj.obj
+            if choice.as_kind == "PartialObjectMetadataList":
+                raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not "
+                                           "a list")
+            if choice.as_kind == "PartialObjectMetadata":
+                doc = partial_object_metadata(doc, choice.meta_api_version)
+            return self._respond(201, doc, choice, warnings=result.warnings)
         if verb == "get":
             choice = self._choice()
             obj = await self.registry.get(user, rt, namespace, name, resource_version=args.get("resourceVersion"),
@@ -485,17 +508,18 @@ class Handler:
         if verb == "create":
             if name:
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
-            choice = self._choice(allowed_as=("",))
+            # Writes answer in any negotiated form, Table included, as Kubernetes' transformResponseObject.
+            choice = self._choice()
             result = await self.registry.create(user, rt, namespace, await self._body(), write_options(args, ua))
             return self._object_response(201, result.obj, choice, rt, warnings=result.warnings)
         if verb == "update":
-            choice = self._choice(allowed_as=("",))
+            choice = self._choice()
             result = await self.registry.update(user, rt, namespace, name, await self._body(),
                                                 write_options(args, ua), subresource=info.subresource)
             return self._object_response(201 if result.created else 200, result.obj, choice, rt,
                                          warnings=result.warnings)
         if verb == "patch":
-            choice = self._choice(allowed_as=("",))
+            choice = self._choice()
             patch_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
             from runtime.registry.patching import PATCH_TYPES
             if patch_type not in PATCH_TYPES:
@@ -513,12 +537,12 @@ class Handler:
             return self._object_response(201 if result.created else 200, result.obj, choice, rt,
                                          warnings=result.warnings)
         if verb == "delete":
-            choice = self._choice(allowed_as=("",))
+            choice = self._choice()
             body = await self._body(allow_empty=True)
             deleted = await self.registry.delete(user, rt, namespace, name, delete_options(args, body))
             return self._delete_response(deleted, choice, rt)
         if verb == "deletecollection":
-            choice = self._choice(allowed_as=("",))
+            choice = self._choice()
             body = await self._body(allow_empty=True)
             status = await self.registry.delete_collection(user, rt, namespace, list_options(args),
                                                            delete_options(args, body))

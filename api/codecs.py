@@ -14,6 +14,11 @@
   document. `coalesce` groups the chunks into writes of a useful size,
   `gzip_chunks` compresses a chunk stream incrementally.
 
+A JSON or YAML body nested deeper than `MAX_NESTING` is refused whole
+(CBOR's decoder stops at 64 levels), so no later stage recurses past
+Python's stack. A lone UTF-16 surrogate written as an escape (`"\\ud800"`)
+becomes U+FFFD, as Go's decoder does: it could not be encoded as UTF-8 again.
+
 Every decoding failure is a `BadRequest` (400); an unknown codec name is a
 `ValueError` (a programming error: negotiation names the codecs).
 """
@@ -21,6 +26,7 @@ Every decoding failure is a `BadRequest` (400); an unknown codec name is a
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -33,12 +39,15 @@ from runtime.objects import StoredObject, dumps_json
 from runtime.registry.decode import Body
 
 __all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "gzip_chunks",
-           "MAX_YAML_NODES", "CHUNK_BYTES"]
+           "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING"]
 
 #: Nodes a YAML document may expand to (aliases counted at every use).
 MAX_YAML_NODES = 100_000
 #: Size of the writes a streamed list is grouped into.
 CHUNK_BYTES = 64 * 1024
+#: How deep a JSON or YAML body may nest. No object of these kinds comes close; the patch engines,
+#: copies and validation recurse per level, so a deeper body would end in a RecursionError (500).
+MAX_NESTING = 100
 
 
 class _Pairs(dict):
@@ -151,7 +160,59 @@ def decode_body(codec: str, raw: bytes) -> Body:
         raise errors.BadRequest(f"the body of the request could not be decoded: {exc}") from None
     if data is None:
         raise errors.BadRequest("the body of the request was empty")
+    if _nesting_exceeds(data, MAX_NESTING):
+        raise errors.BadRequest(f"the body of the request could not be decoded: exceeded max depth {MAX_NESTING}")
+    if codec in ("json", "yaml") and (b"\\u" in raw or b"\\U" in raw):  # only escapes make surrogates
+        data = _without_surrogates(data)
     return Body(data, tuple(_duplicate_paths(data)))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(data: Any) -> Any:
+    """`data` with every lone surrogate in its strings (keys too) replaced by U+FFFD, in place."""
+    def fix(value: Any) -> Any:
+        return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
+    if isinstance(data, str):
+        return fix(data)
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if any(isinstance(k, str) and _SURROGATE.search(k) for k in value):
+                items = [(fix(k), v) for k, v in value.items()]
+                value.clear()
+                value.update(items)
+            for k, v in value.items():
+                if isinstance(v, str):
+                    value[k] = fix(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, str):
+                    value[i] = fix(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+    return data
+
+
+def _nesting_exceeds(data: Any, limit: int) -> bool:
+    """Whether objects and arrays in `data` nest deeper than `limit` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _plain(obj: Any) -> Any:

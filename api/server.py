@@ -167,47 +167,52 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
     data_dir.mkdir(parents=True, exist_ok=True)
     scheme = Scheme(options.api_domain)
     store = await open_store(options.store, str(data_dir / "state.db") if options.store == "sqlite" else None)
-    registry = Registry(store, scheme, feature_gates=options.feature_gates, history_seconds=options.watch_history,
-                        continue_ttl=options.continue_ttl, continue_secret=_continue_secret(data_dir),
-                        token_clock=_wall_clock())
-    pki = certs.ensure_pki(data_dir)
-    cert_file = options.tls_cert_file or str(pki.serving_cert_path)
-    key_file = options.tls_private_key_file or str(pki.serving_key_path)
-    ca_pem = pki.ca_cert_pem if not options.tls_cert_file else None
-    token = _admin_token(data_dir)
-    tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
-    tokens.add(token, UserInfo("admin", uid="admin", groups=("system:masters",)))
-    client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
-    authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth)
+    try:
+        registry = Registry(store, scheme, feature_gates=options.feature_gates, history_seconds=options.watch_history,
+                            continue_ttl=options.continue_ttl, continue_secret=_continue_secret(data_dir),
+                            token_clock=_wall_clock())
+        pki = certs.ensure_pki(data_dir)
+        cert_file = options.tls_cert_file or str(pki.serving_cert_path)
+        key_file = options.tls_private_key_file or str(pki.serving_key_path)
+        ca_pem = pki.ca_cert_pem if not options.tls_cert_file else None
+        token = _admin_token(data_dir)
+        tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
+        tokens.add(token, UserInfo("admin", uid="admin", groups=("system:masters",)))
+        client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
+        authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth)
 
-    config = _TLSConfig()
-    host = options.bind if ":" not in options.bind else f"[{options.bind}]"
-    config.bind = [f"{host}:{options.port}"]
-    config.certfile, config.keyfile = cert_file, key_file
-    if client_ca is not None:
-        config.ca_certs = options.client_ca_file
-        config.verify_mode = ssl.CERT_OPTIONAL
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.keep_alive_timeout = 75
-    config.graceful_timeout = 2
+        config = _TLSConfig()
+        host = options.bind if ":" not in options.bind else f"[{options.bind}]"
+        config.bind = [f"{host}:{options.port}"]
+        config.certfile, config.keyfile = cert_file, key_file
+        if client_ca is not None:
+            config.ca_certs = options.client_ca_file
+            config.verify_mode = ssl.CERT_OPTIONAL
+        config.accesslog = None
+        config.errorlog = logging.getLogger("hypercorn.error")
+        config.keep_alive_timeout = 75
+        config.graceful_timeout = 2
 
-    async with trio.open_nursery() as nursery:
-        await nursery.start(registry.run)
-        await bootstrap(registry)
-        nursery.start_soon(_compaction_loop, registry, options.compaction_interval, options.watch_history)
-        if options.controllers:
-            from controllers import run_builtin_controllers
-            await nursery.start(run_builtin_controllers, registry, SYSTEM_USER)
-        state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
-                            min_compress_bytes=options.min_compress_bytes, feature_gates=options.feature_gates)
-        binds = await nursery.start(hypercorn_serve, create_app(state), config)
-        url = binds[0] if binds else f"https://{host}:{options.port}"
-        url = url.replace("0.0.0.0", "127.0.0.1")
-        state.server_address = url.split("://", 1)[1]
-        kubeconfig = options.kubeconfig_path or str(data_dir / "admin.kubeconfig")
-        write_kubeconfig(kubeconfig, url, ca_pem, token=token)
-        log.info("miniplane serving at %s; admin kubeconfig: %s", url, kubeconfig)
-        print(f"miniplane serving at {url}\n  export KUBECONFIG={os.path.abspath(kubeconfig)}\n"
-              f"  kubectl get clusterroles", flush=True)
-        task_status.started(url)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            await bootstrap(registry)
+            nursery.start_soon(_compaction_loop, registry, options.compaction_interval, options.watch_history)
+            if options.controllers:
+                from controllers import run_builtin_controllers
+                await nursery.start(run_builtin_controllers, registry, SYSTEM_USER)
+            state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
+                                min_compress_bytes=options.min_compress_bytes, feature_gates=options.feature_gates)
+            binds = await nursery.start(hypercorn_serve, create_app(state), config)
+            url = binds[0] if binds else f"https://{host}:{options.port}"
+            url = url.replace("0.0.0.0", "127.0.0.1")
+            state.server_address = url.split("://", 1)[1]
+            kubeconfig = options.kubeconfig_path or str(data_dir / "admin.kubeconfig")
+            write_kubeconfig(kubeconfig, url, ca_pem, token=token)
+            log.info("miniplane serving at %s; admin kubeconfig: %s", url, kubeconfig)
+            print(f"miniplane serving at {url}\n  export KUBECONFIG={os.path.abspath(kubeconfig)}\n"
+                  f"  kubectl get clusterroles", flush=True)
+            task_status.started(url)
+    finally:
+        # Open watches and pending writes end cleanly, and SQLite closes its files (WAL checkpointed).
+        with trio.CancelScope(shield=True):
+            await store.aclose()

@@ -7,7 +7,8 @@ as the API server does (wide: every column, priority 1 ones included):
 - ClusterRole, Role: Name, Created At (the default of any other kind too);
 - ClusterRoleBinding, RoleBinding: Name, Role (`Kind/name`), Age, and at
   priority 1 Users, Groups, ServiceAccounts (`namespace/name`);
-- Namespace: Name, Status (the phase), Age.
+- Namespace: Name, Status (the phase), Age;
+- Lease: Name, Holder (`spec.holderIdentity`), Age.
 
 Column `type`s are Kubernetes' (`string`, `date`), Name has `format: name`;
 every definition carries name, type, format, description and priority, as
@@ -126,6 +127,17 @@ def _namespace_cells(obj: dict) -> list[Any]:
     return [meta.get("name", ""), (obj.get("status") or {}).get("phase", ""), age(meta.get("creationTimestamp"))]
 
 
+def _lease_cells(obj: dict) -> list[Any]:
+    meta = obj["metadata"]
+    holder = (obj.get("spec") or {}).get("holderIdentity") or ""
+    return [meta.get("name", ""), holder, age(meta.get("creationTimestamp"))]
+
+
+_HOLDER_DOC = ("holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader "
+               "Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name "
+               "field.")
+
+
 @dataclass(frozen=True)
 class Columns:
     """A kind's column definitions and the function giving one object's cells."""
@@ -140,6 +152,7 @@ _KIND_COLUMNS: dict[str, Columns] = {
                                   _binding_cells),
     "RoleBinding": Columns(tuple(_binding_columns(_ROLE_REF_DOC, "roleBinding")), _binding_cells),
     "Namespace": Columns((_NAME, _col("Status", "The status of the namespace"), _AGE), _namespace_cells),
+    "Lease": Columns((_NAME, _col("Holder", _HOLDER_DOC), _AGE), _lease_cells),
 }
 
 

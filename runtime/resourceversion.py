@@ -1,16 +1,19 @@
 """Comparing resource versions as a client may: numbers when both are numbers, else only equality.
 
 The spec calls resource versions opaque strings to hand back unchanged. A
-client may still order two of them when both are decimal numbers (as
-miniplane and etcd write them; Kubernetes' `CompareResourceVersion` does the
-same): compared as unbounded integers, never squeezed into 64 bits. Any
-other pair can only be equal or not. Pure code, no I/O.
+client may still order two of them when both are well-formed decimal
+numbers, as Kubernetes' `CompareResourceVersion` defines them: ASCII digits
+with no leading zero, so "0" (the "any version" of a list or watch) and
+"007" are not orderable. They are ordered by length, then lexicographically
+(the spec's rule: no fixed bit size). Any other pair can only be equal or
+not. Pure code, no I/O.
 
 Example::
 
     compare("9", "10")          # -1: 9 is older
     compare("abc", "abc")       # 0
     compare("abc", "10")        # raises Incomparable
+    compare("007", "7")         # raises Incomparable: a leading zero is not well formed
     is_at_least("10", "9")      # True
     is_at_least("abc", "10")    # False: cannot know, so not yet
 """
@@ -21,7 +24,7 @@ import re
 
 __all__ = ["Incomparable", "parse", "compare", "is_at_least", "is_newer"]
 
-_DECIMAL = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[1-9][0-9]*")
 
 
 class Incomparable(ValueError):
@@ -29,7 +32,7 @@ class Incomparable(ValueError):
 
 
 def parse(resource_version: str) -> int | None:
-    """Return the version as an int when it is a decimal number (ASCII digits only), else None."""
+    """Return the version as an int when it is well formed (ASCII digits, no leading zero), else None."""
     if _DECIMAL.fullmatch(resource_version):
         return int(resource_version)
     return None
@@ -38,10 +41,11 @@ def parse(resource_version: str) -> int | None:
 def compare(a: str, b: str) -> int:
     """Return -1, 0 or 1 as `a` is older than, the same as, or newer than `b`.
 
-    Raises `Incomparable` when the two differ and are not both decimal numbers.
+    Raises `Incomparable` when the two differ and are not both well-formed decimal numbers.
     """
-    x, y = parse(a), parse(b)
-    if x is not None and y is not None:
+    if parse(a) is not None and parse(b) is not None:
+        # Length first, then text: the order of the numbers, without converting them.
+        x, y = (len(a), a), (len(b), b)
         return (x > y) - (x < y)
     if a == b:
         return 0
@@ -51,10 +55,11 @@ def compare(a: str, b: str) -> int:
 def is_at_least(current: str, wanted: str) -> bool:
     """Return whether `current` is known to be `wanted` or newer.
 
-    An empty `wanted` is always reached; an empty `current` reaches nothing
-    else. Incomparable versions are not reached (callers wait on).
+    An empty `wanted`, or "0" (any version), is always reached; an empty
+    `current` reaches nothing else. Incomparable versions are not reached
+    (callers wait on).
     """
-    if not wanted:
+    if wanted in ("", "0"):
         return True
     if not current:
         return False

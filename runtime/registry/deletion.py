@@ -18,6 +18,8 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
   so they go at once (a terminating object records 0).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
 - `dryRun`: every check runs, nothing is written.
+- Deleting a namespace waits for creates in it that already found it open
+  (`runtime.registry.namespace_gate`): none can land once it is terminating.
 
 Force delete (`ignoreStoreReadErrorWithClusterBreakingPotential=true`): with
 the feature gate `AllowUnsafeMalformedObjectDeletion` off the option is
@@ -123,7 +125,6 @@ def _success(rt: ResourceType, current: StoredObject) -> dict[str, Any]:
 async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str, name: str,
                         options: DeleteOptions) -> "DeleteResult":
     """DELETE one object (authorization for `delete` is the caller's). See the module doc."""
-    from runtime.registry.registry import DeleteResult, not_found, now_rfc3339
     options = _effective(registry, options)
     validate_delete_options(options)
     if options.ignore_store_read_error:
@@ -131,16 +132,30 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
     if rt.kind == "Namespace" and name in PROTECTED_NAMESPACES:
         raise errors.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                                name=name, kind="namespaces")
+    if rt.kind == "Namespace" and not options.dry_run:
+        # Creates in the namespace that checked it open finish first; later ones see it terminating.
+        async with registry.namespace_gate.closing(name):
+            return await _delete_stored(registry, user, rt, namespace, name, options)
+    return await _delete_stored(registry, user, rt, namespace, name, options)
+
+
+async def _delete_stored(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                         options: DeleteOptions) -> "DeleteResult":
+    """`delete_object` once the options are checked: set the deletion timestamp, or remove."""
+    from runtime.registry.registry import DeleteResult, not_found, now_rfc3339
     key = rt.storage_key(namespace if rt.namespaced else None, name)
-    for _attempt in range(16):
+    # Retried until it applies (a conflict means another write to the key committed), as
+    # Kubernetes' GuaranteedUpdate and conditional delete do.
+    while True:
         current = await registry._current(key)
         if current is None:
             raise not_found(rt, name)
         _check_preconditions(rt, current, options)
         await registry._admit(user, rt, "delete", current.obj, current.obj, options)
         if current.obj["metadata"].get("deletionTimestamp") and _has_finalizers(rt, current.obj):
-            # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is.
-            return DeleteResult(200, current)
+            # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is
+            # (202 as any delete that leaves the object, when orphanDependents=false asked for one).
+            return DeleteResult(202 if options.orphan_dependents is False else 200, current)
         # The garbage collector's finalizer the propagation policy asks for (runtime.registry.propagation).
         from runtime.registry.propagation import deletion_finalizers
         finalizers = deletion_finalizers(rt.kind, current.obj["metadata"].get("finalizers") or [], options)
@@ -178,7 +193,6 @@ async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, 
         except KeyNotFound:
             raise not_found(rt, name) from None
         return DeleteResult(200, body)
-    raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": too many conflicts')
 
 
 async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
@@ -193,7 +207,7 @@ async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType
                                f'"{UNSAFE_DELETE_VERB}", reason: {decision.reason}',
                                name=name, group=rt.group, kind=rt.plural)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
-    for _attempt in range(16):
+    while True:  # retried while the key is rewritten meanwhile, as delete_object
         entry = await registry.store.get(key)
         if entry is not None:
             try:
@@ -221,7 +235,6 @@ async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType
         # The object could not be read, so the answer is the handler's bare success Status.
         return DeleteResult(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                                   "code": 200, "details": {"name": name, "kind": rt.kind}})
-    raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": too many conflicts')
 
 
 async def delete_collection(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,

@@ -44,6 +44,7 @@ from runtime import errors
 from runtime.errors import Cause
 from runtime.featuregates import DEFAULT_GATES
 from runtime.objects import StoredObject
+from runtime.registry.decode import decode_stored
 from runtime.registry.options import ListOptions
 from runtime.scheme import ResourceType
 from runtime.storage import Compacted
@@ -207,8 +208,9 @@ async def _from_store(registry: "Registry", rt: ResourceType, prefix: str, revis
     items = []
     for e in entries:
         cached = current.get(e.key)
+        # A value that does not decode fails the list with Kubernetes' 500 "corrupt object".
         items.append(cached if cached is not None and cached.revision == e.mod_revision
-                     else StoredObject.from_json(e.key, e.value, e.mod_revision))
+                     else decode_stored(e.key, e.value, e.mod_revision))
     return items, at
 
 

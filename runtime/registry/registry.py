@@ -21,6 +21,7 @@ from runtime.rbac import RBACAuthorizer, RBACIndex, forbidden_status_message
 from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry.decode import Body, CorruptObject, decode_object, decode_stored
+from runtime.registry.namespace_gate import NamespaceGate
 from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
 from runtime.registry import strategy
 from runtime.scheme import ResourceType, Scheme
@@ -90,6 +91,8 @@ class Registry:
         self.admission: list[Any] = []
         self._rbac_listed_at = -1
         self.cache.add_handler(self._feed_rbac_index)
+        #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
+        self.namespace_gate = NamespaceGate()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Fill and follow the watch cache; started() once the first list is in."""
@@ -186,7 +189,7 @@ class Registry:
         """The filter of a list or watch: namespace, label and field selectors (400 if malformed)."""
         try:
             labels = parse_label_selector(opts.label_selector)
-            fields = parse_field_selector(opts.field_selector, FIELD_LABELS)
+            fields = parse_field_selector(opts.field_selector, KIND_FIELD_LABELS.get(rt.kind, FIELD_LABELS))
         except SelectorError as exc:
             raise errors.BadRequest(str(exc)) from None
         ns = namespace if rt.namespaced else ""
@@ -199,8 +202,7 @@ class Registry:
                 return False
             if not labels.empty and not labels.matches(meta.get("labels") or {}):
                 return False
-            if not fields.empty and not fields.matches(
-                    {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}):
+            if not fields.empty and not fields.matches(selectable_fields(rt, o.obj)):
                 return False
             return True
         return match
@@ -240,7 +242,16 @@ class Registry:
         if meta.get("resourceVersion"):
             raise errors.InternalError("resourceVersion should not be set on objects to be created")
         if rt.namespaced:
-            await self._check_namespace_open(rt, namespace, meta.get("name", ""))
+            # From the namespace check to the write, a delete cannot close the namespace (no orphans).
+            async with self.namespace_gate.creating(namespace):
+                await self._check_namespace_open(rt, namespace, meta.get("name", ""))
+                return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+        return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+
+    async def _create_in_open_scope(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
+                                    opts: WriteOptions, warnings: list[str], operation: str) -> WriteResult:
+        """The rest of `_create`, once the namespace (if any) is known to be open."""
+        meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + _random_suffix()
         meta["uid"] = str(uuid.uuid4())
@@ -321,7 +332,10 @@ class Registry:
         answers the new object at the stored resourceVersion.
         """
         current = first
-        for _attempt in range(16):
+        # Retried until it applies, as Kubernetes' GuaranteedUpdate: a conflict means another write to
+        # this key committed, so some writer always progresses. A fixed cap would turn heavy contention
+        # (50 writers on one object, one winner per group commit) into 409s for unconditional writes.
+        while True:
             if current is None:
                 current = await self._current(key)
                 if current is None:
@@ -348,23 +362,22 @@ class Registry:
                     return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
                 try:
                     revision, _ = await self.store.delete(key, expected_revision=current.revision)
-                except RevisionConflict:
-                    current = None
+                except RevisionConflict as exc:
+                    current = _conflict_state(key, exc)
                     continue
                 return WriteResult(StoredObject(key, new, revision), False, result_warnings)
             if opts.dry_run:
                 return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
             try:
                 entry = await self.store.update(key, _encoder(new), expected_revision=current.revision)
-            except RevisionConflict:
+            except RevisionConflict as exc:
                 if precondition_rv:
                     raise conflict(rt, name) from None
-                current = None
+                current = _conflict_state(key, exc)  # the state that won: no second read
                 continue
             except KeyNotFound:
                 raise not_found(rt, name) from None
             return WriteResult(StoredObject(key, new, entry.mod_revision, entry.value), False, result_warnings)
-        raise conflict(rt, name)
 
     async def patch(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, patch_type: str,
                     patch: Body, opts: WriteOptions = WriteOptions(), *, subresource: str = "") -> WriteResult:
@@ -415,8 +428,11 @@ class Registry:
         meta["namespace"] = namespace
 
     async def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
-        await self.cache.wait_fresh()
-        ns = self.kind_cache(self.namespaces).get(self.namespaces.storage_key(None, namespace))
+        key = self.namespaces.storage_key(None, namespace)
+        if await self.cache.wait_fresh():
+            ns = self.kind_cache(self.namespaces).get(key)
+        else:
+            ns = await self._current(key)  # the cache lags: a terminating state may not be in it yet
         if ns is None:
             raise errors.NotFound(f'namespaces "{namespace}" not found', name=namespace, kind="namespaces")
         if ns.obj["metadata"].get("deletionTimestamp"):
@@ -434,6 +450,17 @@ class Registry:
 
 #: The fields every kind can be selected by (Kubernetes' DefaultClusterScopedAttr / DefaultNamespaceScopedAttr).
 FIELD_LABELS = ("metadata.name", "metadata.namespace")
+# Kinds with their own field labels (Kubernetes' per-kind field label conversion): a Namespace
+# is selectable by `status.phase`, not by `metadata.namespace`.
+KIND_FIELD_LABELS: dict[str, tuple[str, ...]] = {"Namespace": ("metadata.name", "status.phase")}
+
+
+def selectable_fields(rt: ResourceType, obj: dict[str, Any]) -> dict[str, str]:
+    """The values a field selector matches `obj` on (Kubernetes' `<Kind>ToSelectableFields`)."""
+    meta = obj["metadata"]
+    if rt.kind == "Namespace":
+        return {"metadata.name": meta.get("name", ""), "status.phase": (obj.get("status") or {}).get("phase", "")}
+    return {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
 
 
 def parse_resource_version(value: str) -> int:
@@ -448,6 +475,11 @@ def _encoder(obj: dict[str, Any]) -> Callable[[int], bytes]:
         obj["metadata"]["resourceVersion"] = str(revision)
         return dumps_json(obj)
     return encode
+
+
+def _conflict_state(key: str, exc: RevisionConflict) -> StoredObject:
+    """The stored object a conditional write lost to (carried by the conflict). Raises CorruptObject."""
+    return decode_stored(key, exc.current.value, exc.current.mod_revision)
 
 
 def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -12,8 +12,10 @@ Validation (`evaluate_review`, as Kubernetes' authorization validation; 422):
 - metadata empty (LocalSubjectAccessReview: except its namespace);
 - LocalSubjectAccessReview: `resourceAttributes.namespace` defaulted to the
   path namespace, and must match it; no `nonResourceAttributes`;
-- field/label selectors: `rawSelector` and `requirements` not both, not
-  neither; requirement keys required (label keys must be qualified names);
+- field/label selectors: `rawSelector` and `requirements` not both
+  (neither set is an unrestricted request, as the spec's table says:
+  Kubernetes' own validation refuses it); requirement keys required (label
+  keys must be qualified names);
   `values` required for In/NotIn, forbidden for Exists/DoesNotExist;
   unknown operators pass (a newer client's; requirements only restrict).
 
@@ -89,9 +91,7 @@ def _validate_selector(sel: dict[str, Any] | None, path: str, *, label: bool) ->
     raw, reqs = sel.get("rawSelector") or "", sel.get("requirements") or []
     if raw and reqs:
         errs.append(invalid(f"{path}.rawSelector", raw, "may not specified at the same time as requirements"))
-    if not raw and not reqs:
-        errs.append(required(f"{path}.requirements",
-                             f"when {path} is specified, requirements or rawSelector is required"))
+    # Neither set is no restriction (the spec's rawSelector/requirements table), not an error.
     for i, req in enumerate(reqs):
         at = f"{path}.requirements[{i}]"
         key, op, values = req.get("key") or "", req.get("operator") or "", req.get("values") or []

@@ -12,7 +12,8 @@ from runtime.registry.options import WriteOptions
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["prepare_for_create", "prepare_for_update", "should_delete_on_update", "track_managers",
-           "field_manager", "write_warnings", "spec_of", "NAMESPACE_FINALIZER", "AGGREGATION_MANAGER"]
+           "field_manager", "write_warnings", "spec_of", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
+           "AGGREGATION_MANAGER"]
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -22,15 +23,41 @@ _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGraceP
 
 def _default_subjects(scheme: Scheme, obj: dict[str, Any]) -> None:
     for subject in obj.get("subjects") or []:
-        if "apiGroup" not in subject or subject.get("apiGroup") is None:
+        # Go's defaulting sees "" as unset (len == 0), so an explicit "" is defaulted too.
+        if not subject.get("apiGroup") and subject.get("kind") in ("User", "Group", "ServiceAccount"):
             subject["apiGroup"] = "" if subject.get("kind") == "ServiceAccount" else scheme.rbac_group
     ref = obj.get("roleRef")
     if ref is not None and not ref.get("apiGroup"):
         ref["apiGroup"] = scheme.rbac_group
 
 
+# ObjectMeta's collections are `omitempty` in Kubernetes' JSON: an emptied one is not kept.
+_OMITEMPTY_META = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
+
+#: The label every Namespace carries with its own name (Kubernetes' `v1.LabelMetadataName`).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def _drop_empty_meta(meta: dict[str, Any]) -> None:
+    for name in _OMITEMPTY_META:
+        if name in meta and not meta[name]:
+            del meta[name]
+
+
+def _label_namespace(obj: dict[str, Any]) -> None:
+    # Kubernetes sets it on every create and update (defaulting and Canonicalize), so it
+    # always names the namespace and cannot be removed or changed.
+    meta = obj["metadata"]
+    if meta.get("name"):
+        meta["labels"] = dict(meta.get("labels") or {}, **{NAMESPACE_NAME_LABEL: meta["name"]})
+
+
 def prepare_for_create(scheme: Scheme, rt: ResourceType, obj: dict[str, Any]) -> None:
-    """Defaults a new object: subject apiGroups; a namespace's finalizer and Active phase."""
+    """Defaults a new object: subject apiGroups; a namespace's finalizer, Active phase and name label.
+
+    Emptied metadata collections (labels, annotations, ...) are dropped, as Go's `omitempty` does.
+    """
+    _drop_empty_meta(obj["metadata"])
     if rt.kind in ("RoleBinding", "ClusterRoleBinding"):
         _default_subjects(scheme, obj)
     elif rt.kind == "Namespace":
@@ -39,6 +66,7 @@ def prepare_for_create(scheme: Scheme, rt: ResourceType, obj: dict[str, Any]) ->
         if NAMESPACE_FINALIZER not in finalizers:
             finalizers.append(NAMESPACE_FINALIZER)
         obj["status"] = {"phase": "Active"}
+        _label_namespace(obj)
 
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -51,9 +79,11 @@ def prepare_for_update(scheme: Scheme, rt: ResourceType, new: dict[str, Any], ol
     """Carries server-owned fields over from `old` and applies the subresource's scope.
 
     `status` writes change only status; `finalize` only spec.finalizers; the main
-    resource of a Namespace changes neither.
+    resource of a Namespace changes neither. Emptied metadata collections are
+    dropped; a Namespace keeps its `kubernetes.io/metadata.name` label.
     """
     meta, old_meta = new["metadata"], old["metadata"]
+    _drop_empty_meta(meta)
     for name in _SERVER_META:
         if name in old_meta:
             meta[name] = old_meta[name]
@@ -68,11 +98,12 @@ def prepare_for_update(scheme: Scheme, rt: ResourceType, new: dict[str, Any], ol
     if rt.kind == "Namespace":
         if subresource == "status":
             keep = {k: v for k, v in old.items() if k not in ("status",)}
-            status = new.get("status")
+            # Kubernetes defaults an empty phase to Active when it decodes a Namespace.
+            status = dict(new.get("status") or {})
+            status["phase"] = status.get("phase") or "Active"
             new.clear()
             new.update(keep)
-            if status is not None:
-                new["status"] = status
+            new["status"] = status
         elif subresource == "finalize":
             spec = dict(old.get("spec") or {})
             spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
@@ -91,6 +122,7 @@ def prepare_for_update(scheme: Scheme, rt: ResourceType, new: dict[str, Any], ol
                 new.pop("spec", None)
             if "status" in old:
                 new["status"] = old["status"]
+        _label_namespace(new)
     if spec_of(new) != spec_of(old):
         meta["generation"] = int(old_meta.get("generation") or 0) + 1
 

@@ -202,7 +202,8 @@ class WatchStream:
                     done.append(True)
                     return
                 if event.key.startswith(prefix):
-                    seen = as_seen(_cache_event(event), self.match)
+                    cache_event = _cache_event(event)
+                    seen = as_seen(cache_event, self.match) if cache_event is not None else None
                     if seen is not None:
                         yield seen
                 if event.revision >= upto:
@@ -212,20 +213,36 @@ class WatchStream:
             await log.aclose()
 
 
-def _decode(key: str, value: bytes) -> StoredObject:
-    """A past state from the store's log, with the resourceVersion it was written with."""
-    obj = json.loads(value)
-    rv = str((obj.get("metadata") or {}).get("resourceVersion") or "0")
+def _decode(key: str, value: bytes) -> StoredObject | None:
+    """A past state from the store's log, with the resourceVersion it was written with; None if corrupt."""
+    try:
+        obj = json.loads(value)
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "0")
+    except (ValueError, TypeError, AttributeError):
+        return None
     return StoredObject(key, obj, int(rv) if rv.isdigit() else 0, value)
 
 
-def _cache_event(event: Event) -> CacheEvent:
+def _cache_event(event: Event) -> CacheEvent | None:
+    """A log event as the watch cache would have applied it; None when there is nothing to tell.
+
+    Corrupt values are handled as the cache handles them: a corrupt state was
+    never seen (no event), one that turned corrupt is DELETED.
+    """
     prev = _decode(event.key, event.prev_value) if event.prev_value is not None else None
     if event.type == "DELETED":
-        assert prev is not None
+        if prev is None:
+            return None
         return CacheEvent("DELETED", prev.with_revision(event.revision), prev, event.revision, 0.0)
     assert event.value is not None
-    obj = StoredObject.from_json(event.key, event.value, event.revision)
+    try:
+        obj = StoredObject.from_json(event.key, event.value, event.revision)
+        if not isinstance(obj.obj.get("metadata"), dict):
+            raise ValueError("metadata is not an object")
+    except (ValueError, TypeError, AttributeError):
+        if prev is None:
+            return None
+        return CacheEvent("DELETED", prev.with_revision(event.revision), prev, event.revision, 0.0)
     return CacheEvent("MODIFIED" if prev is not None else "ADDED", obj, prev, event.revision, 0.0)
 
 

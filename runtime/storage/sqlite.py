@@ -37,13 +37,16 @@ Caveats:
 - The ValueEncoder runs on the worker thread inside the write transaction:
   it must be pure (no trio calls) and quick, as `base.ValueEncoder` says.
 - A write whose caller is cancelled after its batch started may still commit
-  (as with etcd, a timed-out request may have been applied).
+  (as with etcd, a timed-out request may have been applied). So may a write
+  whose commit reported an error after reaching the WAL: the store then takes
+  its head from the file, so later writes and watches carry on.
 - The store returns whatever bytes a row holds; deciding that a value is
   corrupt is the registry's job.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -88,6 +91,8 @@ _HEAD = "SELECT max(rev) FROM kv"
 _COMPACTED = "SELECT value FROM meta WHERE name = 'compacted'"
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -297,6 +302,7 @@ class SqliteStore:
                 err = StoreError(f"{w.key}: commit failed: {exc}")
                 err.__cause__ = exc
                 w.error, w.done = err, True
+            await self._resync_head()
             return
         self._head = head
         if events:
@@ -305,6 +311,28 @@ class SqliteStore:
             self._largest_batch = max(self._largest_batch, len(events))
         for w, (result, error) in zip(batch, outcomes):
             w.result, w.error, w.done = result, error, True
+        self._fanout.publish(events)
+
+    async def _resync_head(self) -> None:
+        """After a failed commit: take the head from the file (call with the commit lock held).
+
+        A commit can fail after its transaction reached the WAL (an I/O error
+        reported late). Its rows then exist: the head moves past them, or every
+        later write would collide with their revisions, and their events are
+        published, or watchers would miss them. Those writes were answered with
+        an error: their outcome is unknown to their callers, as with etcd.
+        """
+        try:
+            with trio.CancelScope(shield=True):
+                head = await trio.to_thread.run_sync(
+                    lambda: max(self._compacted, self._writer.execute(_HEAD).fetchone()[0] or 0))
+                if head <= self._head:
+                    return
+                events = await self._read_log("", self._head, head, head - self._head)
+        except Exception:
+            log.exception("sqlite store: could not read the head after a failed commit")
+            return
+        self._head = head
         self._fanout.publish(events)
 
     def _apply_batch(self, batch: list[_Write], head: int

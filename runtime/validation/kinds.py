@@ -173,8 +173,24 @@ def validate_object(kind: str, obj: dict, *, namespaced: bool, rbac_group: str) 
 
 
 def validate_update(kind: str, new: dict, old: dict, *, namespaced: bool, rbac_group: str) -> list[FieldError]:
-    """Create rules plus the immutable ones: uid, creationTimestamp, roleRef."""
+    """Create rules plus the immutable ones: uid, creationTimestamp, roleRef; a Namespace's phase."""
     errs = validate_object(kind, new, namespaced=namespaced, rbac_group=rbac_group)
     if kind in ("RoleBinding", "ClusterRoleBinding") and new.get("roleRef") != old.get("roleRef"):
         errs.append(invalid("roleRef", new.get("roleRef"), "cannot change roleRef"))
+    if kind == "Namespace" and new.get("status") != old.get("status"):
+        errs.extend(_namespace_phase_errors(new))
     return errs
+
+
+def _namespace_phase_errors(ns: dict) -> list[FieldError]:
+    """Kubernetes' ValidateNamespaceStatusUpdate: the phase follows deletionTimestamp.
+
+    The path is written `status.Phase`, as Kubernetes writes it.
+    """
+    phase = (ns.get("status") or {}).get("phase", "")
+    if not (ns.get("metadata") or {}).get("deletionTimestamp"):
+        if phase != "Active":
+            return [invalid("status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty")]
+    elif phase != "Terminating":
+        return [invalid("status.Phase", phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")]
+    return []

@@ -5,9 +5,14 @@ Contract:
 - `WatchCache.run()` lists the store, then applies its log in order; every
   kind shares `WatchCache.revision`, the last revision applied.
 - Each `KindCache` holds its current objects (decoded once, as the store
-  wrote them) and its event history. History is trimmed by age only, so it
-  always covers at least `history_seconds`: complete for every revision
-  greater than `WatchCache.oldest_revision`.
+  wrote them) and its event history. History is trimmed by age, so it
+  covers `history_seconds`, and by size: all kinds' history together holds
+  at most `max_history_bytes` (each event counts its object's encoded size
+  plus `EVENT_OVERHEAD`), the oldest events going first, so a high write
+  rate of big objects cannot grow memory without bound. Either way it is
+  complete for every revision greater than `WatchCache.oldest_revision`; a
+  watch from an older revision is the caller's to serve (from the store's
+  log, or 410).
 - Snapshots (`KindCache.snapshot(R)`): the kind's state at an older revision
   R, made by rolling the current state back through the history events newer
   than R. They cost no memory beyond the history (the last few are memoised).
@@ -40,7 +45,7 @@ from runtime.storage import Compacted, Event, Store
 
 __all__ = [
     "CacheEvent", "Watcher", "KindCache", "WatchCache", "TooOld", "Matcher", "as_seen",
-    "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY",
+    "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY", "DEFAULT_MAX_HISTORY_BYTES", "EVENT_OVERHEAD",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,6 +56,12 @@ SNAPSHOT_FRESH_SECONDS = 75.0
 DEFAULT_CAPACITY = 100 * 1024
 #: Snapshots memoised per kind (the pages of a paged list share one).
 _MEMO_SNAPSHOTS = 4
+#: Encoded bytes the history of all kinds may hold (decoded, an object takes about ten times its JSON).
+DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024
+#: What one history event counts for besides its object's bytes (the event, the decoded dict's frame).
+EVENT_OVERHEAD = 256
+#: First and longest wait (s) before reading the store again after a failed read.
+RETRY_DELAYS = (0.1, 5.0)
 
 
 def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str]) -> StoredObject | None:
@@ -91,6 +102,8 @@ class CacheEvent:
     prev: StoredObject | None
     revision: int
     time: float
+    #: What the event counts for in the history's byte budget (encoded size + EVENT_OVERHEAD).
+    size: int = EVENT_OVERHEAD
 
     @cached_property
     def prev_at_revision(self) -> StoredObject:
@@ -182,6 +195,7 @@ class KindCache:
         self.capacity = capacity
         self.objects: dict[str, StoredObject] = {}
         self.history: deque[CacheEvent] = deque()
+        self.history_bytes = 0  # sum of the history's event sizes
         self._watchers: set[Watcher] = set()
         self._keys: list[str] = []  # sorted keys of `objects`, kept in step with it
         self._evicted = 0  # snapshots of revisions <= this were given up (full cache)
@@ -302,6 +316,8 @@ class KindCache:
                 bisect.insort(self._keys, key)
             self.objects[key] = event.obj
         self.history.append(event)
+        self.history_bytes += event.size
+        self._owner.history_bytes += event.size
         for watcher in list(self._watchers):
             watcher.offer(event)
 
@@ -309,8 +325,15 @@ class KindCache:
         """Drop history older than `cutoff`; returns the newest revision dropped (0: none)."""
         dropped = 0
         while self.history and self.history[0].time < cutoff:
-            dropped = self.history.popleft().revision
+            dropped = self._drop_oldest()
         return dropped
+
+    def _drop_oldest(self) -> int:
+        """Drop the oldest history event; returns its revision."""
+        event = self.history.popleft()
+        self.history_bytes -= event.size
+        self._owner.history_bytes -= event.size
+        return event.revision
 
     def _evict_snapshots(self, fresh_after: float) -> None:
         """A full cache gives up snapshots of revisions whose events are older than `fresh_after`."""
@@ -332,6 +355,8 @@ class KindCache:
         self.objects = {o.key: o for o in objects}
         self._keys = sorted(self.objects)
         self.history.clear()
+        self._owner.history_bytes -= self.history_bytes
+        self.history_bytes = 0
         self._memo.clear()
         for watcher in list(self._watchers):
             watcher.gone = True
@@ -342,9 +367,12 @@ class WatchCache:
     """Every kind's cache, fed in order by one watch of the whole store."""
 
     def __init__(self, store: Store, prefixes: Iterable[str], *, history_seconds: float = 300.0,
-                 capacity: int = DEFAULT_CAPACITY) -> None:
+                 capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
         self.store = store
         self.history_seconds = history_seconds
+        self.max_history_bytes = max_history_bytes
+        #: What the history of every kind counts for against `max_history_bytes`.
+        self.history_bytes = 0
         self.kinds = {p: KindCache(self, p, capacity) for p in prefixes}
         self.revision = 0
         self.oldest_revision = 0  # history is complete for every revision > this
@@ -359,10 +387,26 @@ class WatchCache:
         self._handlers.append(handler)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """List the store, then follow its log forever; relist if the log was compacted under us."""
+        """List the store, then follow its log forever; relist if the log was compacted under us.
+
+        A failing store read (say a disk I/O error) does not stop the cache: the
+        watch resumes from the last applied revision, and a relist is tried
+        again, after a backoff (`RETRY_DELAYS`). Only a failure of the very first
+        list propagates: there is nothing to serve without it.
+        """
         started = False
+        delay = RETRY_DELAYS[0]
         while True:
-            entries, revision = await self.store.list("/")
+            try:
+                entries, revision = await self.store.list("/")
+            except Exception:
+                if not started:
+                    raise
+                log.exception("watch cache: relisting the store failed; retrying in %.1f s", delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_DELAYS[1])
+                continue
+            delay = RETRY_DELAYS[0]
             grouped: dict[str, list[StoredObject]] = {p: [] for p in self.kinds}
             corrupt: dict[str, dict[str, str]] = {p: {} for p in self.kinds}
             for entry in entries:
@@ -385,11 +429,27 @@ class WatchCache:
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._trim_loop)
-                    async for event in self.store.watch("/", after_revision=revision):
-                        self._apply(event)
+                    await self._follow()
                     nursery.cancel_scope.cancel()
             except Compacted:
                 log.warning("watch cache fell behind compaction; relisting")
+
+    async def _follow(self) -> None:
+        """Apply the store's log after `self.revision`, resuming after a failed read. Raises Compacted."""
+        delay = RETRY_DELAYS[0]
+        while True:
+            try:
+                async for event in self.store.watch("/", after_revision=self.revision):
+                    self._apply(event)
+                    delay = RETRY_DELAYS[0]
+                return  # a store's watch never ends by itself: start over with a list
+            except Compacted:
+                raise
+            except Exception:
+                log.exception("watch cache: reading the store's log failed; resuming after revision %d in %.1f s",
+                              self.revision, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_DELAYS[1])
 
     def _prefix_of(self, key: str) -> str | None:
         for prefix in self.kinds:
@@ -403,6 +463,7 @@ class WatchCache:
             cache = self.kinds[prefix]
             prev = cache.objects.get(event.key)
             now = trio.current_time()
+            size = len(event.value if event.value is not None else event.prev_value or b"") + EVENT_OVERHEAD
             if event.type == "DELETED":
                 if cache.corrupt.pop(event.key, None) is not None:
                     prev = None  # a corrupt object: watchers never saw it, nothing to tell them
@@ -410,7 +471,7 @@ class WatchCache:
                     prev = _decode(event.key, event.prev_value, event.revision, {})
                 if prev is not None:
                     cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
-                                             event.revision, now)
+                                             event.revision, now, size)
                     cache._apply(cache_event)
                     self._call_handlers(cache_event)
             else:
@@ -419,17 +480,30 @@ class WatchCache:
                 if obj is None:
                     if prev is not None:  # became unreadable: gone from every watcher's view
                         cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
-                                                 event.revision, now)
+                                                 event.revision, now, size)
                         cache._apply(cache_event)
                         self._call_handlers(cache_event)
                 else:
                     cache.corrupt.pop(event.key, None)
                     kind = "MODIFIED" if prev is not None else "ADDED"
-                    cache_event = CacheEvent(kind, obj, prev, event.revision, now)
+                    cache_event = CacheEvent(kind, obj, prev, event.revision, now, size)
                     cache._apply(cache_event)
                     self._call_handlers(cache_event)
+            if self.history_bytes > self.max_history_bytes:
+                self._shed()
         self.revision = event.revision
         self._notify()
+
+    def _shed(self) -> None:
+        """Drop the oldest events of all kinds until the history fits `max_history_bytes`."""
+        while self.history_bytes > self.max_history_bytes:
+            oldest = min((c for c in self.kinds.values() if c.history), key=lambda c: c.history[0].revision,
+                         default=None)
+            if oldest is None:
+                break
+            self.oldest_revision = max(self.oldest_revision, oldest._drop_oldest())
+        for cache in self.kinds.values():
+            cache._forget_memo()
 
     def _call_handlers(self, event: CacheEvent) -> None:
         for handler in self._handlers:

@@ -93,7 +93,7 @@ async def test_the_status_subresource_writes_only_status(server):
         r = await c.put(f"{NS}/st/status", json=ns)
         assert r.status_code == 200, r.text
         assert r.json()["status"]["conditions"] == [{"type": "Custom", "status": "True"}]
-        assert "labels" not in r.json()["metadata"]
+        assert "ignored" not in r.json()["metadata"].get("labels", {})
 
 
 async def test_the_finalize_subresource_releases_a_terminating_namespace(server):

@@ -132,11 +132,7 @@ async def test_raw_selector_and_requirements_together_are_invalid(srv):
             "same time as requirements") in got["message"]
 
 
-async def test_a_selector_with_neither_raw_selector_nor_requirements_is_invalid(srv):
-    got = await review(srv, {"user": "alice", **res(verb="list", resource="roles", fieldSelector={})}, code=422)
-    assert ("spec.resourceAttributes.fieldSelector.requirements: Required value: when "
-            "spec.resourceAttributes.fieldSelector is specified, requirements or rawSelector is required"
-            ) in got["message"]
+# (Neither rawSelector nor requirements: unrestricted, see tests/api/test_spec_audit.py.)
 
 
 async def test_raw_selector_is_parsed_and_only_restricts(srv):
