@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import trio
+
+from runtime.kubeconfig import load_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["spawn_server"]
+__all__ = ["spawn_server", "admin_client"]
 
 
 async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) -> tuple[trio.Process, str]:
@@ -31,3 +35,11 @@ async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) ->
                 raise AssertionError(f"server exited early: {buffer!r}")
             buffer += chunk
     return proc, buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
+
+
+def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10) -> httpx.AsyncClient:
+    """An httpx client of the server in `data_dir`: its CA trusted, its admin token sent."""
+    cfg = load_kubeconfig(Path(data_dir) / "admin.kubeconfig")
+    ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
+    return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
+                             timeout=timeout)

@@ -8,14 +8,12 @@ or a later one; every delete that got a 200 stays deleted.
 from __future__ import annotations
 
 import signal
-import ssl
 from pathlib import Path
 
 import httpx
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
-from tests.serverproc import spawn_server
+from tests.serverproc import admin_client, spawn_server
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 URL = f"{GROUP}/clusterroles"
@@ -27,13 +25,6 @@ DELETE_AT = 15
 
 async def _start(data_dir: Path) -> tuple[trio.Process, str]:
     return await spawn_server(data_dir, "--store", "sqlite", "--controllers", "false")
-
-
-def _client(data_dir: Path, url: str) -> httpx.AsyncClient:
-    cfg = load_kubeconfig(data_dir / "admin.kubeconfig")
-    ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
-    return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
-                             timeout=10)
 
 
 async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
@@ -67,7 +58,7 @@ async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
         except httpx.HTTPError:
             return  # the server is gone
 
-    async with _client(data_dir, url) as client:
+    async with admin_client(data_dir, url) as client:
         for name in names:
             r = await client.post(URL, json={"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
                                              "metadata": {"name": name, "annotations": {"seq": "0"}}, "rules": []})
@@ -84,7 +75,7 @@ async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
 
     proc, url = await _start(data_dir)
     try:
-        async with _client(data_dir, url) as client:
+        async with admin_client(data_dir, url) as client:
             for name in names:
                 r = await client.get(f"{URL}/{name}")
                 if name in deleted:

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import signal
-import ssl
 from pathlib import Path
 
 import httpx
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
-from tests.serverproc import spawn_server
+from tests.serverproc import admin_client, spawn_server
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 
 
 async def _start(data_dir: Path) -> tuple[trio.Process, str]:
     return await spawn_server(data_dir, "--store", "sqlite", "--controllers", "false")
-
-
-def _client(data_dir: Path, url: str) -> httpx.AsyncClient:
-    cfg = load_kubeconfig(data_dir / "admin.kubeconfig")
-    ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
-    return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
-                             timeout=10)
 
 
 async def test_every_acknowledged_create_survives_sigkill(tmp_path):
@@ -43,7 +34,7 @@ async def test_every_acknowledged_create_survives_sigkill(tmp_path):
             if r.status_code == 201:
                 acknowledged.append(name)
 
-    async with _client(data_dir, url) as client:
+    async with admin_client(data_dir, url) as client:
         async with trio.open_nursery() as nursery:
             for worker in range(8):
                 nursery.start_soon(writer, worker, client)
@@ -56,7 +47,7 @@ async def test_every_acknowledged_create_survives_sigkill(tmp_path):
 
     proc, url = await _start(data_dir)
     try:
-        async with _client(data_dir, url) as client:
+        async with admin_client(data_dir, url) as client:
             listed = (await client.get(f"{GROUP}/clusterroles")).json()
         names = {item["metadata"]["name"] for item in listed["items"]}
         missing = [n for n in acknowledged if n not in names]
