@@ -7,14 +7,8 @@ import base64
 import pytest
 import trio
 
+from tests.api.support import cr
 from tests.conftest import start_server
-
-
-def cr(name: str, **labels: str) -> dict:
-    meta: dict = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole", "metadata": meta, "rules": []}
 
 
 def role(ns: str, name: str) -> dict:
@@ -241,10 +235,8 @@ async def test_deletecollection_deletes_only_what_the_selector_matches(srv, auto
 async def test_continue_token_survives_a_server_restart(nursery, tmp_path):
     """The signing key lives in the data directory and tokens carry wall-clock time, so a restarted
     server continues a list from its store's log (a forged token is still 400)."""
-    from tests.conftest import start_server
-    import trio as _trio
-    with _trio.CancelScope() as first:
-        async with _trio.open_nursery() as inner:
+    with trio.CancelScope() as first:
+        async with trio.open_nursery() as inner:
             srv = await start_server(inner, tmp_path, store="sqlite")
             async with srv.client() as c:
                 for i in range(3):

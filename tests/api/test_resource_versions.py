@@ -11,30 +11,13 @@ import json
 import pytest
 import trio
 
+from tests.api.support import collection_rv, create
 from tests.conftest import start_server
-
-
-def cr(name: str, **labels: str) -> dict:
-    meta: dict = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole", "metadata": meta,
-            "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path, autojump_clock):
     return await start_server(nursery, tmp_path)
-
-
-async def create(c, srv, name: str, **labels: str) -> int:
-    r = await c.post(f"{srv.rbac}/clusterroles", json=cr(name, **labels))
-    assert r.status_code == 201, r.text
-    return int(r.json()["metadata"]["resourceVersion"])
-
-
-async def list_rv(c, srv) -> int:
-    return int((await c.get(f"{srv.rbac}/clusterroles")).json()["metadata"]["resourceVersion"])
 
 
 def item_names(doc: dict) -> set[str]:
@@ -93,14 +76,14 @@ async def test_get_with_resource_version_is_not_older_than_it(srv, autojump_cloc
 
 async def test_get_of_a_version_that_never_arrives_is_504_too_large_with_retry_after(srv, autojump_clock):
     async with srv.client() as c:
-        current = await list_rv(c, srv)
+        current = await collection_rv(c, srv)
         r = await c.get(f"{srv.rbac}/clusterroles/admin", params={"resourceVersion": str(current + 100)})
         assert_too_large(r, current + 100)
 
 
 async def test_get_waits_for_a_version_that_arrives_within_the_wait(srv, nursery, autojump_clock):
     async with srv.client() as c:
-        current = await list_rv(c, srv)
+        current = await collection_rv(c, srv)
 
         async def later() -> None:
             await trio.sleep(1)
@@ -210,7 +193,7 @@ async def test_list_n_no_limit_is_not_older_than_n(srv, autojump_clock):
 
 async def test_list_n_no_limit_of_a_version_that_never_arrives_is_504(srv, autojump_clock):
     async with srv.client() as c:
-        future = await list_rv(c, srv) + 50
+        future = await collection_rv(c, srv) + 50
         assert_too_large(await c.get(f"{srv.rbac}/clusterroles", params={"resourceVersion": str(future)}), future)
 
 
@@ -309,7 +292,7 @@ async def test_list_exact_answers_the_same_from_a_snapshot_and_from_the_store(nu
 
 async def test_list_exact_of_a_version_that_never_arrives_is_504(srv, autojump_clock):
     async with srv.client() as c:
-        future = await list_rv(c, srv) + 10
+        future = await collection_rv(c, srv) + 10
         r = await c.get(f"{srv.rbac}/clusterroles",
                         params={"resourceVersion": str(future), "resourceVersionMatch": "Exact"})
         assert_too_large(r, future)
@@ -330,7 +313,7 @@ async def test_list_exact_of_a_compacted_version_is_410_expired(nursery, tmp_pat
 
 async def test_list_timeout_seconds_bounds_the_wait_for_a_version(srv, autojump_clock):
     async with srv.client() as c:
-        future = await list_rv(c, srv) + 10
+        future = await collection_rv(c, srv) + 10
         start = trio.current_time()
         r = await c.get(f"{srv.rbac}/clusterroles", params={"resourceVersion": str(future), "timeoutSeconds": "1"})
         assert_too_large(r, future)
@@ -365,7 +348,7 @@ async def test_list_not_older_than_n_is_at_least_n(srv, limit, autojump_clock):
 @pytest.mark.parametrize("limit", [None, "1"])
 async def test_list_not_older_than_a_version_that_never_arrives_is_504(srv, limit, autojump_clock):
     async with srv.client() as c:
-        future = await list_rv(c, srv) + 10
+        future = await collection_rv(c, srv) + 10
         params = {"resourceVersion": str(future), "resourceVersionMatch": "NotOlderThan"}
         if limit:
             params["limit"] = limit
@@ -407,7 +390,7 @@ async def test_watch_0_gets_state_and_starts_at_any(srv, autojump_clock):
 async def test_watch_n_starts_at_exact_n(srv, autojump_clock):
     async with srv.client() as c:
         await create(c, srv, "w-before")
-        rv = await list_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "w-after")
         events = await watch_events(c, f"{srv.rbac}/clusterroles", {"resourceVersion": str(rv), "timeoutSeconds": "2"})
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "w-after")]

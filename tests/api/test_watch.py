@@ -14,14 +14,8 @@ import httpx
 import pytest
 import trio
 
+from tests.api.support import collection_rv, cr, create
 from tests.conftest import start_server
-
-
-def cr(name: str, **labels: str) -> dict:
-    meta: dict = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole", "metadata": meta, "rules": []}
 
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -32,20 +26,10 @@ async def srv(nursery, tmp_path, autojump_clock):
     return await start_server(nursery, tmp_path)
 
 
-async def create(c, srv, name: str, **labels: str) -> int:
-    r = await c.post(f"{srv.rbac}/clusterroles", json=cr(name, **labels))
-    assert r.status_code == 201, r.text
-    return int(r.json()["metadata"]["resourceVersion"])
-
-
 async def relabel(c, srv, name: str, **labels) -> int:
     r = await c.patch(f"{srv.rbac}/clusterroles/{name}", json={"metadata": {"labels": labels}}, headers=MERGE)
     assert r.status_code == 200, r.text
     return int(r.json()["metadata"]["resourceVersion"])
-
-
-async def current_rv(c, srv) -> int:
-    return int((await c.get(f"{srv.rbac}/clusterroles")).json()["metadata"]["resourceVersion"])
 
 
 async def watch(c, path: str, **params) -> list[dict]:
@@ -65,7 +49,7 @@ def typed(events: list[dict], *, bookmarks: bool = False) -> list[tuple[str, str
 @pytest.mark.parametrize("flag", ["1", "true"])
 async def test_watch_is_a_chunked_stream_of_type_and_object_documents(srv, flag, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "w")
         async with c.stream("GET", f"{srv.rbac}/clusterroles",
                             params={"watch": flag, "resourceVersion": str(rv), "timeoutSeconds": "1"}) as r:
@@ -79,7 +63,7 @@ async def test_watch_is_a_chunked_stream_of_type_and_object_documents(srv, flag,
 
 async def test_watch_of_one_object_by_field_selector_sees_only_it(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "one")
         await create(c, srv, "other")
         await relabel(c, srv, "one", x="y")
@@ -92,7 +76,7 @@ async def test_watch_of_a_namespace_sees_only_that_namespace(srv, autojump_clock
     async with srv.client() as c:
         for ns in ("wa", "wb"):
             await c.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         for ns in ("wa", "wb"):
             await c.post(f"{srv.rbac}/namespaces/{ns}/roles", json={
                 "apiVersion": "rbac.authorization.svc.io/v1", "kind": "Role",
@@ -104,9 +88,9 @@ async def test_watch_of_a_namespace_sees_only_that_namespace(srv, autojump_clock
 async def test_deleted_event_carries_the_last_state_at_the_deletes_version(srv, autojump_clock):
     async with srv.client() as c:
         await create(c, srv, "gone", keep="me")
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await c.delete(f"{srv.rbac}/clusterroles/gone")
-        after = await current_rv(c, srv)
+        after = await collection_rv(c, srv)
         events = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="1")
     assert typed(events) == [("DELETED", "gone")]
     obj = events[0]["object"]
@@ -117,7 +101,7 @@ async def test_deleted_event_carries_the_last_state_at_the_deletes_version(srv, 
 
 async def test_watch_from_a_lists_version_misses_nothing_after_it(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a")
         await relabel(c, srv, "a", v="2")
         await create(c, srv, "b")
@@ -130,7 +114,7 @@ async def test_watch_from_a_lists_version_misses_nothing_after_it(srv, autojump_
 
 async def test_rewatch_from_the_last_seen_version_neither_repeats_nor_misses(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a")
         first = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="1")
         await create(c, srv, "b")
@@ -213,7 +197,7 @@ async def test_informer_sees_every_change_exactly_once_across_forced_disconnects
 
 async def test_bookmarks_are_sent_only_when_allowed(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a")
         without = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="12")
         with_bm = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="12",
@@ -224,7 +208,7 @@ async def test_bookmarks_are_sent_only_when_allowed(srv, autojump_clock):
 
 async def test_a_bookmark_holds_kind_api_version_and_resource_version_only(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         last = await create(c, srv, "a")
         events = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="12",
                              allowWatchBookmarks="true")
@@ -237,7 +221,7 @@ async def test_a_bookmark_holds_kind_api_version_and_resource_version_only(srv, 
 
 async def test_a_bookmark_is_sent_before_the_timeout_closes_the_watch(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         last = await create(c, srv, "a")
         events = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="1",
                              allowWatchBookmarks="true")
@@ -251,7 +235,7 @@ async def test_send_initial_events_sends_the_state_then_an_annotated_bookmark_th
         srv, nursery, autojump_clock):
     async with srv.client() as c:
         await create(c, srv, "init-a")
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         total = len((await c.get(f"{srv.rbac}/clusterroles")).json()["items"])
         events: list[dict] = []
         async with c.stream("GET", f"{srv.rbac}/clusterroles", params={
@@ -286,7 +270,7 @@ async def test_send_initial_events_without_resource_version_is_a_consistent_read
 
 async def test_send_initial_events_waits_for_a_version_not_yet_reached(srv, nursery, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
 
         async def later() -> None:
             await trio.sleep(5)
@@ -305,7 +289,7 @@ async def test_send_initial_events_waits_for_a_version_not_yet_reached(srv, nurs
 
 async def test_send_initial_events_for_a_version_that_never_arrives_ends_in_a_504_error_event(srv, autojump_clock):
     async with srv.client() as c:
-        future = await current_rv(c, srv) + 100
+        future = await collection_rv(c, srv) + 100
         events = await watch(c, f"{srv.rbac}/clusterroles", sendInitialEvents="true",
                              resourceVersionMatch="NotOlderThan", resourceVersion=str(future))
     assert [e["type"] for e in events] == ["ERROR"]
@@ -322,7 +306,7 @@ async def test_initial_events_without_bookmarks_have_no_end_bookmark(srv, autoju
 
 async def test_send_initial_events_false_with_a_version_starts_at_exactly_it(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "after")
         events = await watch(c, f"{srv.rbac}/clusterroles", sendInitialEvents="false",
                              resourceVersionMatch="NotOlderThan", resourceVersion=str(rv), timeoutSeconds="1")
@@ -355,7 +339,7 @@ async def test_watch_from_a_version_no_longer_kept_is_a_200_stream_starting_with
         nursery, tmp_path, autojump_clock):
     srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=1)
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a")
         await create(c, srv, "b")
         await trio.sleep(30)  # past the window: the cache trims, the store compacts
@@ -370,7 +354,7 @@ async def test_watch_from_a_version_no_longer_kept_is_a_200_stream_starting_with
 async def test_watch_older_than_the_cache_history_is_served_from_the_stores_log(nursery, tmp_path, autojump_clock):
     srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=100_000)
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a", team="x")
         await relabel(c, srv, "a", team="y")
         await create(c, srv, "b", team="x")
@@ -384,7 +368,7 @@ async def test_watch_older_than_the_cache_history_is_served_from_the_stores_log(
 async def test_history_within_the_window_is_served(nursery, tmp_path, autojump_clock):
     srv = await start_server(nursery, tmp_path, watch_history=60, compaction_interval=1)
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         await create(c, srv, "a")
         await trio.sleep(50)
         events = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="1")
@@ -395,7 +379,7 @@ async def test_history_within_the_window_is_served(nursery, tmp_path, autojump_c
 
 async def test_watch_from_a_version_newer_than_the_store_waits_for_it(srv, nursery, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
 
         async def later() -> None:
             await trio.sleep(2)
@@ -412,7 +396,7 @@ async def test_watch_from_a_version_newer_than_the_store_waits_for_it(srv, nurse
 
 async def test_timeout_seconds_ends_the_watch(srv, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         start = trio.current_time()
         events = await watch(c, f"{srv.rbac}/clusterroles", resourceVersion=str(rv), timeoutSeconds="7")
         assert events == [] and trio.current_time() - start >= 7  # mock time
@@ -423,7 +407,7 @@ async def test_timeout_seconds_ends_the_watch(srv, autojump_clock):
 async def test_an_object_that_starts_matching_is_added_and_one_that_stops_is_deleted(srv, autojump_clock):
     async with srv.client() as c:
         await create(c, srv, "sel", team="b")
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         into = await relabel(c, srv, "sel", team="a")
         await relabel(c, srv, "sel", team="a", extra="1")
         out = await relabel(c, srv, "sel", team="b")
@@ -438,7 +422,7 @@ async def test_an_object_that_starts_matching_is_added_and_one_that_stops_is_del
 
 async def test_many_watchers_each_see_every_event(srv, nursery, autojump_clock):
     async with srv.client() as c:
-        rv = await current_rv(c, srv)
+        rv = await collection_rv(c, srv)
         for i in range(5):
             await create(c, srv, f"m{i}")
         results: list[list[dict]] = []
