@@ -89,8 +89,6 @@ def prepare_for_update(scheme: Scheme, rt: ResourceType, new: dict[str, Any], ol
             meta[name] = old_meta[name]
         else:
             meta.pop(name, None)
-    if "managedFields" not in meta and "managedFields" in old_meta:
-        meta["managedFields"] = old_meta["managedFields"]
     if rt.namespaced:
         meta["namespace"] = old_meta.get("namespace")
     if rt.kind in ("RoleBinding", "ClusterRoleBinding"):
