@@ -52,7 +52,7 @@ from runtime.informer import Informer  # noqa: E402
 from runtime.manager import Manager  # noqa: E402
 from runtime.registry import Body, ListOptions, Registry, WriteOptions  # noqa: E402
 from runtime.scheme import ResourceType, Scheme  # noqa: E402
-from runtime.storage.memory import MemoryStore  # noqa: E402
+from runtime.storage import MemoryStore  # noqa: E402
 from runtime.testing import ADMIN, bootstrap_registry  # noqa: E402
 
 

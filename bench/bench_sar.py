@@ -39,7 +39,7 @@ from runtime.rbac.user import UserInfo  # noqa: E402
 from runtime.registry import Body, Registry, WriteOptions  # noqa: E402
 from runtime.scheme import Scheme  # noqa: E402
 from runtime.storage import open_store  # noqa: E402
-from runtime.storage.memory import MemoryStore  # noqa: E402
+from runtime.storage import MemoryStore  # noqa: E402
 
 NAMESPACES = 100
 ROLES = 50

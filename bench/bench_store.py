@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from runtime.storage.base import Store  # noqa: E402
-from runtime.storage.memory import MemoryStore  # noqa: E402
+from runtime.storage import Store  # noqa: E402
+from runtime.storage import MemoryStore  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
 
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"

@@ -41,7 +41,7 @@ from runtime.rbac import load_bootstrap_policy
 from runtime.rbac.user import UserInfo
 from runtime.registry import Body, Registry, WriteOptions
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 
 __all__ = ["ADMIN", "TestEnv", "open_test_env", "bootstrap_registry", "wait_for_object", "miniplane_env"]
 

@@ -13,7 +13,7 @@ from runtime.kubeconfig import load_kubeconfig
 from api.server import ServeOptions, bootstrap, serve
 from runtime.registry import Registry
 from runtime.scheme import Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typing import AsyncIterator, Callable, Literal, Protocol
 
 __all__ = [
     "Entry", "Event", "ValueEncoder", "StoreError", "KeyExists", "KeyNotFound",
-    "RevisionConflict", "Compacted", "Store", "open_store",
+    "RevisionConflict", "Compacted", "Store",
 ]
 
 #: Called with the revision the write will get; returns the bytes to store.
@@ -127,16 +127,3 @@ class Store(Protocol):
 
     async def aclose(self) -> None:
         """Release the backend (close files, stop threads)."""
-
-
-async def open_store(kind: str, path: str | None = None) -> Store:
-    """Open a backend by name: `memory` or `sqlite` (path of the database file)."""
-    if kind == "memory":
-        from runtime.storage.memory import MemoryStore
-        return MemoryStore()
-    if kind == "sqlite":
-        from runtime.storage.sqlite import SqliteStore
-        if not path:
-            raise ValueError("the sqlite store needs a file path")
-        return await SqliteStore.open(path)
-    raise ValueError(f"unknown store {kind!r}: expected memory or sqlite")

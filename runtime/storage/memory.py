@@ -5,12 +5,7 @@ durability. Every write gets the next global revision; each key keeps its rows
 until compaction; `list(revision=R)` reads the newest row <= R per key; watch
 replays rows from the log, then follows live writes.
 
-This module also holds `WatchFanout`, the watch machinery both backends share:
-a watcher follows live writes through a bounded buffer and, when it is new or
-falls behind (buffer full), catches up by reading the backend's log. Slow
-watchers therefore cost bounded memory and never slow writers down; one that
-falls behind compaction gets `Compacted` (etcd moves slow watchers to an
-"unsynced" group the same way).
+Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 """
 
 from __future__ import annotations
@@ -25,142 +20,9 @@ import trio
 from runtime.storage.base import (
     Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, StoreError, ValueEncoder,
 )
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound
 
-__all__ = [
-    "MemoryStore", "MemoryStoreStatistics", "WatchFanout", "LogReader", "DEFAULT_WATCH_BUFFER",
-    "prefix_upper_bound", "as_bytes",
-]
-
-#: Live events a watcher may have waiting before it drops to catching up from the log.
-DEFAULT_WATCH_BUFFER = 1000
-
-#: `async read(prefix, after, upto, limit)`: at most `limit` events under `prefix`
-#: with after < revision <= upto, in order. Raises Compacted when after < the
-#: compacted revision (checked against the same snapshot the events come from).
-LogReader = Callable[[str, int, int, int], Awaitable[list[Event]]]
-
-
-def prefix_upper_bound(prefix: str) -> str | None:
-    """The least string greater than every string starting with `prefix`.
-
-    Returns None when there is none (empty prefix, or only U+10FFFF chars).
-    Python and SQLite (BINARY collation over UTF-8) both order strings by code
-    point, so `prefix <= key < bound` is exactly `key.startswith(prefix)`.
-    """
-    stem = prefix.rstrip("\U0010ffff")
-    if not stem:
-        return None
-    return stem[:-1] + chr(ord(stem[-1]) + 1)
-
-
-@dataclass(eq=False)
-class _Watcher:
-    prefix: str
-    #: Every matching event with revision <= upto is delivered or in `buffer`.
-    upto: int
-    #: True while live publishes feed `buffer`; False while catching up from the log.
-    synced: bool = False
-    buffer: deque[Event] = field(default_factory=deque)
-    wakeup: trio.Event | None = None
-
-
-class WatchFanout:
-    """Fans committed events out to watchers; a watcher catches up from the log.
-
-    The owner calls `publish(events)` once per commit, in revision order, from
-    trio (never from a thread), after the events are durable. `published` is
-    the last revision handed out; the log reader must see at least that far.
-    """
-
-    def __init__(self, read_log: LogReader, compacted: Callable[[], int], *, published: int,
-                 buffer: int = DEFAULT_WATCH_BUFFER) -> None:
-        if buffer < 1:
-            raise ValueError("watch buffer must hold at least one event")
-        self._read_log = read_log
-        self._compacted = compacted
-        self._buffer = buffer
-        self._watchers: set[_Watcher] = set()
-        self._closed = False
-        self.published = published
-
-    @property
-    def watchers(self) -> int:
-        """Number of open watches."""
-        return len(self._watchers)
-
-    def publish(self, events: Sequence[Event]) -> None:
-        """Hand committed `events` (ascending revisions) to every live watcher. Never blocks."""
-        if not events:
-            return
-        self.published = events[-1].revision
-        for w in self._watchers:
-            if not w.synced:
-                continue  # it reads these from the log when it catches up
-            changed = False
-            for ev in events:
-                if ev.revision <= w.upto:
-                    continue  # already seen by a list/catch-up at a newer snapshot
-                if ev.key.startswith(w.prefix):
-                    if len(w.buffer) >= self._buffer:
-                        w.synced = False  # too slow: drop to the log from w.upto on
-                        changed = True
-                        break
-                    w.buffer.append(ev)
-                    changed = True
-                w.upto = ev.revision
-            if changed and w.wakeup is not None:
-                w.wakeup.set()
-
-    def close(self) -> None:
-        """End every watch: each raises StoreError at its next empty buffer."""
-        self._closed = True
-        for w in self._watchers:
-            if w.wakeup is not None:
-                w.wakeup.set()
-
-    async def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
-        """Events under `prefix` after `after_revision`, in order, forever.
-
-        Raises Compacted (first iteration, or later if this watcher falls
-        behind a compaction while catching up), StoreError once closed.
-        """
-        if self._closed:
-            raise StoreError("store is closed")
-        compacted = self._compacted()
-        if after_revision < compacted:
-            raise Compacted(after_revision, compacted)
-        w = _Watcher(prefix, after_revision)
-        self._watchers.add(w)
-        try:
-            while True:
-                if w.buffer:
-                    # A checkpoint per event, as every trio async call is: a long
-                    # replay neither starves other tasks nor ignores cancellation.
-                    await trio.lowlevel.checkpoint()
-                    yield w.buffer.popleft()
-                    continue
-                if self._closed:
-                    raise StoreError("store is closed")
-                if w.synced:
-                    w.wakeup = trio.Event()
-                    try:
-                        await w.wakeup.wait()
-                    finally:
-                        w.wakeup = None
-                    continue
-                hi = self.published
-                if w.upto < hi:
-                    events = await self._read_log(prefix, w.upto, hi, self._buffer)
-                    w.buffer.extend(events)
-                    # A full chunk may have stopped short of hi: resume after its last event.
-                    w.upto = events[-1].revision if len(events) >= self._buffer else hi
-                # No await since the read returned, so nothing was published in between:
-                # if the log got us to `published`, live publishes take over from here.
-                if w.upto >= self.published:
-                    w.synced = True
-        finally:
-            self._watchers.discard(w)
-
+__all__ = ["MemoryStore", "MemoryStoreStatistics"]
 
 @dataclass(frozen=True, slots=True)
 class _Row:
@@ -371,12 +233,3 @@ class MemoryStore:
         self._closed = True
         self._fanout.close()
         await trio.lowlevel.checkpoint()
-
-
-def as_bytes(value: object) -> bytes:
-    """The encoder's result as bytes. Raises TypeError for anything else."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    raise TypeError(f"a ValueEncoder must return bytes, not {type(value).__name__}")

@@ -57,9 +57,7 @@ import trio
 from runtime.storage.base import (
     Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, StoreError, ValueEncoder,
 )
-from runtime.storage.memory import (
-    DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound,
-)
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound
 
 __all__ = ["SqliteStore", "SqliteStoreStatistics", "Synchronous"]
 

@@ -603,7 +603,7 @@ async def test_a_relist_forgets_bindings_deleted_while_the_cache_was_not_followi
     from runtime.rbac.user import UserInfo
     from runtime.registry import Body, Registry
     from runtime.scheme import Scheme
-    from runtime.storage.memory import MemoryStore
+    from runtime.storage import MemoryStore
 
     store = MemoryStore()
     registry = Registry(store, Scheme())

@@ -36,7 +36,7 @@ from runtime.rbac.user import UserInfo
 from runtime.registry import Body, Registry
 from runtime.registry.options import ListOptions
 from runtime.scheme import Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 from tests.conftest import Server, start_server
 
 RBAC = "rbac.authorization.svc.io/v1"

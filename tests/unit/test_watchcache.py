@@ -16,7 +16,7 @@ from runtime.objects import dumps_json
 from runtime.registry import Registry
 from runtime.registry.options import ListOptions
 from runtime.scheme import Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 from runtime.watchcache import TooOld, WatchCache, as_seen
 
 ROLES = "/rbac.authorization/clusterroles/"

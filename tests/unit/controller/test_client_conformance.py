@@ -14,7 +14,7 @@ from runtime.client_http import HTTPClient
 from runtime.client_local import LocalClient
 from runtime.registry import Registry
 from runtime.scheme import Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 from runtime.testing import ADMIN, bootstrap_registry
 from tests.conftest import start_server
 

@@ -10,7 +10,7 @@ from runtime.client_local import LocalClient
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.scheme import Scheme
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 from runtime.testing import ADMIN, bootstrap_registry
 from tests.conftest import start_server
 

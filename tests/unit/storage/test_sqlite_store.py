@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.storage.base import Compacted, Event, StoreError, open_store
+from runtime.storage import Compacted, Event, StoreError, open_store
 from runtime.storage.sqlite import SqliteStore
 
 

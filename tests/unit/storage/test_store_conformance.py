@@ -9,10 +9,10 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.storage.base import (
+from runtime.storage import (
     Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, Store, StoreError,
 )
-from runtime.storage.memory import MemoryStore
+from runtime.storage import MemoryStore
 from runtime.storage.sqlite import SqliteStore
 
 StoreFactory = Callable[..., Awaitable[Store]]
