@@ -19,51 +19,20 @@ Label keys are never assumed: the selectors are read from the roles.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 from runtime.client import APPLY_PATCH, Client, ObjectKey, object_meta
 from runtime.controller import Result, TerminalError
 from runtime.informer import Informer, ObjectEvent
 from runtime.registry.strategy import AGGREGATION_MANAGER
 from runtime.manager import Manager
-from runtime.selectors import LabelSelector, SelectorError, label_selector_from_dict
+# The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
+from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
+from runtime.selectors import SelectorError
 
 __all__ = ["FIELD_MANAGER", "AggregationController", "aggregate_rules", "same_rules", "setup"]
 
 FIELD_MANAGER = AGGREGATION_MANAGER  # the registry spares this manager its rules warning
-
-
-def _selectors(role: dict[str, Any]) -> list[LabelSelector]:
-    rule = role.get("aggregationRule") or {}
-    return [label_selector_from_dict(s) for s in rule.get("clusterRoleSelectors") or []]
-
-
-def _normal(rule: dict[str, Any]) -> dict[str, Any]:
-    # Kubernetes compares with Semantic.DeepEqual: an empty list equals an absent one.
-    return {k: v for k, v in rule.items() if v not in (None, [], "")}
-
-
-def same_rules(a: Iterable[dict[str, Any]], b: Iterable[dict[str, Any]]) -> bool:
-    """Whether two rule lists are equal, in order, ignoring empty fields."""
-    return [_normal(r) for r in a] == [_normal(r) for r in b]
-
-
-def aggregate_rules(role: dict[str, Any], roles: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rules `role` aggregates from `roles` (pure). Raises SelectorError for a malformed selector."""
-    name = object_meta(role).get("name")
-    candidates = sorted((r for r in roles if object_meta(r).get("name") != name),
-                        key=lambda r: object_meta(r).get("name") or "")
-    rules: list[dict[str, Any]] = []
-    seen: list[dict[str, Any]] = []
-    for selector in _selectors(role):
-        for other in candidates:
-            if not selector.matches(object_meta(other).get("labels") or {}):
-                continue
-            for rule in other.get("rules") or []:
-                if _normal(rule) not in seen:
-                    seen.append(_normal(rule))
-                    rules.append(rule)
-    return rules
 
 
 class AggregationController:
@@ -88,7 +57,7 @@ class AggregationController:
             if not role.get("aggregationRule") or object_meta(role).get("name") == name:
                 continue
             try:
-                if any(s.matches(labels) for s in _selectors(role)):
+                if any(s.matches(labels) for s in aggregation_selectors(role)):
                     keys.append(ObjectKey("", object_meta(role).get("name") or ""))
             except SelectorError:
                 continue  # reported when that role itself is reconciled

@@ -17,6 +17,11 @@ Contract:
 - `RoleSource` is what the authorizer reads; `RBACIndex` implements it in
   memory (`upsert` / `remove` / `replace`), indexing bindings by subject so a
   decision costs O(bindings that may apply), not O(all bindings).
+  `PolicySource` (also implemented by `RBACIndex`) adds listing everything.
+- `aggregate_rules(role, roles)`: the rules an aggregated ClusterRole holds,
+  as the aggregation controller computes them (`same_rules` compares lists).
+- `runtime.rbac.insight` (a subpackage, imported on its own): explain a
+  decision, who can, access matrix, policy diff and lint.
 - `rules_for(user, namespace, source)` feeds SelfSubjectRulesReview.
 - `covers`, `confirm_no_escalation`, `escalate_attributes`,
   `bind_attributes`, `escalation_allowed`: escalation prevention (see
@@ -27,6 +32,7 @@ Contract:
   the default roles and bindings, and their start-up reconciliation.
 """
 
+from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
 from runtime.rbac.attributes import (
     Attributes, SelectorRequirement, non_resource_attributes, resource_attributes,
 )
@@ -45,7 +51,7 @@ from runtime.rbac.index import IndexStatistics, RBACIndex
 from runtime.rbac.resolver import BindingSource, policy_rules_for, resolve_role_ref, visit_rules_for
 from runtime.rbac.rules import rule_allows, rules_allow
 from runtime.rbac.rules_review import rules_for
-from runtime.rbac.source import RoleSource
+from runtime.rbac.source import PolicySource, RoleSource
 from runtime.rbac.subjects import applies_to_user, describe_subject, subject_problem
 from runtime.rbac.user import (
     ALL_AUTHENTICATED, ALL_SERVICE_ACCOUNTS, ALL_UNAUTHENTICATED, ANONYMOUS, SYSTEM_MASTERS,
@@ -61,9 +67,11 @@ __all__ = [
     "ALL_SERVICE_ACCOUNTS", "service_account_username", "split_service_account_username",
     "service_account_groups", "service_account_user",
     # deciding
-    "RoleSource", "RBACIndex", "IndexStatistics", "RBACAuthorizer", "Decision",
+    "RoleSource", "PolicySource", "RBACIndex", "IndexStatistics", "RBACAuthorizer", "Decision",
     "rule_allows", "rules_allow", "applies_to_user", "subject_problem", "describe_subject",
     "BindingSource", "resolve_role_ref", "visit_rules_for", "policy_rules_for",
+    # aggregation
+    "aggregate_rules", "aggregation_selectors", "same_rules",
     # rules review
     "rules_for",
     # escalation

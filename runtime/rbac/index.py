@@ -104,7 +104,7 @@ def _meta(obj: dict[str, Any]) -> tuple[str, str]:
 
 
 class RBACIndex:
-    """An in-memory `RoleSource` over ClusterRoles, Roles and both kinds of binding.
+    """An in-memory `PolicySource` over ClusterRoles, Roles and both kinds of binding.
 
     `upsert(obj)` adds or replaces, `remove(obj)` forgets (only kind,
     namespace and name are read), `replace(objs)` starts over. Lookups cost
@@ -186,6 +186,26 @@ class RBACIndex:
         if bucket is None:
             return []
         return bucket.candidates(user)
+
+    # -- PolicySource ---------------------------------------------------------
+
+    def list_cluster_roles(self) -> list[dict[str, Any]]:
+        """Return every ClusterRole, sorted by name."""
+        return [self._cluster_roles[n] for n in sorted(self._cluster_roles)]
+
+    def list_roles(self) -> list[dict[str, Any]]:
+        """Return every Role, sorted by (namespace, name)."""
+        return [self._roles[k] for k in sorted(self._roles)]
+
+    def list_cluster_role_bindings(self) -> list[dict[str, Any]]:
+        """Return every ClusterRoleBinding, sorted by name."""
+        objects = self._cluster_bindings.objects
+        return [objects[n] for n in sorted(objects)]
+
+    def list_role_bindings(self) -> list[dict[str, Any]]:
+        """Return every RoleBinding, sorted by (namespace, name)."""
+        return [bucket.objects[n] for ns in sorted(self._bindings)
+                for bucket in (self._bindings[ns],) for n in sorted(bucket.objects)]
 
     # -- introspection --------------------------------------------------------
 

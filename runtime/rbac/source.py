@@ -3,6 +3,9 @@
 Kubernetes' authorizer reads listers (informer caches); a `RoleSource` is the
 same, synchronous and in memory. `RBACIndex` is the implementation kept
 current from the watch; tests may pass any object with these four methods.
+
+`PolicySource` adds listing every object, for questions about the whole
+policy rather than one user (`runtime.rbac.insight`: who can, lint, diff).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from runtime.rbac.user import UserInfo
 
-__all__ = ["RoleSource"]
+__all__ = ["RoleSource", "PolicySource"]
 
 
 @runtime_checkable
@@ -42,4 +45,29 @@ class RoleSource(Protocol):
 
     def role_bindings_for(self, namespace: str, user: UserInfo) -> Iterable[dict[str, Any]]:
         """Return candidate RoleBindings of `namespace` for `user`."""
+        ...
+
+
+@runtime_checkable
+class PolicySource(RoleSource, Protocol):
+    """A `RoleSource` that also lists everything it holds.
+
+    Each listing is sorted by (namespace, name); objects are Kubernetes JSON
+    dicts that callers never mutate.
+    """
+
+    def list_cluster_roles(self) -> Iterable[dict[str, Any]]:
+        """Return every ClusterRole."""
+        ...
+
+    def list_roles(self) -> Iterable[dict[str, Any]]:
+        """Return every Role of every namespace."""
+        ...
+
+    def list_cluster_role_bindings(self) -> Iterable[dict[str, Any]]:
+        """Return every ClusterRoleBinding."""
+        ...
+
+    def list_role_bindings(self) -> Iterable[dict[str, Any]]:
+        """Return every RoleBinding of every namespace."""
         ...
