@@ -1,4 +1,10 @@
-"""Name rules and ObjectMeta validation (apimachinery's `validation.ValidateObjectMeta`)."""
+"""Name rules and ObjectMeta validation (apimachinery's `validation.ValidateObjectMeta`).
+
+Label keys and values, annotation keys and finalizer names are checked by
+`runtime.validation.labels`, the one label validator (selectors use it too);
+`qualified_name_errors` is its `label_key_errors` under Kubernetes' other
+name for the same rule (`IsQualifiedName = IsLabelKey`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import re
 from typing import Any
 
 from runtime.validation.fielderrors import FieldError, forbidden, invalid, required, too_long
+from runtime.validation.labels import label_key_errors, label_value_errors
 
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
            "path_segment_errors", "dns1123_label_errors", "validate_object_meta",
@@ -13,8 +20,6 @@ __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
                      "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -53,35 +58,7 @@ def is_path_segment_name(value: str) -> bool:
     return not path_segment_errors(value)
 
 
-def qualified_name_errors(value: str) -> list[str]:
-    prefix, sep, name = value.rpartition("/")
-    out = []
-    if sep and not prefix:
-        out.append("prefix part must be non-empty")
-    elif sep and not is_dns1123_subdomain(prefix):
-        out.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
-    if not name:
-        out.append("name part must be non-empty")
-    elif len(name) > 63:
-        out.append("name part must be no more than 63 characters")
-    elif not _QUALIFIED_NAME.match(name):
-        out.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                   "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
-                   "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-    return out
-
-
-def label_value_errors(value: str) -> list[str]:
-    out = []
-    if len(value) > 63:
-        out.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(value):
-        out.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                   "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-                   "'my_value',  or '12345', regex used for validation is "
-                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-    return out
-
+qualified_name_errors = label_key_errors
 
 _ANNOTATIONS_MAX = 256 * 1024
 

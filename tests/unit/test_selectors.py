@@ -1,4 +1,4 @@
-"""Label and field selectors behave as apimachinery's `labels` and `fields` packages."""
+"""Label selectors behave as apimachinery's `labels` package (field selectors: test_field_selectors.py)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,16 @@ import pytest
 
 from runtime import selectors
 from runtime.selectors import (
-    FieldRequirement,
-    FieldSelector,
     LabelSelector,
     Operator,
     Requirement,
     SelectorError,
-    field_requirements_from_review,
     label_selector_from_dict,
     label_selector_from_set,
-    parse_field_selector,
     parse_label_selector,
     requirements_from_review,
 )
+from runtime.selectors.parser import _lex, _Tok
 
 KEY_REGEX_HINT = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                   "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
@@ -371,106 +368,6 @@ def test_label_selector_from_set_matches_exactly_the_set():
     assert label_selector_from_set(None).empty
 
 
-# --- field selectors -------------------------------------------------------------
-
-def test_empty_field_selector_matches_everything():
-    s = parse_field_selector("")
-    assert s.empty and s.matches({}) and str(s) == ""
-
-
-def test_field_equals_and_double_equals_are_the_same_term():
-    assert parse_field_selector("metadata.name==x") == parse_field_selector("metadata.name=x")
-    s = parse_field_selector("metadata.name==x")
-    assert str(s) == "metadata.name=x"
-    assert s.matches({"metadata.name": "x"}) and not s.matches({"metadata.name": "y"})
-
-
-def test_field_not_equals_matches_a_missing_field():
-    s = parse_field_selector("metadata.namespace!=kube-system")
-    assert s.matches({}) and s.matches({"metadata.namespace": "default"})
-    assert not s.matches({"metadata.namespace": "kube-system"})
-
-
-def test_missing_field_reads_as_the_empty_string():
-    assert parse_field_selector("spec.nodeName=").matches({})
-
-
-def test_field_terms_are_anded_and_empty_terms_skipped():
-    s = parse_field_selector(",a=1,,b!=2,")
-    assert s.requirements == (FieldRequirement("a", Operator.EQUALS, "1"),
-                              FieldRequirement("b", Operator.NOT_EQUALS, "2"))
-    assert s.matches({"a": "1"}) and not s.matches({"a": "1", "b": "2"})
-
-
-def test_field_terms_are_sorted_by_their_raw_text():
-    assert str(parse_field_selector("b=1,a!=2")) == "a!=2,b=1"
-
-
-def test_field_value_escapes_are_unescaped():
-    s = parse_field_selector(r"a=x\,y\=z\\w")
-    assert s.requirements == (FieldRequirement("a", Operator.EQUALS, "x,y=z\\w"),)
-
-
-def test_field_string_escapes_values_again():
-    text = r"a=x\,y\=z\\w"
-    assert str(parse_field_selector(text)) == text
-
-
-def test_field_value_with_unescaped_equals_is_rejected():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector("a=b=c")
-    # Kubernetes formats the rune with %v: its code point.
-    assert str(info.value) == "invalid field selector: unescaped character in value: 61"
-
-
-def test_field_unescaped_comma_splits_terms():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector("a=x,y")
-    assert str(info.value) == "invalid selector: 'a=x,y'; can't understand 'y'"
-
-
-def test_field_unknown_escape_sequence_is_rejected():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector(r"a=\q")
-    assert str(info.value) == r"invalid field selector: invalid escape sequence: \q"
-
-
-def test_field_trailing_backslash_is_rejected():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector("a=b\\")
-    assert str(info.value) == "invalid field selector: invalid escape sequence: \\"
-
-
-def test_field_term_without_operator_is_rejected():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector("metadata.name")
-    assert str(info.value) == "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
-
-
-def test_field_names_and_values_are_not_trimmed():
-    s = parse_field_selector("a = b")
-    assert s.requirements == (FieldRequirement("a ", Operator.EQUALS, " b"),)
-
-
-def test_unknown_field_is_rejected_with_kubernetes_message():
-    with pytest.raises(SelectorError) as info:
-        parse_field_selector("spec.x=1", {"metadata.name", "metadata.namespace"})
-    assert str(info.value) == "field label not supported: spec.x"
-
-
-def test_allowed_fields_are_accepted():
-    s = parse_field_selector("metadata.name=a,metadata.namespace!=b",
-                             allowed={"metadata.name", "metadata.namespace"})
-    assert len(s.requirements) == 2
-
-
-def test_field_exact_match_returns_the_pinned_value():
-    s = parse_field_selector("metadata.namespace!=x,metadata.name=web")
-    assert s.exact_match("metadata.name") == "web"
-    assert s.exact_match("metadata.namespace") is None
-    assert FieldSelector().exact_match("metadata.name") is None
-
-
 # --- access review requirements --------------------------------------------------
 
 def test_review_label_requirements_become_a_selector():
@@ -500,28 +397,131 @@ def test_review_label_operator_must_be_known():
         requirements_from_review([{"key": "a", "operator": "Gt", "values": ["1"]}])
 
 
-def test_review_field_in_and_notin_become_equals_and_not_equals():
-    s = field_requirements_from_review([
-        {"key": "metadata.name", "operator": "In", "values": ["web"]},
-        {"key": "metadata.namespace", "operator": "NotIn", "values": ["x"]},
-    ])
-    assert str(s) == "metadata.name=web,metadata.namespace!=x"
-    assert s.exact_match("metadata.name") == "web"
+def test_doubled_comma_inside_a_value_set_adds_the_empty_value():
+    s = sel("x in (a,,b)")
+    assert s.requirements[0].values == ("", "a", "b")
+    assert s.matches({"x": ""}) and s.matches({"x": "b"}) and not s.matches({"x": "c"})
 
 
-def test_review_without_field_requirements_is_unrestricted():
-    assert field_requirements_from_review([]).empty
+def test_doubled_comma_before_the_closing_parenthesis_is_rejected_as_in_apimachinery():
+    # parseIdentifiersList consumes the second comma, then meets ")" where it wants a value.
+    assert parse_error("x in (a,,)") == "unable to parse requirement: found ')', expected: ',', or identifier"
 
 
-@pytest.mark.parametrize(("req", "message"), [
-    ({"key": "a", "operator": "In", "values": ["x", "y"]}, "fieldSelectors do not yet support multiple values"),
-    ({"key": "a", "operator": "In"}, "fieldSelectors in must have one value"),
-    ({"key": "a", "operator": "NotIn", "values": []}, "fieldSelectors not in must have one value"),
-    ({"key": "a", "operator": "Exists"}, "fieldSelectors do not yet support Exists"),
-    ({"key": "a", "operator": "DoesNotExist"}, "fieldSelectors do not yet support DoesNotExist"),
-    ({"key": "a", "operator": "Equals", "values": ["x"]}, '"Equals" is not a valid field selector operator'),
+def test_selector_value_length_counts_utf8_bytes():
+    assert sel("a=" + "a" * 63).matches({"a": "a" * 63})
+    message = parse_error("a=" + "é" * 32)  # 32 characters, 64 bytes
+    assert message.startswith('unable to parse requirement: values[0][a]: Invalid value: "' + "é" * 32 + '": '
+                              "must be no more than 63 bytes; a valid label must be an empty string")
+
+
+# --- apimachinery's own tables (pkg/labels/selector_test.go) ------------------------
+
+_T = {"ID": _Tok.ID, "EOS": _Tok.EOS, ",": _Tok.COMMA, "(": _Tok.OPEN, ")": _Tok.CLOSE, "!": _Tok.NOT,
+      "in": Operator.IN, "notin": Operator.NOT_IN, "=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS,
+      "!=": Operator.NOT_EQUALS, ">": Operator.GREATER_THAN, "<": Operator.LESS_THAN}
+
+
+@pytest.mark.parametrize(("text", "token"), [  # TestLexer: the longest token wins; others are identifiers
+    ("", "EOS"), (",", ","), ("notin", "notin"), ("in", "in"), ("=", "="), ("==", "=="), (">", ">"),
+    ("<", "<"), ("!", "!"), ("!=", "!="), ("(", "("), (")", ")"), ("~", "ID"), ("||", "ID"),
 ])
-def test_review_field_requirement_errors(req, message):
-    with pytest.raises(SelectorError) as info:
-        field_requirements_from_review([req])
-    assert str(info.value) == message
+def test_apimachinery_lexer_table(text, token):
+    assert _lex(text)[0] == (_T[token], text)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [  # TestLexerSequence and TestParserLookahead
+    ("key in ( value )", "ID in ( ID ) EOS"), ("key notin ( value )", "ID notin ( ID ) EOS"),
+    ("key in ( value1, value2 )", "ID in ( ID , ID ) EOS"), ("key", "ID EOS"), ("!key", "! ID EOS"),
+    ("()", "( ) EOS"), ("", "EOS"), ("x in (),y", "ID in ( ) , ID EOS"),
+    ("== != (), = notin", "== != ( ) , = notin EOS"), ("key>2", "ID > ID EOS"), ("key<1", "ID < ID EOS"),
+])
+def test_apimachinery_lexer_sequence_table(text, tokens):
+    assert [t for t, _ in _lex(text)] == [_T[t] for t in tokens.split()]
+
+
+def _reqs(*specs: tuple[str, Operator, tuple[str, ...]]) -> LabelSelector:
+    return LabelSelector(tuple(Requirement(k, op, v) for k, op, v in specs))
+
+
+_IN, _NOTIN, _EXISTS = Operator.IN, Operator.NOT_IN, Operator.EXISTS
+
+
+@pytest.mark.parametrize(("text", "expected"), [  # TestSetSelectorParser, valid rows (None: not compared)
+    ("", _reqs()), ("\rx", _reqs(("x", _EXISTS, ()))),
+    ("this-is-a-dns.domain.com/key-with-dash", _reqs(("this-is-a-dns.domain.com/key-with-dash", _EXISTS, ()))),
+    ("this-is-another-dns.domain.com/key-with-dash in (so,what)",
+     _reqs(("this-is-another-dns.domain.com/key-with-dash", _IN, ("so", "what")))),
+    ("0.1.2.domain/99 notin (10.10.100.1, tick.tack.clock)",
+     _reqs(("0.1.2.domain/99", _NOTIN, ("10.10.100.1", "tick.tack.clock")))),
+    ("foo  in\t (abc)", _reqs(("foo", _IN, ("abc",)))), ("x notin\n (abc)", _reqs(("x", _NOTIN, ("abc",)))),
+    ("x  notin\t\t\t(abc,def)", _reqs(("x", _NOTIN, ("abc", "def")))),
+    ("x in (abc,def)", _reqs(("x", _IN, ("abc", "def")))), ("x in (abc,)", _reqs(("x", _IN, ("", "abc")))),
+    ("x in ()", _reqs(("x", _IN, ("",)))),
+    ("x notin (abc,,def),bar,z in (),w", _reqs(("bar", _EXISTS, ()), ("w", _EXISTS, ()),
+                                               ("x", _NOTIN, ("", "abc", "def")), ("z", _IN, ("",)))),
+    ("x,y in (a)", None), ("x=a", _reqs(("x", Operator.EQUALS, ("a",)))),
+    ("x>1", _reqs(("x", Operator.GREATER_THAN, ("1",)))), ("x<7", _reqs(("x", Operator.LESS_THAN, ("7",)))),
+    ("x=a,y!=b", _reqs(("x", Operator.EQUALS, ("a",)), ("y", Operator.NOT_EQUALS, ("b",)))),
+    ("x=a,y!=b,z in (h,i,j)", _reqs(("x", Operator.EQUALS, ("a",)), ("y", Operator.NOT_EQUALS, ("b",)),
+                                    ("z", _IN, ("h", "i", "j")))),
+    ("x notin ( )", _reqs(("x", _NOTIN, ("",)))), ("x notin (, a)", _reqs(("x", _NOTIN, ("", "a")))),
+    ("a ", _reqs(("a", _EXISTS, ()))),
+    ("a in (x,y,notin, z,in)", _reqs(("a", _IN, ("in", "notin", "x", "y", "z")))),
+])
+def test_apimachinery_valid_selector_table(text, expected):
+    parsed = sel(text)
+    assert expected is None or parsed == expected
+
+
+@pytest.mark.parametrize("text", [  # TestSelectorParse: good strings print back without their spaces
+    "x=a,y=b,z=c", "", "x!=a,y=b", "x=", "x= ", "x=,z= ", "x= ,z= ", "!x", "x>1", "x>1,z<5",
+])
+def test_apimachinery_selector_prints_back_table(text):
+    assert str(sel(text)) == text.replace(" ", "")
+
+
+@pytest.mark.parametrize("text", [  # TestSelectorParse and TestSetSelectorParser, invalid rows
+    "x=a||y=b", "x==a==b", "!x=a", "x<a", "x,,y", ",x,y", "x nott in (y)", "a in (xyz),",
+    "a in (xyz)b notin ()", "a in (xyz abc)", "a notin(", "a (", "(",
+])
+def test_apimachinery_invalid_selector_table(text):
+    with pytest.raises(SelectorError):
+        sel(text)
+
+
+@pytest.mark.parametrize(("text", "labels", "matches"), [  # TestSelectorMatches
+    ("", {"x": "y"}, True), ("x=y", {"x": "y"}, True), ("x=y,z=w", {"x": "y", "z": "w"}, True),
+    ("x!=y,z!=w", {"x": "z", "z": "a"}, True), ("notin=in", {"notin": "in"}, True), ("x", {"x": "z"}, True),
+    ("!x", {"y": "z"}, True), ("x>1", {"x": "2"}, True), ("x<1", {"x": "0"}, True), ("x=z", {}, False),
+    ("x=y", {"x": "z"}, False), ("x=y,z=w", {"x": "w", "z": "w"}, False),
+    ("x!=y,z!=w", {"x": "z", "z": "w"}, False), ("x", {"y": "z"}, False), ("!x", {"x": "z"}, False),
+    ("x>1", {"x": "0"}, False), ("x<1", {"x": "2"}, False),
+    ("foo=bar,baz=blah", {"foo": "bar", "baz": "blah"}, True),
+    ("foo=bar,foobar=bar,baz=blah", {"foo": "bar", "baz": "blah"}, False),
+])
+def test_apimachinery_selector_matches_table(text, labels, matches):
+    assert sel(text).matches(labels) is matches
+
+
+@pytest.mark.parametrize(("key", "op", "values", "valid"), [  # TestRequirementConstructor
+    ("x", Operator.IN, (), False), ("x", Operator.NOT_IN, (), False), ("x", Operator.IN, ("foo",), True),
+    ("x", Operator.NOT_IN, ("foo",), True), ("x", Operator.EXISTS, (), True),
+    ("x", Operator.DOES_NOT_EXIST, (), True), ("1foo", Operator.IN, ("bar",), True),
+    ("1234", Operator.IN, ("bar",), True), ("y", Operator.GREATER_THAN, ("1",), True),
+    ("z", Operator.LESS_THAN, ("6",), True), ("foo", Operator.GREATER_THAN, ("bar",), False),
+    ("barz", Operator.LESS_THAN, ("blah",), False), ("a" * 254, Operator.EXISTS, (), False),
+    ("x", Operator.EQUALS, ("a" * 254,), False), ("x", Operator.EQUALS, ("a b",), False),
+])
+def test_apimachinery_requirement_constructor_table(key, op, values, valid):
+    if valid:
+        Requirement(key, op, values)
+    else:
+        with pytest.raises(SelectorError):
+            Requirement(key, op, values)
+
+
+def test_selector_errors_quote_bad_values_as_go_does():
+    # field.Invalid prints a string with Go's %q: printable non-ASCII as is, control characters escaped.
+    assert parse_error("a=b\x01").startswith(r'unable to parse requirement: values[0][a]: Invalid value: "b\x01": ')
+    assert parse_error("a=né").startswith('unable to parse requirement: values[0][a]: Invalid value: "né": ')

@@ -1,0 +1,90 @@
+"""What label and field selectors share (apimachinery `selection`): the operators and the one error they raise.
+
+Contract: `Operator` holds Kubernetes' operator strings; `SelectorError` (a
+`ValueError`) is raised for every malformed selector, its message
+Kubernetes' own. `invalid_message` and `aggregate_messages` write those
+messages as Go's `field.Invalid(...).Error()` and `utilerrors.Aggregate` do.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "SelectorError", "Operator", "SET_OPERATORS", "EXACT_OPERATORS", "UNARY_OPERATORS",
+    "ORDER_OPERATORS", "BINARY_OPERATORS", "go_quote", "invalid_message", "aggregate_messages",
+]
+
+
+class SelectorError(ValueError):
+    """A selector that cannot be parsed, validated or converted; the message is Kubernetes'."""
+
+
+class Operator(enum.StrEnum):
+    """`selection.Operator`; the values (and `str()`) are Kubernetes' strings."""
+
+    IN = "in"
+    NOT_IN = "notin"
+    EXISTS = "exists"
+    DOES_NOT_EXIST = "!"
+    EQUALS = "="
+    DOUBLE_EQUALS = "=="
+    NOT_EQUALS = "!="
+    GREATER_THAN = "gt"
+    LESS_THAN = "lt"
+
+
+SET_OPERATORS = (Operator.IN, Operator.NOT_IN)
+EXACT_OPERATORS = (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS)
+UNARY_OPERATORS = (Operator.EXISTS, Operator.DOES_NOT_EXIST)
+ORDER_OPERATORS = (Operator.GREATER_THAN, Operator.LESS_THAN)
+BINARY_OPERATORS = (*SET_OPERATORS, *EXACT_OPERATORS, *ORDER_OPERATORS)
+"""Kubernetes' listing order, used verbatim in "expected: ..." messages."""
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Return Go's `strconv.Quote(text)` (`%q`): printable characters as they are, é included.
+
+    JSON would write `\\u00e9`; Go keeps what `unicode.IsPrint` accepts and
+    escapes the rest as `\\xXX` (below U+0020 and DEL), `\\uXXXX` or `\\UXXXXXXXX`;
+    a lone surrogate is not a valid rune and reads as U+FFFD.
+    """
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\ufffd")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def invalid_message(path: str, bad: Any, detail: str) -> str:
+    """Return `field.Invalid(path, bad, detail).Error()`: strings as Go's `%q`, lists as compact JSON (empty: null)."""
+    if isinstance(bad, str):
+        shown = go_quote(bad)
+    else:
+        shown = json.dumps(list(bad), separators=(",", ":")) if bad else "null"
+    return f"{path}: Invalid value: {shown}: {detail}"
+
+
+def aggregate_messages(errors: Iterable[str]) -> str:
+    """Return `utilerrors.Aggregate`'s message: one error as is, several de-duplicated in brackets."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
