@@ -1,0 +1,88 @@
+"""RBAC insight: why a request is allowed or not, who can, what changed, what is risky.
+
+Pure functions over a `PolicySource` (`RBACIndex` is one): no I/O, no
+clock. They answer from the code that authorizes requests: decisions come
+from `RBACAuthorizer`, rules match through `runtime.rbac.rules`, roleRefs
+resolve through `runtime.rbac.resolver`, never a re-implementation. Results
+are frozen dataclasses whose `to_dict()` is Kubernetes-style camelCase JSON
+(empty fields left out), ready for `insight.<domain>/v1` kinds.
+
+Contract:
+
+- `explain(attrs, source, *, cluster_scoped=None) -> Explanation`: the
+  authorizer's verdict (`system:masters` included), every binding that
+  applies to the user with its role and each rule checked attribute by
+  attribute (verb, apiGroup, resource, subresource, resourceName,
+  nonResourceURL, namespace), the granting rule, and the near misses (rules
+  off by exactly one attribute, RoleBindings of other namespaces, ClusterRoles
+  an aggregation does not select, roleRefs that do not resolve).
+  `cluster_scoped(api_group, resource)` tells which resources RoleBindings
+  can never grant.
+- `who_can(verb, resource, *, group, subresource, namespace, name, source)`
+  and `who_can_non_resource(verb, path, *, source) -> tuple[SubjectAccess]`:
+  every User, Group and ServiceAccount a binding names that the request is
+  allowed for, with the grants; `system:masters` always, `privileged`.
+- `access_matrix(user, namespace, resources, source) -> AccessMatrix`:
+  allowed / denied / allowedByWildcard per resource and verb;
+  `resources_named_in_rules(source)` lists what rules name.
+- `diff(before, after, subjects=None) -> tuple[SubjectDiff]`: per subject,
+  the permissions granted and revoked, per namespace; `aggregate(source)`
+  fills in aggregated ClusterRoles' rules first, as the controller would.
+- `lint(source, namespaces) -> tuple[Finding]`: dangling roleRefs, subjects
+  in missing namespaces, rules that never match, risky grants ranked as
+  KubiScan does, aggregated rules traced to their origin.
+
+Costs: `explain` and `lint` read the whole policy; `who_can` every
+ClusterRoleBinding and the RoleBindings of one namespace; `access_matrix`
+one decision per cell; `diff` a rules lookup per subject and namespace.
+"""
+
+from runtime.rbac.insight.aggregate import (
+    aggregate, aggregation_sources, labels_to_select, policy_objects, selects,
+)
+from runtime.rbac.insight.checks import (
+    API_GROUP, NAMESPACE, NON_RESOURCE_URL, RESOURCE, RESOURCE_NAME, SUBRESOURCE, VERB,
+    AttributeCheck, check_rule, with_attribute,
+)
+from runtime.rbac.insight.diff import Permission, SubjectDiff, diff, subjects_in
+from runtime.rbac.insight.explain import (
+    BindingExplanation, Explanation, Request, RuleExplanation, explain,
+)
+from runtime.rbac.insight.lint import (
+    NON_RESOURCE_VERBS, RESOURCE_VERBS, SPECIAL_VERBS, Finding, lint,
+)
+from runtime.rbac.insight.matrix import (
+    MATRIX_VERBS, Access, AccessMatrix, MatrixRow, access_matrix, resources_named_in_rules,
+)
+from runtime.rbac.insight.near_miss import (
+    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, ClusterScoped, NearMiss,
+)
+from runtime.rbac.insight.refs import (
+    Grant, ObjectRef, Rule, Subject, object_ref, probe_user, role_ref, subject_of,
+)
+from runtime.rbac.insight.risk import RISKS, Risk, Severity, rule_risks
+from runtime.rbac.insight.who_can import (
+    SubjectAccess, who_can, who_can_attributes, who_can_non_resource,
+)
+
+__all__ = [
+    # explain
+    "explain", "Explanation", "Request", "BindingExplanation", "RuleExplanation",
+    "AttributeCheck", "check_rule", "with_attribute", "NearMiss", "ClusterScoped",
+    "VERB", "API_GROUP", "RESOURCE", "SUBRESOURCE", "RESOURCE_NAME", "NON_RESOURCE_URL",
+    "NAMESPACE", "ATTRIBUTE", "NAMESPACE_KIND", "CLUSTER_SCOPE", "AGGREGATION", "ROLE_REF",
+    # who can
+    "who_can", "who_can_non_resource", "who_can_attributes", "SubjectAccess",
+    # access matrix
+    "access_matrix", "resources_named_in_rules", "AccessMatrix", "MatrixRow", "Access",
+    "MATRIX_VERBS",
+    # diff and aggregation
+    "diff", "subjects_in", "SubjectDiff", "Permission",
+    "aggregate", "aggregation_sources", "labels_to_select", "selects", "policy_objects",
+    # lint
+    "lint", "Finding", "Severity", "Risk", "RISKS", "rule_risks",
+    "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS",
+    # values
+    "ObjectRef", "Subject", "Rule", "Grant", "object_ref", "role_ref", "subject_of",
+    "probe_user",
+]

@@ -1,0 +1,218 @@
+"""`explain(attrs, source)`: the whole RBAC evaluation of one request, as data.
+
+The verdict is `RBACAuthorizer(source).authorize(attrs)`'s own (`allowed`,
+`reason`, `evaluation_error`; `system:masters` allowed before any rule, as
+`privileged_group`). Around it, the walk the authorizer makes, in its order:
+every binding that applies to the user (ClusterRoleBindings, then
+RoleBindings of the request namespace when it is not ""), the subject that
+matched, the role its roleRef names (or why it does not resolve), and each
+rule with one `AttributeCheck` per attribute (`runtime.rbac.insight.checks`,
+plus `namespace`: the binding's scope). `granted_by` is the first rule all
+of whose checks match, the one the authorizer's reason names. Rules of an
+aggregated ClusterRole say which ClusterRoles they came from
+(`aggregated_from`). Then the near misses (`runtime.rbac.insight.near_miss`).
+
+Scope: RBAC does not know which resources are cluster-scoped; pass
+`cluster_scoped(api_group, resource)` and the explanation says so when a
+RoleBinding could never grant the request (`ClusterScope` near misses, and a
+note when a namespaced request names a cluster-scoped resource, which real
+requests never do).
+
+Caveats: near misses read the whole policy (every RoleBinding, every
+ClusterRole for aggregation), so `explain` costs O(policy), unlike a
+decision. Bindings with a subject of unknown kind show only in
+`evaluation_error`, as the authorizer reports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.rbac.attributes import Attributes
+from runtime.rbac.authorizer import RBACAuthorizer
+from runtime.rbac.insight._json import JSONValue
+from runtime.rbac.insight.aggregate import aggregation_sources
+from runtime.rbac.insight.checks import NAMESPACE, AttributeCheck, check_rule
+from runtime.rbac.insight.near_miss import (
+    ClusterScoped, NearMiss, aggregation_near_misses, attribute_near_miss,
+    namespace_near_misses, role_ref_near_miss,
+)
+from runtime.rbac.insight.refs import (
+    Grant, ObjectRef, Rule, Subject, object_ref, role_ref, subject_of,
+)
+from runtime.rbac.resolver import resolve_role_ref
+from runtime.rbac.source import PolicySource
+from runtime.rbac.subjects import applies_to_user
+from runtime.rbac.user import SYSTEM_MASTERS
+
+__all__ = ["Request", "RuleExplanation", "BindingExplanation", "Explanation", "explain"]
+
+CLUSTER = "Cluster"
+NAMESPACED = "Namespaced"
+
+
+@dataclass(frozen=True)
+class Request(JSONValue):
+    """The request explained: who, and the attributes of a resource or non-resource request."""
+
+    user: str
+    groups: tuple[str, ...]
+    verb: str
+    resource_request: bool
+    namespace: str = ""
+    api_group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    non_resource_url: str = ""
+
+    @classmethod
+    def of(cls, attrs: Attributes) -> Request:
+        """Return the `Request` of `attrs`."""
+        if not attrs.resource_request:
+            return cls(attrs.user.name, attrs.user.groups, attrs.verb, False,
+                       non_resource_url=attrs.path)
+        return cls(attrs.user.name, attrs.user.groups, attrs.verb, True, attrs.namespace,
+                   attrs.api_group, attrs.resource, attrs.subresource, attrs.name)
+
+
+@dataclass(frozen=True)
+class RuleExplanation(JSONValue):
+    """One rule of a bound role: `matched` when every check matched; `aggregated_from` its origins."""
+
+    index: int
+    rule: Rule
+    matched: bool
+    checks: tuple[AttributeCheck, ...]
+    aggregated_from: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BindingExplanation(JSONValue):
+    """A binding that applies to the user: the subject that matched and the role's rules, checked.
+
+    `error` is why the roleRef does not resolve ("" when it does; `rules` is
+    then empty). `aggregated` tells the role is an aggregated ClusterRole.
+    """
+
+    binding: ObjectRef
+    subject: Subject | None
+    subject_index: int
+    role: ObjectRef
+    rules: tuple[RuleExplanation, ...] = ()
+    error: str = ""
+    aggregated: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation(JSONValue):
+    """The evaluation of one request: verdict, bindings and rules checked, grant, near misses.
+
+    `allowed`, `reason` and `evaluation_error` are the authorizer's decision.
+    `granted_by` is set when a rule allowed (not for `system:masters`, see
+    `privileged_group`). `scope` is `Cluster`, `Namespaced` or "" (unknown,
+    or a non-resource request).
+    """
+
+    request: Request
+    allowed: bool
+    reason: str = ""
+    evaluation_error: str = ""
+    privileged_group: str = ""
+    granted_by: Grant | None = None
+    bindings: tuple[BindingExplanation, ...] = ()
+    near_misses: tuple[NearMiss, ...] = ()
+    scope: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def _applying(attrs: Attributes, source: PolicySource
+              ) -> Iterator[tuple[Mapping[str, Any], str, int]]:
+    """Yield (binding, namespace, matched subject index) in the authorizer's order."""
+    user = attrs.user
+    walks = [("", source.cluster_role_bindings_for(user))]
+    if attrs.namespace:
+        walks.append((attrs.namespace, source.role_bindings_for(attrs.namespace, user)))
+    for namespace, bindings in walks:
+        for binding in bindings:
+            for i, subject in enumerate(binding.get("subjects") or ()):
+                if applies_to_user(user, subject, namespace):
+                    yield binding, namespace, i
+                    break
+
+
+def _explain_binding(attrs: Attributes, binding: Mapping[str, Any], namespace: str,
+                     subject_index: int, source: PolicySource) -> tuple[BindingExplanation, Any]:
+    ref, role = object_ref(binding), role_ref(binding)
+    subject = subject_of((binding.get("subjects") or ())[subject_index], namespace)
+    rules, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
+    if error:
+        return BindingExplanation(ref, subject, subject_index, role, error=error), None
+    role_obj = (source.get_cluster_role(role.name) if role.kind == "ClusterRole"
+                else source.get_role(namespace, role.name))
+    aggregated = bool(role_obj and role_obj.get("aggregationRule"))
+    origins: tuple[tuple[str, ...], ...] = ()
+    if aggregated:
+        origins = aggregation_sources(role_obj, source.list_cluster_roles())
+    scope_check = AttributeCheck(NAMESPACE, True, attrs.namespace, (namespace or "*",))
+    explained = []
+    for index, rule in enumerate(rules):
+        checks = (*check_rule(attrs, rule), scope_check)
+        explained.append(RuleExplanation(index, Rule.of(rule), all(c.matched for c in checks),
+                                         checks, origins[index] if origins else ()))
+    return (BindingExplanation(ref, subject, subject_index, role, tuple(explained),
+                               aggregated=aggregated),
+            role_obj if aggregated else None)
+
+
+def _scope_notes(attrs: Attributes, scoped: bool,
+                 bindings: list[BindingExplanation]) -> tuple[str, ...]:
+    notes = [f"{attrs.resource!r} is cluster-scoped: RoleBindings never grant it to real "
+             f"requests, only ClusterRoleBindings do"]
+    if attrs.namespace:
+        granting = [b for b in bindings if b.binding.kind == "RoleBinding"
+                    and any(r.matched for r in b.rules)]
+        notes.append(f"the request names namespace {attrs.namespace!r}, which requests for a "
+                     f"cluster-scoped resource never do"
+                     + (f"; {granting[0].binding} matches only because of it" if granting else ""))
+    return tuple(notes) if scoped else ()
+
+
+def explain(attrs: Attributes, source: PolicySource, *,
+            cluster_scoped: ClusterScoped | None = None) -> Explanation:
+    """Return the `Explanation` of `attrs` against `source` (see the module doc). Never raises for bad policy."""
+    decision = RBACAuthorizer(source).authorize(attrs)
+    privileged = SYSTEM_MASTERS if SYSTEM_MASTERS in attrs.user.groups else ""
+    bindings: list[BindingExplanation] = []
+    aggregated: list[tuple[ObjectRef, Mapping[str, Any]]] = []
+    near: list[NearMiss] = []
+    granted: Grant | None = None
+    for binding, namespace, subject_index in _applying(attrs, source):
+        explained, aggregated_role = _explain_binding(attrs, binding, namespace, subject_index,
+                                                      source)
+        bindings.append(explained)
+        if explained.error:
+            near.append(role_ref_near_miss(explained.binding, explained.role, explained.error))
+            continue
+        if aggregated_role is not None:
+            aggregated.append((explained.binding, aggregated_role))
+        for rule in explained.rules:
+            if rule.matched and granted is None and not privileged:
+                granted = Grant(explained.binding, explained.role, rule.index, rule.rule)
+            miss = attribute_near_miss(explained.binding, explained.role, rule.index, rule.rule,
+                                       rule.checks, attrs.verb)
+            if miss is not None:
+                near.append(miss)
+    near.extend(namespace_near_misses(attrs, source, cluster_scoped))
+    near.extend(aggregation_near_misses(attrs, aggregated, source))
+    scope = ""
+    notes: tuple[str, ...] = ()
+    if attrs.resource_request and cluster_scoped is not None:
+        scoped = cluster_scoped(attrs.api_group, attrs.resource)
+        scope = CLUSTER if scoped else NAMESPACED
+        notes = _scope_notes(attrs, scoped, bindings)
+    return Explanation(Request.of(attrs), decision.allowed, decision.reason,
+                       decision.evaluation_error, privileged, granted, tuple(bindings),
+                       tuple(near), scope, notes)

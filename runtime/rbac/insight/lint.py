@@ -1,0 +1,194 @@
+"""`lint(source, namespaces)`: what is wrong or risky in a policy, ranked.
+
+Each `Finding` has a `severity` (KubiScan's priorities plus Info), a `kind`,
+the `object` it is about, a `path` inside it and a `message`. Kinds:
+
+| kind | severity | what |
+|---|---|---|
+| `RiskyGrant` | per `runtime.rbac.insight.risk` | a rule granting escalate, bind, impersonate, `*`, secrets read, create on RBAC kinds, nodes/proxy... |
+| `RoleRefNotFound` | Medium | a binding whose roleRef does not resolve: whoever creates that role grants its rules at once |
+| `SubjectNamespaceNotFound` | Medium | a ServiceAccount subject in a namespace not in `namespaces`: whoever creates it gets the grant |
+| `ServiceAccountNamespaceMissing` | Low | a ServiceAccount subject of a ClusterRoleBinding without namespace: matches nobody |
+| `NamespaceNotFound` | Low | a Role or RoleBinding in a namespace not in `namespaces` (left over) |
+| `InvalidSubject` | Low | a subject of unknown kind, or a User/Group with a namespace: matches nobody, errors every decision |
+| `UnknownVerb` | Low | a verb no request ever has (Kubernetes' verbs, HTTP methods for URLs, `*`, escalate, bind, impersonate, use, approve, sign, attest, unsafe-delete-ignore-read-errors) |
+| `RuleNeverMatches` | Low | a rule with no verbs, no resources nor URLs, resources but no apiGroups, or only unknown verbs |
+| `NonResourceURLInRole` | Low | nonResourceURLs in a Role: non-resource requests have no namespace |
+| `ResourceNamesNeverMatch` | Low | resourceNames with create or deletecollection, whose requests carry no name |
+| `AggregationSelectorInvalid` | Low | an aggregationRule selector that does not parse: the role is never aggregated |
+| `AggregatedRuleWithoutSource` | Low | a rule of an aggregated ClusterRole no selected role holds: the controller removes it |
+| `AggregatedRule` | Info | a rule of an aggregated ClusterRole, traced to the ClusterRoles it came from |
+
+Findings come sorted by severity (highest first), then object and path.
+Pure: reads the `PolicySource`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.rbac.aggregation import aggregation_selectors
+from runtime.rbac.insight._json import JSONValue
+from runtime.rbac.insight.aggregate import aggregation_sources
+from runtime.rbac.insight.refs import ObjectRef, binding_namespace, object_ref, role_ref
+from runtime.rbac.insight.risk import Severity, rule_risks
+from runtime.rbac.resolver import resolve_role_ref
+from runtime.rbac.source import PolicySource
+from runtime.rbac.subjects import SERVICE_ACCOUNT_KIND, subject_problem
+from runtime.selectors import SelectorError
+
+__all__ = ["Finding", "lint", "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS"]
+
+#: The verbs of Kubernetes' resource requests.
+RESOURCE_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
+                            "deletecollection", "proxy"})
+#: The verbs of non-resource requests: lower-cased HTTP methods.
+NON_RESOURCE_VERBS = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
+#: Verbs only authorization checks ask, and the wildcard.
+SPECIAL_VERBS = frozenset({"*", "escalate", "bind", "impersonate", "use", "approve", "sign",
+                           "attest", "unsafe-delete-ignore-read-errors"})
+
+
+@dataclass(frozen=True)
+class Finding(JSONValue):
+    """One lint finding about `object` (at `path` inside it, e.g. `rules[2].verbs`)."""
+
+    severity: Severity
+    kind: str
+    object: ObjectRef
+    message: str
+    path: str = ""
+
+
+def _bindings(source: PolicySource) -> Iterator[Mapping[str, Any]]:
+    yield from source.list_cluster_role_bindings()
+    yield from source.list_role_bindings()
+
+
+def _orphan(ref: ObjectRef) -> Finding:
+    return Finding(Severity.LOW, "NamespaceNotFound", ref,
+                   f"{ref} is in namespace {ref.namespace!r}, which does not exist", "metadata.namespace")
+
+
+def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[Finding]:
+    for binding in _bindings(source):
+        ref, namespace = object_ref(binding), binding_namespace(binding)
+        if namespace and namespace not in namespaces:
+            yield _orphan(ref)
+        _, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
+        if error:
+            yield Finding(Severity.MEDIUM, "RoleRefNotFound", ref,
+                          f"roleRef of {ref} does not resolve ({error}); creating "
+                          f"{role_ref(binding)} grants its rules to the subjects at once", "roleRef")
+        for i, subject in enumerate(binding.get("subjects") or ()):
+            path = f"subjects[{i}]"
+            problem = subject_problem(subject)
+            if problem:
+                yield Finding(Severity.LOW, "InvalidSubject", ref, f"{problem}: it matches nobody",
+                              path)
+                continue
+            if subject.get("kind") != SERVICE_ACCOUNT_KIND:
+                continue
+            sa_namespace = subject.get("namespace") or namespace
+            name = subject.get("name") or ""
+            if not sa_namespace:
+                yield Finding(Severity.LOW, "ServiceAccountNamespaceMissing", ref,
+                              f"ServiceAccount {name!r} has no namespace, which a "
+                              f"ClusterRoleBinding cannot default: it matches nobody", path)
+            elif sa_namespace not in namespaces:
+                yield Finding(Severity.MEDIUM, "SubjectNamespaceNotFound", ref,
+                              f"ServiceAccount {name!r} is in namespace {sa_namespace!r}, which "
+                              f"does not exist: whoever creates it gets this grant", path)
+
+
+def _unknown_verbs(rule: Mapping[str, Any]) -> list[str]:
+    known = set(SPECIAL_VERBS)
+    if rule.get("resources"):
+        known |= RESOURCE_VERBS
+    if rule.get("nonResourceURLs"):
+        known |= NON_RESOURCE_VERBS
+    return [v for v in rule.get("verbs") or () if v not in known]
+
+
+def _never_matches(rule: Mapping[str, Any], unknown: list[str]) -> str:
+    verbs = rule.get("verbs") or ()
+    if not verbs:
+        return "it has no verbs"
+    if len(unknown) == len(verbs):
+        return "none of its verbs is ever requested"
+    if not rule.get("resources") and not rule.get("nonResourceURLs"):
+        return "it has neither resources nor nonResourceURLs"
+    if rule.get("resources") and not rule.get("apiGroups"):
+        return "it has resources but no apiGroups"
+    return ""
+
+
+def _rule_findings(role: Mapping[str, Any]) -> Iterator[Finding]:
+    ref = object_ref(role)
+    for i, rule in enumerate(role.get("rules") or ()):
+        path = f"rules[{i}]"
+        unknown = _unknown_verbs(rule)
+        if unknown:
+            yield Finding(Severity.LOW, "UnknownVerb", ref,
+                          f"{path} has verbs no request ever has: {', '.join(unknown)}",
+                          f"{path}.verbs")
+        why = _never_matches(rule, unknown)
+        if why:
+            yield Finding(Severity.LOW, "RuleNeverMatches", ref, f"{path} never matches: {why}",
+                          path)
+        if ref.kind == "Role" and rule.get("nonResourceURLs"):
+            yield Finding(Severity.LOW, "NonResourceURLInRole", ref,
+                          f"{path} names nonResourceURLs, which a Role never grants: "
+                          f"non-resource requests have no namespace", f"{path}.nonResourceURLs")
+        collection = [v for v in ("create", "deletecollection") if v in (rule.get("verbs") or ())]
+        if rule.get("resourceNames") and collection:
+            yield Finding(Severity.LOW, "ResourceNamesNeverMatch", ref,
+                          f"{path} limits {', '.join(collection)} to resourceNames, but those "
+                          f"requests carry no name, so it never allows them", f"{path}.resourceNames")
+        risks = rule_risks(rule)
+        if risks:
+            titles = "; ".join(f"{title} ({severity.value})" for severity, title in risks)
+            yield Finding(risks[0][0], "RiskyGrant", ref, f"{path} grants: {titles}", path)
+
+
+def _aggregation_findings(role: Mapping[str, Any],
+                          cluster_roles: list[Mapping[str, Any]]) -> Iterator[Finding]:
+    if not role.get("aggregationRule"):
+        return
+    ref = object_ref(role)
+    try:
+        aggregation_selectors(role)
+    except SelectorError as exc:
+        yield Finding(Severity.LOW, "AggregationSelectorInvalid", ref,
+                      f"aggregationRule does not parse, so the role is never aggregated: {exc}",
+                      "aggregationRule")
+        return
+    for i, origins in enumerate(aggregation_sources(role, cluster_roles)):
+        path = f"rules[{i}]"
+        if origins:
+            yield Finding(Severity.INFO, "AggregatedRule", ref,
+                          f"{path} comes from ClusterRole {', '.join(origins)}", path)
+        else:
+            yield Finding(Severity.LOW, "AggregatedRuleWithoutSource", ref,
+                          f"{path} is in no ClusterRole the aggregationRule selects: the "
+                          f"aggregation controller removes it", path)
+
+
+def _sort_key(finding: Finding) -> tuple[Any, ...]:
+    return (-finding.severity.rank, finding.object, finding.path, finding.kind, finding.message)
+
+
+def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[Finding, ...]:
+    """Return every `Finding` about `source`, given the namespaces that exist, sorted (highest first)."""
+    existing = frozenset(namespaces)
+    cluster_roles = list(source.list_cluster_roles())
+    findings = list(_binding_findings(source, existing))
+    for role in [*cluster_roles, *source.list_roles()]:
+        ref = object_ref(role)
+        if ref.namespace and ref.namespace not in existing:
+            findings.append(_orphan(ref))
+        findings.extend(_rule_findings(role))
+        findings.extend(_aggregation_findings(role, cluster_roles))
+    return tuple(sorted(findings, key=_sort_key))
