@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test bench clean
+.PHONY: serve test bench clean etcd etcd-path
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
 $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controll
 serve: $(STAMP)
 	$(VENV)/bin/miniplane serve $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) etcd
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
@@ -24,3 +24,15 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) miniplane-data .pytest_cache
+
+# etcd for the etcd store's tests: Debian's etcd-server, installed when no etcd is on PATH.
+# A failed install does not stop `make test`: the tests that need etcd then fail and say why.
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  ( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q etcd-server ) >&2 \
+	  || echo "make etcd: could not install etcd-server; the tests that need etcd will fail" >&2; }
+
+# Prints the etcd binary's path (empty, and exit 1, when there is none).
+etcd-path:
+	@command -v etcd

@@ -84,7 +84,7 @@ async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: in
     t_get = await timed(gets)
     t_cget = await timed(concurrent_gets)
     await fill_list()
-    _, list_rev = await store.list("/list/")
+    _, list_rev, _ = await store.list("/list/")
     # Churn: update a tenth of the keys so there is history to skip over.
     for i in range(0, LIST_KEYS, 10):
         await store.update(f"/list/{i:05d}", encode, expected_revision=None)
@@ -94,7 +94,7 @@ async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: in
     past_times = []
     for _ in range(3):
         past_times.append(await timed(lambda: store.list("/list/", revision=list_rev)))
-    entries, _ = await store.list("/list/")
+    entries, _, _ = await store.list("/list/")
     t_compact = await timed(lambda: store.compact(list_rev + 1))
 
     print(f"\n{name}")

@@ -201,7 +201,7 @@ async def _from_store(registry: "Registry", rt: ResourceType, prefix: str, revis
                       *, continuation: bool) -> tuple[list[StoredObject], int]:
     """The store's list at `revision` (None: now); objects the cache holds at that version are reused."""
     try:
-        entries, at = await registry.store.list(prefix, revision=revision)
+        entries, at, _ = await registry.store.list(prefix, revision=revision)
     except Compacted:
         raise (expired_continue() if continuation else _expired_list()) from None
     current = registry.kind_cache(rt).objects

@@ -8,15 +8,20 @@ prefix ending in '/'.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Literal, Protocol
+from typing import AsyncIterator, Callable, Literal, NamedTuple, Protocol
 
 __all__ = [
-    "Entry", "Event", "ValueEncoder", "StoreError", "KeyExists", "KeyNotFound",
-    "RevisionConflict", "Compacted", "Store",
+    "Entry", "Event", "Page", "ValueEncoder", "StoreError", "StoreUnavailable", "KeyExists",
+    "KeyNotFound", "RevisionConflict", "Compacted", "Store",
 ]
 
 #: Called with the revision the write will get; returns the bytes to store.
 #: It runs while the store holds its write lock: keep it pure and quick.
+#: Where the server assigns revisions (etcd) the store passes its prediction
+#: and, when the write got another revision, calls the encoder again with the
+#: real one for the returned Entry: the stored bytes then embed the predicted
+#: revision, so readers take the revision from `mod_revision`, never from the
+#: value (`StoredObject.from_json` re-stamps it). An encoder may thus run twice.
 ValueEncoder = Callable[[int], bytes]
 
 
@@ -46,8 +51,28 @@ class Event:
     prev_value: bytes | None
 
 
+class Page(NamedTuple):
+    """One page of a list: `entries` sorted by key, all as of `revision`.
+
+    `more` is True when keys after the last entry remain under the prefix at
+    that revision (always False for an unlimited list). A NamedTuple, so
+    `entries, revision, more = await store.list(prefix)` unpacks it.
+    """
+
+    entries: list[Entry]
+    revision: int
+    more: bool
+
+
 class StoreError(Exception):
     """Base of storage errors."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached or did not answer in time (a remote store: etcd).
+
+    The outcome of a write that raised it is unknown: it may have been applied.
+    """
 
 
 class KeyExists(StoreError):
@@ -100,12 +125,17 @@ class Store(Protocol):
     async def get(self, key: str) -> Entry | None:
         """The key's current entry, or None."""
 
-    async def list(self, prefix: str, *, revision: int | None = None) -> tuple[list[Entry], int]:
-        """Entries under `prefix` sorted by key, as of `revision` (None: now).
+    async def list(self, prefix: str, *, revision: int | None = None, start_after: str = "",
+                   limit: int = 0) -> Page:
+        """A page of the entries under `prefix` sorted by key, as of `revision` (None: now).
 
-        Returns (entries, the revision the list is at). Raises Compacted when
-        `revision` is older than the compacted revision; a revision in the
-        future is read as now by the caller's choice (check current_revision()).
+        Only keys > `start_after` (when not empty), at most `limit` of them (0:
+        all). Returns the Page, whose revision is the one read: pass it as
+        `revision` with `start_after` = the last key for the next page, and the
+        pages form one consistent list. A page costs O(its size), not the
+        collection's. Raises Compacted when `revision` is older than the
+        compacted revision; a revision in the future is read as now by the
+        caller's choice (check current_revision()).
         """
 
     def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:

@@ -5,20 +5,24 @@ durability. Every write gets the next global revision; each key keeps its rows
 until compaction; `list(revision=R)` reads the newest row <= R per key; watch
 replays rows from the log, then follows live writes.
 
+A page of a list costs O(page): a bisect finds its first key in a sorted key
+list, live keys only for a list at now; a list at a past revision also steps
+over keys that did not exist then (deleted keys are kept until compaction).
+`statistics().keys_read` counts the keys lists looked at.
+
 Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import deque
-from dataclasses import dataclass, field
-from typing import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import AsyncIterator
 
 import trio
 
 from runtime.storage.base import (
-    Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, StoreError, ValueEncoder,
+    Compacted, Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
 from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound
 
@@ -43,13 +47,17 @@ class _Row:
 
 @dataclass(frozen=True)
 class MemoryStoreStatistics:
-    """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches."""
+    """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches.
+
+    `keys_read` counts the keys every list so far has looked at.
+    """
 
     revision: int
     compacted_revision: int
     keys: int
     rows: int
     watchers: int
+    keys_read: int = 0
 
 
 def _rev(row: _Row) -> int:
@@ -66,7 +74,8 @@ class MemoryStore:
         self._log: list[_Row] = []                 # every kept row, ascending revision
         self._history: dict[str, list[_Row]] = {}  # key -> its kept rows, ascending
         self._keys: list[str] = []                 # sorted keys of _history
-        self._live = 0                             # keys whose newest row is not a delete
+        self._live: list[str] = []                 # sorted keys whose newest row is not a delete
+        self._keys_read = 0
         self._revision = 0
         self._compacted = 0
         self._closed = False
@@ -107,7 +116,7 @@ class MemoryStore:
         value = as_bytes(encode(rev))
         row = _Row(Event("ADDED", key, rev, value, None), rev)
         self._append(row)
-        self._live += 1
+        bisect.insort(self._live, key)
         return row.entry()
 
     async def update(self, key: str, encode: ValueEncoder, *, expected_revision: int | None) -> Entry:
@@ -126,7 +135,7 @@ class MemoryStore:
         cur = self._checked(key, expected_revision)
         rev = self._revision + 1
         self._append(_Row(Event("DELETED", key, rev, None, cur.event.value), cur.create_revision))
-        self._live -= 1
+        del self._live[bisect.bisect_left(self._live, key)]
         return rev, cur.entry()
 
     def _checked(self, key: str, expected_revision: int | None) -> _Row:
@@ -145,25 +154,32 @@ class MemoryStore:
         cur = self._current(key)
         return cur.entry() if cur is not None else None
 
-    async def list(self, prefix: str, *, revision: int | None = None) -> tuple[list[Entry], int]:
-        """Entries under `prefix` sorted by key as of `revision` (None or future: now).
+    async def list(self, prefix: str, *, revision: int | None = None, start_after: str = "",
+                   limit: int = 0) -> Page:
+        """A page of the entries under `prefix` sorted by key as of `revision` (None or future: now).
 
-        Returns (entries, the revision read). Raises Compacted.
+        Keys > `start_after`, at most `limit` (0: all). Raises Compacted.
         """
         await self._enter()
         at = self._revision if revision is None else min(revision, self._revision)
         if at < self._compacted:
             raise Compacted(at, self._compacted)
-        lo = bisect.bisect_left(self._keys, prefix)
+        keys = self._live if at == self._revision else self._keys
+        lo = (bisect.bisect_right(keys, start_after) if start_after and start_after >= prefix
+              else bisect.bisect_left(keys, prefix))
         bound = prefix_upper_bound(prefix)
-        hi = len(self._keys) if bound is None else bisect.bisect_left(self._keys, bound)
+        hi = len(keys) if bound is None else bisect.bisect_left(keys, bound, lo)
         out: list[Entry] = []
-        for key in self._keys[lo:hi]:
-            rows = self._history[key]
-            i = bisect.bisect_right(rows, at, key=_rev)
-            if i and rows[i - 1].event.type != "DELETED":
-                out.append(rows[i - 1].entry())
-        return out, at
+        for i in range(lo, hi):
+            rows = self._history[keys[i]]
+            j = bisect.bisect_right(rows, at, key=_rev)
+            if j and rows[j - 1].event.type != "DELETED":
+                if limit and len(out) == limit:  # one entry past the page: more remain
+                    self._keys_read += i + 1 - lo
+                    return Page(out, at, True)
+                out.append(rows[j - 1].entry())
+        self._keys_read += hi - lo
+        return Page(out, at, False)
 
     def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
         """Events under `prefix` with revision > after_revision, in order, forever.
@@ -225,8 +241,8 @@ class MemoryStore:
 
     def statistics(self) -> MemoryStoreStatistics:
         """Revisions, live key count, kept log rows and open watches."""
-        return MemoryStoreStatistics(self._revision, self._compacted, self._live, len(self._log),
-                                     self._fanout.watchers)
+        return MemoryStoreStatistics(self._revision, self._compacted, len(self._live), len(self._log),
+                                     self._fanout.watchers, self._keys_read)
 
     async def aclose(self) -> None:
         """Refuse further calls; open watches raise StoreError."""

@@ -32,6 +32,7 @@ each and publishes the events in revision order. Fifty concurrent writers
 share one fsync instead of paying fifty. Reads run on a small pool of reader
 connections, each on a worker thread; WAL lets them read while a commit runs.
 This process owns the file: other processes writing to it are not supported.
+The reads, and what a page of a list costs, are in `runtime.storage.sqlite_reads`.
 
 Caveats:
 - The ValueEncoder runs on the worker thread inside the write transaction:
@@ -55,9 +56,12 @@ from typing import Any, AsyncIterator, Callable, Literal, TypeVar
 import trio
 
 from runtime.storage.base import (
-    Compacted, Entry, Event, KeyExists, KeyNotFound, RevisionConflict, StoreError, ValueEncoder,
+    Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
-from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes
+from runtime.storage.sqlite_reads import (
+    COMPACTED_SQL, CURRENT_SQL, HEAD_SQL, entry_of, read_get, read_list, read_log,
+)
 
 __all__ = ["SqliteStore", "SqliteStoreStatistics", "Synchronous"]
 
@@ -83,11 +87,6 @@ INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', 1), ('compacted', 0);
 COMMIT;
 """
 
-_CURRENT = ("SELECT k.rev, k.value, k.create_rev FROM latest AS l JOIN kv AS k ON k.rev = l.rev "
-            "WHERE l.key = ?")
-_HEAD = "SELECT max(rev) FROM kv"
-_COMPACTED = "SELECT value FROM meta WHERE name = 'compacted'"
-
 _T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
@@ -109,6 +108,7 @@ class SqliteStoreStatistics:
     writes: int
     largest_batch: int
     pending: int
+    read_ksteps: int = 0
 
 
 @dataclass(eq=False)
@@ -123,31 +123,6 @@ class _Write:
     done: bool = False
     result: Any = None
     error: BaseException | None = None
-
-
-def _range_sql(column: str, prefix: str) -> tuple[str, tuple[str, ...]]:
-    """A `column` condition matching keys that start with `prefix`, as an index range."""
-    bound = prefix_upper_bound(prefix)
-    if bound is None:
-        return f"{column} >= ?", (prefix,)
-    return f"{column} >= ? AND {column} < ?", (prefix, bound)
-
-
-def _blob(value: object) -> bytes:
-    """A stored value as bytes, whatever its SQLite type (a damaged row may hold TEXT or NULL)."""
-    if isinstance(value, bytes):
-        return value
-    if value is None:
-        return b""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape")
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    return str(value).encode()
-
-
-def _entry(key: str, rev: int, value: object, create_rev: object) -> Entry:
-    return Entry(key, _blob(value), rev, create_rev if isinstance(create_rev, int) else rev)
 
 
 def _connect(path: str, synchronous: str, *, reader: bool) -> sqlite3.Connection:
@@ -174,22 +149,12 @@ def _open_writer(path: str, synchronous: str) -> tuple[sqlite3.Connection, int, 
         (schema,) = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
         if schema != _SCHEMA_VERSION:
             raise StoreError(f"{path}: schema version {schema}, expected {_SCHEMA_VERSION}")
-        compacted = conn.execute(_COMPACTED).fetchone()[0]
-        head = max(compacted, conn.execute(_HEAD).fetchone()[0] or 0)
+        compacted = conn.execute(COMPACTED_SQL).fetchone()[0]
+        head = max(compacted, conn.execute(HEAD_SQL).fetchone()[0] or 0)
     except BaseException:
         conn.close()
         raise
     return conn, head, compacted
-
-
-def _snapshot_revisions(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(head, compacted) in the current read transaction.
-
-    The head is max(compacted, newest row): compaction keeps every row above
-    its revision, so only a compacted-away delete can hide the head.
-    """
-    compacted = conn.execute(_COMPACTED).fetchone()[0]
-    return max(compacted, conn.execute(_HEAD).fetchone()[0] or 0), compacted
 
 
 class SqliteStore:
@@ -212,6 +177,7 @@ class SqliteStore:
         self._commits = 0
         self._writes = 0
         self._largest_batch = 0
+        self._read_steps: list[list[int]] = []  # a counter per reader connection (see _count_steps)
         self._fanout = WatchFanout(self._read_log, lambda: self._compacted, published=head,
                                    buffer=watch_buffer)
 
@@ -323,7 +289,7 @@ class SqliteStore:
         try:
             with trio.CancelScope(shield=True):
                 head = await trio.to_thread.run_sync(
-                    lambda: max(self._compacted, self._writer.execute(_HEAD).fetchone()[0] or 0))
+                    lambda: max(self._compacted, self._writer.execute(HEAD_SQL).fetchone()[0] or 0))
                 if head <= self._head:
                     return
                 events = await self._read_log("", self._head, head, head - self._head)
@@ -346,7 +312,7 @@ class SqliteStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for w in batch:
-                cur = conn.execute(_CURRENT, (w.key,)).fetchone()
+                cur = conn.execute(CURRENT_SQL, (w.key,)).fetchone()
                 rev = head + 1
                 try:
                     # Everything that may refuse the write happens before any SQL write.
@@ -357,7 +323,7 @@ class SqliteStore:
                     else:
                         if cur is None:
                             raise KeyNotFound(w.key)
-                        prev = _entry(w.key, *cur)
+                        prev = entry_of(w.key, *cur)
                         if w.expected is not None and w.expected != prev.mod_revision:
                             raise RevisionConflict(w.key, prev)
                     value = as_bytes(w.encode(rev)) if w.encode is not None else None
@@ -412,6 +378,7 @@ class SqliteStore:
                   ) -> tuple[sqlite3.Connection, Any, BaseException | None]:
         if conn is None:
             conn = _connect(self.path, self._synchronous, reader=True)
+            self._read_steps.append(_count_steps(conn))
         try:
             return conn, fn(conn, *args), None
         except Exception as exc:
@@ -421,14 +388,16 @@ class SqliteStore:
 
     async def get(self, key: str) -> Entry | None:
         """The key's current entry, or None."""
-        return await self._read(_get, key)
+        return await self._read(read_get, key)
 
-    async def list(self, prefix: str, *, revision: int | None = None) -> tuple[list[Entry], int]:
-        """Entries under `prefix` sorted by key, as of `revision` (None or future: now).
+    async def list(self, prefix: str, *, revision: int | None = None, start_after: str = "",
+                   limit: int = 0) -> Page:
+        """A page of the entries under `prefix` sorted by key, as of `revision` (None or future: now).
 
-        Returns (entries, the revision read), from one snapshot. Raises Compacted.
+        Keys > `start_after`, at most `limit` (0: all), from one snapshot; the
+        page costs O(page) (see `runtime.storage.sqlite_reads`). Raises Compacted.
         """
-        return await self._read(_list, prefix, revision)
+        return await self._read(read_list, prefix, revision, start_after, limit)
 
     def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
         """Events under `prefix` with revision > after_revision, in order, forever.
@@ -440,7 +409,7 @@ class SqliteStore:
         return self._fanout.watch(prefix, after_revision=after_revision)
 
     async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
-        return await self._read(_read_log, prefix, after, upto, limit)
+        return await self._read(read_log, prefix, after, upto, limit)
 
     async def current_revision(self) -> int:
         """The revision of the latest acknowledged write (0 for an empty store)."""
@@ -496,7 +465,7 @@ class SqliteStore:
         """Revisions, open watches and group-commit counters."""
         return SqliteStoreStatistics(self._head, self._compacted, self._fanout.watchers,
                                      self._commits, self._writes, self._largest_batch,
-                                     len(self._pending))
+                                     len(self._pending), sum(c[0] for c in self._read_steps))
 
     async def aclose(self) -> None:
         """Fail pending writes, end watches, wait for running reads, close the file."""
@@ -513,65 +482,22 @@ class SqliteStore:
             await trio.to_thread.run_sync(_close_all, conns)
 
 
+def _count_steps(conn: sqlite3.Connection) -> list[int]:
+    """Count `conn`'s VM instructions in thousands; returns the one-cell counter.
+
+    A progress handler every 1000 instructions costs next to nothing; one
+    connection runs on one thread at a time, so its cell needs no lock.
+    """
+    counter = [0]
+
+    def tick() -> int:
+        counter[0] += 1
+        return 0  # 0: carry on
+
+    conn.set_progress_handler(tick, 1000)
+    return counter
+
+
 def _close_all(conns: list[sqlite3.Connection]) -> None:
     for conn in conns:
         conn.close()
-
-
-# -- reader functions (worker thread, pooled reader connection) ---------------
-
-def _get(conn: sqlite3.Connection, key: str) -> Entry | None:
-    row = conn.execute(_CURRENT, (key,)).fetchone()
-    return _entry(key, *row) if row is not None else None
-
-
-def _list(conn: sqlite3.Connection, prefix: str, revision: int | None) -> tuple[list[Entry], int]:
-    conn.execute("BEGIN")  # one snapshot for the revision and the rows
-    try:
-        head, compacted = _snapshot_revisions(conn)
-        at = head if revision is None else min(revision, head)
-        if at < compacted:
-            raise Compacted(at, compacted)
-        if at == head:
-            cond, params = _range_sql("l.key", prefix)
-            rows = conn.execute(
-                "SELECT l.key, k.rev, k.value, k.create_rev FROM latest AS l "
-                f"JOIN kv AS k ON k.rev = l.rev WHERE {cond} ORDER BY l.key", params).fetchall()
-        else:
-            # Newest row <= at per key: a range scan of the (key, rev) index.
-            cond, params = _range_sql("key", prefix)
-            rows = conn.execute(
-                "SELECT k.key, k.rev, k.value, k.create_rev FROM "
-                f"(SELECT key, max(rev) AS rev FROM kv INDEXED BY kv_key_rev WHERE {cond} "
-                " AND rev <= ? GROUP BY key) AS m "
-                "JOIN kv AS k ON k.rev = m.rev WHERE k.deleted = 0 ORDER BY k.key",
-                (*params, at)).fetchall()
-    finally:
-        conn.execute("COMMIT")
-    return [_entry(*row) for row in rows], at
-
-
-def _read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
-    conn.execute("BEGIN")  # the compacted check and the rows from one snapshot
-    try:
-        _, compacted = _snapshot_revisions(conn)
-        if after < compacted:
-            raise Compacted(after, compacted)
-        # NOT INDEXED: walk the log by rev (rowid) rather than by key.
-        cond, params = _range_sql("k.key", prefix)
-        rows = conn.execute(
-            "SELECT k.rev, k.key, k.value, k.deleted, k.prev_rev, p.value "
-            "FROM kv AS k NOT INDEXED LEFT JOIN kv AS p ON p.rev = k.prev_rev "
-            f"WHERE k.rev > ? AND k.rev <= ? AND {cond} ORDER BY k.rev LIMIT ?",
-            (after, upto, *params, limit)).fetchall()
-    finally:
-        conn.execute("COMMIT")
-    events = []
-    for rev, key, value, deleted, prev_rev, prev_value in rows:
-        prev = _blob(prev_value) if prev_rev is not None else None
-        if deleted:
-            events.append(Event("DELETED", key, rev, None, prev))
-        else:
-            events.append(Event("MODIFIED" if prev_rev is not None else "ADDED", key, rev,
-                                _blob(value), prev))
-    return events

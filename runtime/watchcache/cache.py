@@ -398,7 +398,7 @@ class WatchCache:
         delay = RETRY_DELAYS[0]
         while True:
             try:
-                entries, revision = await self.store.list("/")
+                entries, revision, _ = await self.store.list("/")
             except Exception:
                 if not started:
                     raise

@@ -80,7 +80,7 @@ async def test_acknowledged_writes_survive_kill_9(tmp_path: Path, synchronous: s
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     store = await SqliteStore.open(db)
-    entries, head = await store.list("/crash/")
+    entries, head, _ = await store.list("/crash/")
     stored = {e.key: (e.mod_revision, e.value) for e in entries}
     assert head >= max(acked.values())
     for key, rev in acked.items():

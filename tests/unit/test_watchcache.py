@@ -39,9 +39,9 @@ class CountingStore(MemoryStore):
         super().__init__()
         self.lists = 0
 
-    async def list(self, prefix, *, revision=None):
+    async def list(self, prefix, **options):
         self.lists += 1
-        return await super().list(prefix, revision=revision)
+        return await super().list(prefix, **options)
 
 
 async def started_cache(nursery, store, **kw) -> WatchCache:
@@ -88,7 +88,7 @@ async def test_snapshot_rolls_back_to_the_state_at_an_older_revision(nursery):
     await store.create(ROLES + "c", value("c"))
     await synced(cache)
     snap = cache.kind(ROLES).snapshot(mid)
-    stored, _ = await store.list(ROLES, revision=mid)
+    stored, _, _ = await store.list(ROLES, revision=mid)
     assert [(o.key, o.revision) for o in snap] == [(e.key, e.mod_revision) for e in stored]
     assert snap[0].obj["rules"] == [1]
 

@@ -1,0 +1,244 @@
+"""`EtcdClient`: the few etcd v3 calls `EtcdStore` makes, over etcd's JSON gateway, under trio.
+
+Why not an etcd library: no maintained etcd v3 client runs under trio.
+aetcd is asyncio-only; etcd3 (python-etcd3) runs grpcio's blocking stubs
+and watch threads; grpcio's aio API needs an asyncio loop. etcd (3.4 and
+later) serves its gRPC API as JSON over HTTP on the client port as well (the
+grpc-gateway: `/v3/kv/range`, `/v3/kv/txn`, `/v3/kv/compaction`,
+`/v3/watch`, `/v3/maintenance/status`), and httpx's AsyncClient runs under
+trio (through anyio), so this module speaks that: POST a JSON request, read
+a JSON answer; a watch is one streaming POST answering newline-delimited
+JSON messages, each `{"result": WatchResponse}`.
+
+The gateway's JSON is protobuf's: bytes (keys, values) are base64, int64
+fields are strings, and zero values (0, false, empty, the first enum value
+such as PUT) are left out, so readers use `.get` with the zero as default.
+
+Contract:
+- `call(path, body)` returns the decoded answer. Endpoints are tried in
+  turn, starting from the last one that answered: a failure to connect moves
+  on to the next; any other transport failure does too for an `idempotent`
+  call (reads), while a write raises at once (it may have been applied).
+- Every call is bounded by `timeout` seconds (connect, send, read, pool); a
+  watch stream has no read timeout (an idle watch is silent).
+- Raises `StoreUnavailable` when no endpoint answers (or the cluster says it
+  cannot serve: no leader, request timed out), `EtcdRequestError` when etcd
+  refuses the request (its `.message` is etcd's, e.g. "etcdserver: mvcc:
+  required revision has been compacted"), ValueError for a bad endpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import httpx
+
+from runtime.storage.base import StoreError, StoreUnavailable
+
+__all__ = [
+    "EtcdClient", "EtcdRequestError", "JsonLines", "b64", "unb64", "parse_endpoints", "tls_context",
+    "COMPACTED_MESSAGE", "FUTURE_MESSAGE",
+]
+
+#: etcd's messages for a read or watch below its compaction, and above its head.
+COMPACTED_MESSAGE = "required revision has been compacted"
+FUTURE_MESSAGE = "required revision is a future revision"
+
+# gRPC codes meaning "try again later", as the gateway reports them.
+_UNAVAILABLE_CODES = {4, 14}  # DEADLINE_EXCEEDED, UNAVAILABLE
+_UNAVAILABLE_MESSAGES = ("no leader", "request timed out", "leader changed", "too many requests",
+                         "not capable", "server stopped")
+
+
+class EtcdRequestError(StoreError):
+    """etcd refused a request: `code` is the gRPC status code, `message` etcd's words."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"etcd: {message} (code {code})")
+        self.code = code
+        self.message = message
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def unb64(text: str | None) -> bytes:
+    return base64.b64decode(text) if text else b""
+
+
+def parse_endpoints(spec: str, *, secure: bool) -> list[str]:
+    """`host:port[,host:port...]` (each may also be a URL) as base URLs. Raises ValueError."""
+    scheme = "https" if secure else "http"
+    out = []
+    for part in spec.split(","):
+        part = part.strip().rstrip("/")
+        if not part:
+            continue
+        if "://" not in part:
+            part = f"{scheme}://{part}"
+        url = httpx.URL(part)
+        if url.scheme not in ("http", "https") or not url.host or url.port is None:
+            raise ValueError(f"etcd endpoint {part!r}: expected HOST:PORT")
+        out.append(f"{url.scheme}://{url.netloc.decode('ascii')}")
+    if not out:
+        raise ValueError("no etcd endpoint given")
+    return out
+
+
+def tls_context(cafile: str | None, certfile: str | None, keyfile: str | None) -> ssl.SSLContext:
+    """A client TLS context: trust `cafile` (else the system's), present certfile/keyfile if given.
+
+    The same three files as kube-apiserver's --etcd-cafile, --etcd-certfile, --etcd-keyfile.
+    """
+    if keyfile and not certfile:
+        raise ValueError("an etcd keyfile needs its certfile")
+    ctx = ssl.create_default_context(cafile=cafile)
+    if certfile:
+        ctx.load_cert_chain(certfile, keyfile)
+    return ctx
+
+
+def _refusal(status: int, text: str) -> StoreError:
+    """The error an etcd error answer (HTTP status and body) stands for."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = {}
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):  # a stream's error message: {"error": {"grpc_code", "message"}}
+        code, message = int(err.get("grpc_code", 2) or 2), str(err.get("message", ""))
+    else:
+        code = int(body.get("code", 2) or 2) if isinstance(body, dict) else 2
+        message = str(body.get("message") or err or text[:200]) if isinstance(body, dict) else text[:200]
+    if code in _UNAVAILABLE_CODES or status in (502, 503, 504) or \
+            any(m in message for m in _UNAVAILABLE_MESSAGES):
+        return StoreUnavailable(f"etcd: {message}")
+    return EtcdRequestError(code, message)
+
+
+class EtcdClient:
+    """POSTs JSON to the first etcd endpoint that answers. Safe to share between trio tasks."""
+
+    def __init__(self, endpoints: list[str], *, ssl_context: ssl.SSLContext | None = None,
+                 timeout: float = 5.0) -> None:
+        if not endpoints:
+            raise ValueError("no etcd endpoint given")
+        self.endpoints = list(endpoints)
+        self.timeout = timeout
+        self._current = 0  # the endpoint that answered last: tried first
+        self._http = httpx.AsyncClient(
+            verify=ssl_context if ssl_context is not None else True,
+            timeout=httpx.Timeout(timeout),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            trust_env=False)  # etcd is reached directly, never through a proxy
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint tried first (the last one that answered)."""
+        return self.endpoints[self._current]
+
+    def _order(self) -> list[int]:
+        n = len(self.endpoints)
+        return [(self._current + i) % n for i in range(n)]
+
+    async def call(self, path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
+        """POST `body` to `path`; returns the JSON answer. See the module contract for errors."""
+        failures = []
+        for i in self._order():
+            try:
+                resp = await self._http.post(self.endpoints[i] + path, json=body)
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                failures.append(f"{self.endpoints[i]}: {exc!r}")
+                continue  # never reached the server: safe to send elsewhere
+            except httpx.TransportError as exc:
+                if not idempotent:
+                    raise StoreUnavailable(f"etcd {self.endpoints[i]}{path}: {exc!r}; "
+                                           "the write may have been applied") from exc
+                failures.append(f"{self.endpoints[i]}: {exc!r}")
+                continue
+            if resp.status_code != 200:
+                err = _refusal(resp.status_code, resp.text)
+                if isinstance(err, StoreUnavailable) and idempotent:
+                    failures.append(f"{self.endpoints[i]}: {err}")
+                    continue
+                raise err
+            self._current = i
+            try:
+                return resp.json()
+            except ValueError as exc:
+                raise StoreError(f"etcd {self.endpoints[i]}{path}: answer is not JSON") from exc
+        raise StoreUnavailable(f"no etcd endpoint answered {path}: " + "; ".join(failures))
+
+    @asynccontextmanager
+    async def stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[JsonLines]:
+        """POST `body` to `path` and yield the answer's JSON lines (see `JsonLines`).
+
+        Opening tries the endpoints in turn; raises StoreUnavailable when none
+        answers, or the error etcd answered.
+        """
+        failures = []
+        for i in self._order():
+            request = self._http.build_request(
+                "POST", self.endpoints[i] + path, json=body,
+                timeout=httpx.Timeout(self.timeout, read=None))
+            try:
+                resp = await self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                failures.append(f"{self.endpoints[i]}: {exc!r}")
+                continue
+            lines = JsonLines(resp, self.endpoints[i])
+            try:
+                if resp.status_code != 200:
+                    raise _refusal(resp.status_code, (await resp.aread()).decode(errors="replace"))
+                self._current = i
+                yield lines
+                return
+            finally:
+                await lines.aclose()
+        raise StoreUnavailable(f"no etcd endpoint answered {path}: " + "; ".join(failures))
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        await self._http.aclose()
+
+
+class JsonLines:
+    """The JSON messages of a streaming answer, one per line, each unwrapped from `{"result": ...}`."""
+
+    def __init__(self, resp: httpx.Response, endpoint: str) -> None:
+        self._resp = resp
+        self._endpoint = endpoint
+        self._lines = resp.aiter_lines()
+
+    async def next(self) -> dict[str, Any] | None:
+        """The next message, or None when the server ended the stream.
+
+        Raises StoreUnavailable when the connection breaks, the StoreError an
+        error message stands for, StoreError for a line that is not JSON.
+        """
+        while True:
+            try:
+                line = await self._lines.__anext__()
+            except StopAsyncIteration:
+                return None
+            except httpx.TransportError as exc:
+                raise StoreUnavailable(f"etcd {self._endpoint}: stream broken: {exc!r}") from exc
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                raise StoreError(f"etcd {self._endpoint}: a stream line is not JSON") from exc
+            if "error" in message:
+                raise _refusal(200, line)
+            return message.get("result") or {}
+
+    async def aclose(self) -> None:
+        # The line generator first: closing it explicitly keeps trio from finalizing it later.
+        await self._lines.aclose()
+        await self._resp.aclose()
