@@ -1,0 +1,241 @@
+"""Rules specific to the etcd backend: key layout, URLs, revisions it must learn, outages.
+
+The shared contract is checked in test_store_conformance.py; these tests use
+the session's etcd (`etcd_endpoint`) or, when they stop etcd, one of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from functools import partial
+from pathlib import Path
+from typing import AsyncIterator
+
+import httpx
+import pytest
+import trio
+
+from runtime.storage import Compacted, Event, StoreUnavailable, open_store
+from runtime.storage.etcd import EtcdStore
+from runtime.storage.etcd_client import b64, unb64
+from tests.support.etcd import EtcdServer
+
+
+def val(text: str):
+    return lambda rev: f"{text}@{rev}".encode()
+
+
+def brief(event: Event) -> tuple[str, str, int]:
+    return event.type, event.key, event.revision
+
+
+def unique() -> str:
+    return f"/etcd-test-{uuid.uuid4().hex[:8]}"
+
+
+async def raw_keys(endpoint: str, prefix: bytes) -> dict[bytes, bytes]:
+    """Every key under `prefix` as etcd holds it, read with a plain HTTP client."""
+    end = prefix[:-1] + bytes([prefix[-1] + 1])
+    async with httpx.AsyncClient(trust_env=False) as http:
+        resp = await http.post(f"http://{endpoint}/v3/kv/range", json={"key": b64(prefix), "range_end": b64(end)})
+    return {unb64(kv["key"]): unb64(kv.get("value")) for kv in resp.json().get("kvs", [])}
+
+
+@pytest.fixture
+async def own_etcd(tmp_path: Path) -> AsyncIterator[EtcdServer]:
+    """An etcd of this test alone, which it may stop and restart."""
+    server = EtcdServer(tmp_path / "etcd")
+    server.start()
+    try:
+        await server.wait_healthy()
+        yield server
+    finally:
+        server.stop()
+
+
+# -- keys and URLs ---------------------------------------------------------------
+
+async def test_keys_live_under_the_store_prefix(etcd_endpoint: str) -> None:
+    name = f"admin-{uuid.uuid4().hex[:8]}"
+    store = await open_store(f"etcd://{etcd_endpoint}")
+    await store.create(f"/rbac.authorization/clusterroles/{name}", val("role"))
+    held = await raw_keys(etcd_endpoint, b"/registry/rbac.authorization/clusterroles/")
+    assert f"/registry/rbac.authorization/clusterroles/{name}".encode() in held
+    await store.delete(f"/rbac.authorization/clusterroles/{name}", expected_revision=None)
+    await store.aclose()
+
+
+async def test_stores_with_other_prefixes_do_not_see_each_other(etcd_endpoint: str) -> None:
+    a, b = unique(), unique()
+    one = await open_store(f"etcd://{etcd_endpoint}?prefix={a}")
+    other = await open_store(f"etcd://{etcd_endpoint}", prefix=b)
+    start = await one.current_revision()
+    await one.create("/k/x", val("one"))
+    await other.create("/k/x", val("other"))
+    assert [e.value for e in (await one.list("/")).entries] == [f"one@{start + 1}".encode()]
+    it = other.watch("/", after_revision=start)
+    assert brief(await it.__anext__()) == ("ADDED", "/k/x", start + 2)
+    await it.aclose()
+    assert set(await raw_keys(etcd_endpoint, a.encode() + b"/")) == {f"{a}/k/x".encode()}
+    await one.aclose()
+    await other.aclose()
+
+
+@pytest.mark.parametrize("url", [
+    "etcd://", "etcd://127.0.0.1", "etcd://127.0.0.1:2379/path", "etcd://127.0.0.1:2379?color=red",
+    "etcd://127.0.0.1:2379?keyfile=/k.pem",
+])
+async def test_malformed_etcd_urls_are_refused(url: str) -> None:
+    with pytest.raises(ValueError):
+        await open_store(url)
+
+
+async def test_keys_must_start_with_a_slash(etcd_endpoint: str) -> None:
+    store = await EtcdStore.open(etcd_endpoint, prefix=unique())
+    with pytest.raises(ValueError):
+        await store.create("no-slash", val("x"))
+    await store.aclose()
+
+
+# -- revisions etcd assigns -------------------------------------------------------
+
+async def test_a_write_after_another_clients_write_still_answers_its_true_revision(etcd_endpoint: str) -> None:
+    prefix = unique()
+    ours = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    theirs = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    await ours.create("/k/a", val("a"))
+    await theirs.create("/k/b", val("b"))  # moves etcd's revision past our prediction
+    encoded: list[int] = []
+
+    def encode(revision: int) -> bytes:
+        encoded.append(revision)
+        return json.dumps({"metadata": {"name": "c", "resourceVersion": str(revision)}}).encode()
+
+    entry = await ours.create("/k/c", encode)
+    assert encoded == [entry.mod_revision - 1, entry.mod_revision]  # predicted, then the real one
+    assert json.loads(entry.value)["metadata"]["resourceVersion"] == str(entry.mod_revision)
+    assert ours.statistics().mispredicted == 1
+    # Stored with the predicted revision inside: readers take it from mod_revision (and re-stamp).
+    stored = await ours.get("/k/c")
+    assert stored is not None and stored.mod_revision == entry.mod_revision
+    assert json.loads(stored.value)["metadata"]["resourceVersion"] == str(entry.mod_revision - 1)
+    await ours.aclose()
+    await theirs.aclose()
+
+
+async def test_a_compaction_by_another_client_is_learned_from_a_refused_read(etcd_endpoint: str) -> None:
+    prefix = unique()
+    compactor = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    reader = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    first = await compactor.create("/k/a", val("a"))
+    second = await compactor.update("/k/a", val("b"), expected_revision=None)
+    await compactor.compact(second.mod_revision)
+    assert await reader.compacted_revision() < second.mod_revision  # etcd does not tell
+    with pytest.raises(Compacted) as info:
+        await reader.list("/k/", revision=first.mod_revision)
+    assert (info.value.requested, info.value.compacted) == (first.mod_revision, second.mod_revision)
+    assert await reader.compacted_revision() == second.mod_revision
+    await compactor.aclose()
+    await reader.aclose()
+
+
+async def test_a_watch_from_before_another_clients_compaction_raises_compacted(etcd_endpoint: str) -> None:
+    prefix = unique()
+    compactor = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    watcher = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    first = await compactor.create("/k/a", val("a"))
+    second = await compactor.update("/k/a", val("b"), expected_revision=None)
+    await compactor.compact(second.mod_revision)
+    it = watcher.watch("/k/", after_revision=first.mod_revision)
+    with pytest.raises(Compacted) as info:
+        await it.__anext__()
+    assert info.value.compacted == second.mod_revision == await watcher.compacted_revision()
+    await compactor.aclose()
+    await watcher.aclose()
+
+
+# -- outages ------------------------------------------------------------------------
+
+async def test_calls_to_a_stopped_etcd_raise_store_unavailable(own_etcd: EtcdServer) -> None:
+    store = await EtcdStore.open(own_etcd.endpoint, timeout=2)
+    created = await store.create("/k/a", val("a"))
+    own_etcd.stop()
+    for call in (store.get("/k/a"), store.list("/k/"), store.current_revision(),
+                 store.create("/k/b", val("b")), store.update("/k/a", val("x"), expected_revision=None),
+                 store.delete("/k/a", expected_revision=created.mod_revision)):
+        with pytest.raises(StoreUnavailable):
+            await call
+    await store.aclose()
+
+
+async def test_opening_a_store_on_a_stopped_etcd_raises_store_unavailable(own_etcd: EtcdServer) -> None:
+    own_etcd.stop()
+    with pytest.raises(StoreUnavailable):
+        await open_store(f"etcd://{own_etcd.endpoint}")
+
+
+async def test_an_etcd_that_never_answers_raises_store_unavailable_after_the_timeout() -> None:
+    # A listener that accepts connections and says nothing: only the client timeout ends the call.
+    held: list[trio.SocketStream] = []
+
+    async def hold(stream: trio.SocketStream) -> None:
+        held.append(stream)
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, hold, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(60):  # a guard against hanging, far above the 0.2 s timeout
+            with pytest.raises(StoreUnavailable):
+                await EtcdStore.open(f"127.0.0.1:{port}", timeout=0.2)
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_next_endpoint_is_tried_when_one_is_down(own_etcd: EtcdServer, etcd_endpoint: str) -> None:
+    dead = own_etcd.endpoint
+    own_etcd.stop()
+    store = await EtcdStore.open(f"{dead},{etcd_endpoint}", prefix=unique())
+    await store.create("/k/a", val("a"))
+    assert store.statistics().endpoint == f"http://{etcd_endpoint}"
+    await store.aclose()
+
+
+async def test_a_watch_resumes_across_an_etcd_restart_without_loss_or_repeats(own_etcd: EtcdServer) -> None:
+    store = await EtcdStore.open(own_etcd.endpoint, timeout=2)
+    start = await store.current_revision()
+    it = store.watch("/w/", after_revision=start)
+    for i in range(2):
+        await store.create(f"/w/{i}", val("v"))
+    seen = [await it.__anext__() for _ in range(2)]
+    await store.create("/w/2", val("v"))  # written, not yet read when etcd stops
+    own_etcd.stop()
+    own_etcd.start()
+    await own_etcd.wait_healthy()
+    for i in range(3, 5):
+        await store.create(f"/w/{i}", val("v"))
+    seen += [await it.__anext__() for _ in range(3)]  # the same watch: its stream reopened
+    assert [(e.key, e.revision) for e in seen] == [(f"/w/{i}", start + 1 + i) for i in range(5)]
+    await it.aclose()
+    await store.aclose()
+
+
+async def test_a_watch_during_an_outage_raises_and_resumes_from_its_last_revision(
+        own_etcd: EtcdServer) -> None:
+    store = await EtcdStore.open(own_etcd.endpoint, timeout=2)
+    start = await store.current_revision()
+    it = store.watch("/w/", after_revision=start)
+    await store.create("/w/0", val("v"))
+    seen: list[Event] = [await it.__anext__()]
+    own_etcd.stop()
+    with pytest.raises(StoreUnavailable):
+        await it.__anext__()
+    own_etcd.start()
+    await own_etcd.wait_healthy()
+    for i in range(1, 3):
+        await store.create(f"/w/{i}", val("v"))
+    resumed = store.watch("/w/", after_revision=seen[-1].revision)
+    seen += [await resumed.__anext__() for _ in range(2)]
+    assert [(e.key, e.revision) for e in seen] == [(f"/w/{i}", start + 1 + i) for i in range(3)]
+    await resumed.aclose()
+    await store.aclose()
