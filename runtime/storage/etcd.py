@@ -46,6 +46,9 @@ Caveats:
   revision. This store's own writes are one key per revision.
 - A watch's stream has no read timeout: an etcd that stops answering without
   closing the connection is noticed at the next progress notification.
+- With TLS client authentication (`--client-cert-auth`), etcd 3.4's JSON
+  gateway dials etcd's own gRPC port with etcd's serving certificate, so that
+  certificate must allow client auth as well as server auth.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ launches etcd (returns at once), `await wait_healthy()` waits until its
 tests: a real child process becoming ready), `stop()` terminates it and
 waits for it to exit. The same object can start again on the same ports and
 data (a restart). `start_etcd(data_dir)` does both from synchronous code (a
-session fixture), `etcd_binary()` finds the binary.
+session fixture), `etcd_binary()` finds the binary. With `tls=make_tls(dir)`
+etcd serves HTTPS and requires client certificates signed by that CA.
 
 etcd comes from Debian's `etcd-server`, installed by `make etcd` (a
 prerequisite of `make test`); `MINIPLANE_ETCD` may name another binary. When
@@ -16,16 +17,24 @@ need etcd fail with that reason: they are never skipped.
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import os
 import shutil
 import socket
+import ssl
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import trio
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["EtcdServer", "EtcdNotFound", "etcd_binary", "start_etcd"]
+__all__ = ["EtcdServer", "EtcdNotFound", "EtcdTLS", "etcd_binary", "make_tls", "start_etcd"]
 
 
 class EtcdNotFound(RuntimeError):
@@ -47,6 +56,64 @@ def etcd_binary() -> str:
     return found
 
 
+@dataclass(frozen=True)
+class EtcdTLS:
+    """PEM files: a CA, etcd's serving pair (for 127.0.0.1) and a client pair, both signed by the CA."""
+
+    cafile: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+
+    def client_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.cafile))
+        ctx.load_cert_chain(str(self.client_cert), str(self.client_key))
+        return ctx
+
+
+def make_tls(directory: Path) -> EtcdTLS:
+    """Write a fresh CA, a server pair for 127.0.0.1 and a client pair under `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def issue(name: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
+              signer: ec.EllipticCurvePrivateKey, *, ca: bool = False,
+              usage: list[x509.ObjectIdentifier] | None = None) -> x509.Certificate:
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+                   .issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if usage is not None:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+        if usage is not None and ExtendedKeyUsageOID.SERVER_AUTH in usage:
+            builder = builder.add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    def write(name: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> tuple[Path, Path]:
+        cert_path, key_path = directory / f"{name}.pem", directory / f"{name}-key.pem"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+        return cert_path, key_path
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "etcd test CA")])
+    ca = issue("etcd test CA", ca_key, ca_name, ca_key, ca=True)
+    cafile, _ = write("ca", ca, ca_key)
+    server_key, client_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    # The server pair also for client auth: etcd's JSON gateway dials etcd's own gRPC port with it.
+    both = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+    server = write("server", issue("etcd", server_key, ca_name, ca_key, usage=both), server_key)
+    client = write("client", issue("miniplane", client_key, ca_name, ca_key,
+                                   usage=[ExtendedKeyUsageOID.CLIENT_AUTH]), client_key)
+    return EtcdTLS(cafile, *server, *client)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,8 +123,9 @@ def _free_port() -> int:
 class EtcdServer:
     """One etcd member serving http://127.0.0.1:<port>, its data under `data_dir`."""
 
-    def __init__(self, data_dir: Path, *, binary: str | None = None) -> None:
+    def __init__(self, data_dir: Path, *, binary: str | None = None, tls: EtcdTLS | None = None) -> None:
         self.binary = binary or etcd_binary()
+        self.tls = tls
         self.data_dir = Path(data_dir)
         self.client_port = _free_port()
         self.peer_port = _free_port()
@@ -71,26 +139,30 @@ class EtcdServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.endpoint}"
+        return f"{'https' if self.tls else 'http'}://{self.endpoint}"
 
     def start(self) -> None:
         """Launch etcd; returns at once (see wait_healthy)."""
         assert self._proc is None or self._proc.poll() is not None, "already running"
         peer = f"http://127.0.0.1:{self.peer_port}"
+        tls = [] if self.tls is None else [
+            "--cert-file", str(self.tls.server_cert), "--key-file", str(self.tls.server_key),
+            "--trusted-ca-file", str(self.tls.cafile), "--client-cert-auth"]
         log = open(self.log_path, "ab")
         try:
             self._proc = subprocess.Popen(
                 [self.binary, "--name", "test", "--data-dir", str(self.data_dir),
                  "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
                  "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                 "--initial-cluster", f"test={peer}", "--log-level", "warn"],
+                 "--initial-cluster", f"test={peer}", "--log-level", "warn", *tls],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         finally:
             log.close()  # the child keeps its own descriptor
 
     async def wait_healthy(self, timeout: float = 60) -> None:
         """Wait until etcd answers `/health` with true. Raises AssertionError if it exits first."""
-        async with httpx.AsyncClient(timeout=2, trust_env=False) as http:
+        verify: ssl.SSLContext | bool = self.tls.client_context() if self.tls else True
+        async with httpx.AsyncClient(timeout=2, trust_env=False, verify=verify) as http:
             with trio.fail_after(timeout):
                 while True:
                     if self._proc is None or self._proc.poll() is not None:

@@ -19,7 +19,7 @@ import trio
 from runtime.storage import Compacted, Event, StoreUnavailable, open_store
 from runtime.storage.etcd import EtcdStore
 from runtime.storage.etcd_client import b64, unb64
-from tests.support.etcd import EtcdServer
+from tests.support.etcd import EtcdServer, make_tls
 
 
 def val(text: str):
@@ -96,6 +96,25 @@ async def test_keys_must_start_with_a_slash(etcd_endpoint: str) -> None:
     with pytest.raises(ValueError):
         await store.create("no-slash", val("x"))
     await store.aclose()
+
+
+async def test_tls_with_kube_apiservers_three_files(tmp_path: Path) -> None:
+    tls = make_tls(tmp_path / "pki")
+    server = EtcdServer(tmp_path / "etcd", tls=tls)
+    server.start()
+    try:
+        await server.wait_healthy()
+        files = f"cafile={tls.cafile}&certfile={tls.client_cert}&keyfile={tls.client_key}"
+        store = await open_store(f"etcds://{server.endpoint}?{files}")
+        created = await store.create("/k/a", val("a"))
+        assert await store.get("/k/a") == created
+        await store.aclose()
+        with pytest.raises(StoreUnavailable):  # etcd requires a client certificate
+            await open_store(f"etcds://{server.endpoint}?cafile={tls.cafile}", timeout=2)
+        with pytest.raises(StoreUnavailable):  # plain HTTP to a TLS port
+            await open_store(f"etcd://{server.endpoint}", timeout=2)
+    finally:
+        server.stop()
 
 
 # -- revisions etcd assigns -------------------------------------------------------
