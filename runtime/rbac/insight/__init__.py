@@ -32,9 +32,9 @@ Contract:
   in missing namespaces, rules that never match, risky grants ranked as
   KubiScan does, aggregated rules traced to their origin.
 
-Costs: `explain` and `lint` read the whole policy; `who_can` every
-ClusterRoleBinding and the RoleBindings of one namespace; `access_matrix`
-one decision per cell; `diff` a rules lookup per subject and namespace.
+Costs: `explain`, `who_can` and `lint` read the whole policy (a decision
+reads only the bindings that may apply); `access_matrix` makes one decision
+per cell; `diff` one rules lookup per subject and namespace it names.
 """
 
 from runtime.rbac.insight.aggregate import (

@@ -14,9 +14,10 @@
   `NotIn` or `DoesNotExist` on a label it has).
 
 Caveats: a ClusterRole whose aggregationRule has a malformed selector keeps
-its rules, as the controller leaves it (TerminalError). Aggregation cycles
-(A selects B, B selects A) stop after one round per aggregated role, as
-unbounded as the controller would be otherwise.
+its rules, as the controller leaves it (TerminalError). `aggregate` makes
+at most one round more than there are aggregated roles, enough for any
+chain; roles that select each other (a cycle) keep what that many rounds
+give, where the controller would go on reconciling them.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ The `namespace` attribute is not the rule's business but the binding's:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from runtime.rbac.attributes import Attributes
@@ -79,7 +79,7 @@ def _combined(resource: str, subresource: str) -> str:
     return f"{resource}/{subresource}" if subresource else resource
 
 
-def _first(candidates: Iterator[str], accepts) -> str | None:
+def _first(candidates: Iterator[str], accepts: Callable[[str], bool]) -> str | None:
     for value in candidates:
         if accepts(value):
             return value
@@ -125,7 +125,8 @@ def _resource_checks(attrs: Attributes, rule: PolicyRule) -> tuple[AttributeChec
             AttributeCheck(SUBRESOURCE, False, sub, allowed))
 
 
-def _simple(attribute: str, requested: str, values: tuple[str, ...], matches) -> AttributeCheck:
+def _simple(attribute: str, requested: str, values: tuple[str, ...],
+            matches: Callable[[str], bool]) -> AttributeCheck:
     if matches(requested):
         return AttributeCheck(attribute, True, requested, values)
     return AttributeCheck(attribute, False, requested, values, _first(iter(values), matches))
@@ -142,11 +143,10 @@ def check_rule(attrs: Attributes, rule: PolicyRule) -> tuple[AttributeCheck, ...
                    lambda v: verb_matches(rule, v))
     if not attrs.resource_request:
         urls = tuple(rule.get("nonResourceURLs") or ())
-        url_fix = None
-        if not non_resource_url_matches(rule, attrs.path):
-            url_fix = _first(_url_candidates(rule), lambda p: non_resource_url_matches(rule, p))
-            return verb, AttributeCheck(NON_RESOURCE_URL, False, attrs.path, urls, url_fix)
-        return verb, AttributeCheck(NON_RESOURCE_URL, True, attrs.path, urls)
+        if non_resource_url_matches(rule, attrs.path):
+            return verb, AttributeCheck(NON_RESOURCE_URL, True, attrs.path, urls)
+        url_fix = _first(_url_candidates(rule), lambda p: non_resource_url_matches(rule, p))
+        return verb, AttributeCheck(NON_RESOURCE_URL, False, attrs.path, urls, url_fix)
     group = _simple(API_GROUP, attrs.api_group, tuple(rule.get("apiGroups") or ()),
                     lambda g: api_group_matches(rule, g))
     resource, subresource = _resource_checks(attrs, rule)

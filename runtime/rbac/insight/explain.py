@@ -144,7 +144,9 @@ def _applying(attrs: Attributes, source: PolicySource
 
 
 def _explain_binding(attrs: Attributes, binding: Mapping[str, Any], namespace: str,
-                     subject_index: int, source: PolicySource) -> tuple[BindingExplanation, Any]:
+                     subject_index: int, source: PolicySource
+                     ) -> tuple[BindingExplanation, Mapping[str, Any] | None]:
+    """Return the binding's explanation, and its role when that is an aggregated ClusterRole."""
     ref, role = object_ref(binding), role_ref(binding)
     subject = subject_of((binding.get("subjects") or ())[subject_index], namespace)
     rules, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
@@ -167,8 +169,8 @@ def _explain_binding(attrs: Attributes, binding: Mapping[str, Any], namespace: s
             role_obj if aggregated else None)
 
 
-def _scope_notes(attrs: Attributes, scoped: bool,
-                 bindings: list[BindingExplanation]) -> tuple[str, ...]:
+def _cluster_scope_notes(attrs: Attributes,
+                         bindings: list[BindingExplanation]) -> tuple[str, ...]:
     notes = [f"{attrs.resource!r} is cluster-scoped: RoleBindings never grant it to real "
              f"requests, only ClusterRoleBindings do"]
     if attrs.namespace:
@@ -177,7 +179,7 @@ def _scope_notes(attrs: Attributes, scoped: bool,
         notes.append(f"the request names namespace {attrs.namespace!r}, which requests for a "
                      f"cluster-scoped resource never do"
                      + (f"; {granting[0].binding} matches only because of it" if granting else ""))
-    return tuple(notes) if scoped else ()
+    return tuple(notes)
 
 
 def explain(attrs: Attributes, source: PolicySource, *,
@@ -210,9 +212,10 @@ def explain(attrs: Attributes, source: PolicySource, *,
     scope = ""
     notes: tuple[str, ...] = ()
     if attrs.resource_request and cluster_scoped is not None:
-        scoped = cluster_scoped(attrs.api_group, attrs.resource)
-        scope = CLUSTER if scoped else NAMESPACED
-        notes = _scope_notes(attrs, scoped, bindings)
+        if cluster_scoped(attrs.api_group, attrs.resource):
+            scope, notes = CLUSTER, _cluster_scope_notes(attrs, bindings)
+        else:
+            scope = NAMESPACED
     return Explanation(Request.of(attrs), decision.allowed, decision.reason,
                        decision.evaluation_error, privileged, granted, tuple(bindings),
                        tuple(near), scope, notes)
