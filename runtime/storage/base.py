@@ -21,7 +21,7 @@ __all__ = [
 #: and, when the write got another revision, calls the encoder again with the
 #: real one for the returned Entry: the stored bytes then embed the predicted
 #: revision, so readers take the revision from `mod_revision`, never from the
-#: value (`StoredObject.from_json` re-stamps it). An encoder may thus run twice.
+#: value (the registry's decoder re-stamps it). An encoder may thus run twice.
 ValueEncoder = Callable[[int], bytes]
 
 

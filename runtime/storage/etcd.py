@@ -24,14 +24,15 @@ etcd's MVCC revision as the revision (the resourceVersion) and these mappings:
 
 The ValueEncoder and the revision: etcd assigns the revision when it applies
 the txn, after the value was sent. The store passes the encoder its
-prediction (the last revision it saw, plus its writes in flight, plus one):
-exact while this store is the only writer and its writes do not overlap.
+prediction (the revision after the newest it saw and after those it guessed
+for its writes in flight): exact while this store is the only writer and
+its writes do not overlap.
 When the write gets another revision the store calls the encoder again with
 the real one for the returned Entry (so the caller's answer carries the true
 resourceVersion) and counts a misprediction in `statistics()`; the bytes
 stored keep the predicted one. Readers take the revision from
 `mod_revision`, as kube-apiserver does (it never trusts a resourceVersion
-inside etcd's value): `StoredObject.from_json` re-stamps it.
+inside etcd's value): the registry's decoder of stored values re-stamps it.
 
 The compacted revision: etcd does not report it. `compacted_revision()` is
 the newest this store knows: its own compactions, and others' learned from
@@ -122,7 +123,8 @@ class EtcdStore:
         self._prefix = prefix.rstrip("/")
         self._root = (self._prefix + "/").encode()
         self._revision = 0     # the newest header revision seen
-        self._inflight = 0     # writes sent, not answered: the prediction counts them
+        self._inflight = 0     # writes sent, not answered
+        self._predicted = 0    # the last revision predicted for a write in flight
         self._compacted = 0    # the newest compaction known (see the module docstring)
         self._writes = 0
         self._mispredicted = 0
@@ -193,7 +195,9 @@ class EtcdStore:
         kv, None when missing) when the compare failed.
         """
         k = b64(self._key(key))
-        predicted = self._revision + self._inflight + 1
+        # Writes in flight take the revisions after the newest seen, in the order sent (a guess:
+        # their requests may reach etcd in another order); once none is in flight, the guess resets.
+        predicted = self._predicted = max(self._revision, self._predicted) + 1
         value = as_bytes(encode(predicted)) if encode is not None else None
         if op == "put":
             assert value is not None
@@ -206,6 +210,8 @@ class EtcdStore:
             answer = await self._call("/v3/kv/txn", body, idempotent=False)
         finally:
             self._inflight -= 1
+            if not self._inflight:
+                self._predicted = self._revision  # a refused write's guess must not linger
         rev = int(answer.get("header", {}).get("revision", 0))
         branch = (answer.get("responses") or [{}])[0]
         if not answer.get("succeeded"):

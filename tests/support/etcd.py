@@ -138,6 +138,11 @@ class EtcdServer:
         return f"127.0.0.1:{self.client_port}"
 
     @property
+    def pid(self) -> int | None:
+        """The running etcd's process id."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    @property
     def url(self) -> str:
         return f"{'https' if self.tls else 'http'}://{self.endpoint}"
 
