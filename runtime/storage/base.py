@@ -104,7 +104,8 @@ class Store(Protocol):
     """A revisioned key-value log. Every method is safe to call from many trio tasks.
 
     Every acknowledged write (a returned create/update/delete) is durable: it
-    survives a kill -9 of the process (sqlite backend).
+    survives a kill -9 of the process (sqlite and etcd backends). A remote
+    backend (etcd) may raise StoreUnavailable from any call, within its timeout.
     """
 
     async def create(self, key: str, encode: ValueEncoder) -> Entry:
