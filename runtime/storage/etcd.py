@@ -41,7 +41,8 @@ a refused read or watch (a watch from below the compaction answers with
 
 Caveats:
 - Every call to etcd is bounded by `timeout` seconds; the store then raises
-  StoreUnavailable (a write's outcome is then unknown, as with etcd itself).
+  StoreUnavailable. The outcome of such a write is unknown (as with etcd
+  itself), as is that of a write whose caller was cancelled while it ran.
 - Events of one revision written by another client's multi-key txn are
   delivered together, but a stream broken between them resumes after that
   revision. This store's own writes are one key per revision.
