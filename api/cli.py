@@ -9,6 +9,9 @@ import sys
 
 import trio
 
+from api.assembly import ServeOptions
+from api.server import serve
+from controllers.cli import add_leader_election_arguments, leader_election_config, run_out_of_process
 from runtime.featuregates import parse_feature_gates
 
 __all__ = ["main", "parser"]
@@ -48,14 +51,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--kubeconfig", required=True)
     c.add_argument("--module", action="append", default=[], help="python module with controllers to run")
     c.add_argument("--builtin", type=_bool, default=True)
-    from controllers.cli import add_leader_election_arguments
     add_leader_election_arguments(c)
     return p
 
 
 async def _serve_until_signalled(options) -> None:
     """Serve until SIGINT or SIGTERM, then stop cleanly (open requests get Hypercorn's grace period)."""
-    from api.server import serve
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, options)
@@ -70,7 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
-        from api.server import ServeOptions
         try:
             gates = parse_feature_gates(args.feature_gates)
         except ValueError as exc:
@@ -89,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
         trio.run(_serve_until_signalled, options)
         return 0
     if args.command == "controllers":
-        from controllers.cli import leader_election_config, run_out_of_process
         try:
             election = leader_election_config(args)
         except ValueError as exc:

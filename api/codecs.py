@@ -36,7 +36,7 @@ import yaml
 from runtime import errors
 from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
-from runtime.registry.decode import Body
+from runtime.requests import Body
 
 __all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "gzip_chunks",
            "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING"]

@@ -27,7 +27,7 @@ from typing import Any
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [
-    "KUBERNETES_MAJOR", "KUBERNETES_MINOR", "AGGREGATED_DISCOVERY_GROUP", "SUBRESOURCE_VERBS",
+    "KUBERNETES_MAJOR", "KUBERNETES_MINOR", "AGGREGATED_DISCOVERY_GROUP",
     "version_info", "api_versions", "api_group_list", "api_group", "api_resource_list",
     "aggregated_discovery", "storage_version_hash",
 ]
@@ -37,13 +37,6 @@ KUBERNETES_MAJOR = "1"
 KUBERNETES_MINOR = "32"
 AGGREGATED_DISCOVERY_GROUP = "apidiscovery.k8s.io"
 _AGGREGATED_VERSIONS = ("v2", "v2beta1")
-
-# Verbs of each subresource, as Kubernetes serves them for namespaces.
-SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
-    "status": ("get", "patch", "update"),
-    "finalize": ("update",),
-}
-_DEFAULT_SUBRESOURCE_VERBS = ("get", "patch", "update")
 
 _MACHINES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
@@ -118,10 +111,6 @@ def _types_of(scheme: Scheme, group_version: str) -> list[ResourceType]:
                   key=lambda t: t.plural)
 
 
-def _subresource_verbs(name: str) -> list[str]:
-    return list(SUBRESOURCE_VERBS.get(name, _DEFAULT_SUBRESOURCE_VERBS))
-
-
 def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | None:
     """Return the `APIResourceList` of one group-version (`v1` or `GROUP/v1`), or None if not served.
 
@@ -148,13 +137,13 @@ def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | No
         if not t.virtual:
             entry["storageVersionHash"] = storage_version_hash(t.group, t.version, t.kind)
         resources.append(entry)
-        for sub in sorted(t.info.subresources):
+        for sub, verbs in sorted(t.info.subresources):
             resources.append({
                 "name": f"{t.plural}/{sub}",
                 "singularName": "",
                 "namespaced": t.namespaced,
                 "kind": t.kind,
-                "verbs": _subresource_verbs(sub),
+                "verbs": list(verbs),
             })
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}
@@ -178,8 +167,8 @@ def _resource_discovery(t: ResourceType) -> dict[str, Any]:
         entry["categories"] = list(t.info.categories)
     if t.info.subresources:
         entry["subresources"] = [
-            {"subresource": sub, "responseKind": _gvk(t), "verbs": _subresource_verbs(sub)}
-            for sub in sorted(t.info.subresources)
+            {"subresource": sub, "responseKind": _gvk(t), "verbs": list(verbs)}
+            for sub, verbs in sorted(t.info.subresources)
         ]
     return entry
 

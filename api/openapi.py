@@ -45,9 +45,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from api.discovery import SUBRESOURCE_VERBS
 from runtime import models
 from runtime.models.base import field_extensions
+from runtime.requests import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [
@@ -191,8 +191,8 @@ _DELETECOLLECTION = ("continue", "dryRun", "fieldSelector", "gracePeriodSeconds"
                      "ignoreStoreReadErrorWithClusterBreakingPotential", "labelSelector", "limit",
                      "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch",
                      "sendInitialEvents", "timeoutSeconds")
-_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
-                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+#: The patch media types the documents list (Kubernetes' OpenAPI lists these four).
+_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 _WATCH_MEDIA = ("application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch")
 _CODES = {"200": "OK", "201": "Created", "202": "Accepted"}
 _VERBS = {"get": "read", "list": "list", "post": "create", "put": "replace", "patch": "patch",
@@ -275,10 +275,9 @@ class _Paths:
             self._path(f"{prefix}/{t.plural}", [], {
                 "get": self._op(t, "list", t.kind + "ForAllNamespaces", _LIST, listed, ("200",))})
         self._path(f"{collection}/{{name}}", ns_param + name_param, self._item(t, verbs, scope + t.kind))
-        for sub in t.info.subresources:
+        for sub, sub_verbs in t.info.subresources:
             self._path(f"{collection}/{{name}}/{sub}", ns_param + name_param,
-                       self._item(t, SUBRESOURCE_VERBS.get(sub, ("get", "patch", "update")),
-                                  scope + t.kind + sub.capitalize()))
+                       self._item(t, sub_verbs, scope + t.kind + sub.capitalize()))
 
 
 def _ref_patch() -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """Request info: what a request is, from its method, path and query (Kubernetes' RequestInfoFactory).
 
 Resource paths: `/api/v1/...`, `/apis/GROUP/VERSION/...`, with
-`namespaces/NS/` before the resource for namespaced kinds. Everything else
+`namespaces/NS/` before the resource for namespaced kinds. A path that stops
+at `namespaces/NAME` (or its `status`/`finalize`) names a namespace object:
+its namespace is then empty (the object is authorized in its own scope, as
+its kind's strategy says). Everything else
 (`/healthz`, `/version`, `/apis`, `/api/v1` itself) is a non-resource
 request whose verb is the lower-cased HTTP method.
 """
@@ -51,10 +54,8 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
             return non_resource
         group, version, rest = parts[1], parts[2], parts[3:]
     namespace = ""
-    if rest[0] == "namespaces" and len(rest) > 1:
-        namespace = rest[1]
-        if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
-            rest = rest[2:]
+    if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+        namespace, rest = rest[1], rest[2:]
     resource = rest[0]
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""

@@ -44,16 +44,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import trio  # noqa: E402
 
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
-from api.server import ServeOptions, serve  # noqa: E402
+from api.assembly import ServeOptions
+from api.server import serve  # noqa: E402
 from runtime.client import ObjectKey, ObjectList, WatchEvent  # noqa: E402
 from runtime.client_http import open_http_client  # noqa: E402
 from runtime.client_local import LocalClient  # noqa: E402
 from runtime.informer import Informer  # noqa: E402
 from runtime.manager import Manager  # noqa: E402
-from runtime.registry import Body, ListOptions, Registry, WriteOptions  # noqa: E402
+from runtime.registry import Registry
+from runtime.requests import Body, ListOptions, WriteOptions# noqa: E402
 from runtime.scheme import ResourceType, Scheme  # noqa: E402
 from runtime.storage import MemoryStore  # noqa: E402
-from runtime.testing import ADMIN, bootstrap_registry  # noqa: E402
+from runtime.bootstrap import bootstrap as bootstrap_registry
+from runtime.testing import ADMIN  # noqa: E402
 
 
 def role(scheme: Scheme, i: int) -> dict[str, Any]:

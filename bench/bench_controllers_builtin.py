@@ -40,10 +40,12 @@ import trio  # noqa: E402
 from controllers.aggregation import aggregate_rules, same_rules  # noqa: E402
 from controllers.builtin import builtin_manager  # noqa: E402
 from runtime.client_local import LocalClient  # noqa: E402
-from runtime.registry import Body, Registry, WriteOptions  # noqa: E402
+from runtime.registry import Registry
+from runtime.requests import Body, WriteOptions# noqa: E402
 from runtime.scheme import Scheme  # noqa: E402
 from runtime.storage import open_store  # noqa: E402
-from runtime.testing import ADMIN, bootstrap_registry, wait_for_object  # noqa: E402
+from runtime.bootstrap import bootstrap as bootstrap_registry
+from runtime.testing import ADMIN, wait_for_object  # noqa: E402
 
 AGGREGATED = 50
 SOURCES = 1_000

@@ -33,10 +33,13 @@ import httpx  # noqa: E402
 import trio  # noqa: E402
 
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
-from api.server import SYSTEM_USER, ServeOptions, bootstrap, serve  # noqa: E402
+from api.assembly import ServeOptions
+from api.server import serve
+from runtime.bootstrap import SYSTEM_USER, bootstrap  # noqa: E402
 from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
 from runtime.rbac.user import UserInfo  # noqa: E402
-from runtime.registry import Body, Registry, WriteOptions  # noqa: E402
+from runtime.registry import Registry
+from runtime.requests import Body, WriteOptions# noqa: E402
 from runtime.scheme import Scheme  # noqa: E402
 from runtime.storage import open_store  # noqa: E402
 from runtime.storage import MemoryStore  # noqa: E402
@@ -135,7 +138,7 @@ async def review_rate(n_rb: int, n_crb: int, seconds: float) -> float:
         count, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:
             for body in bodies:
-                await registry.review(SYSTEM_USER, rt, "", Body(body), opts)
+                await registry.create(SYSTEM_USER, rt, "", Body(body), opts)
             count += len(bodies)
         nursery.cancel_scope.cancel()
     return count / elapsed

@@ -24,7 +24,7 @@ from typing import Any
 from runtime.client import APPLY_PATCH, Client, ObjectKey, object_meta
 from runtime.controller import Result, TerminalError
 from runtime.informer import Informer, ObjectEvent
-from runtime.registry.strategy import AGGREGATION_MANAGER
+from runtime.kinds import AGGREGATION_MANAGER
 from runtime.manager import Manager
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
 from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules

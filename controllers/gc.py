@@ -49,7 +49,7 @@ from runtime.controller import Controller, MapFunc, Reconciler, Result
 from runtime.finalizers import has_finalizer, is_terminating, remove_finalizer
 from runtime.informer import Informer, ObjectEvent
 from runtime.manager import Manager
-from runtime.registry.propagation import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [

@@ -35,7 +35,7 @@ from runtime.client import Client, ObjectKey, object_meta
 from runtime.controller import Result
 from runtime.informer import Informer, ObjectEvent
 from runtime.manager import Manager
-from runtime.registry.strategy import NAMESPACE_FINALIZER
+from runtime.kinds import NAMESPACE_FINALIZER
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["NamespaceController", "ContentDeletionFailed", "deletion_conditions", "merge_conditions", "setup",

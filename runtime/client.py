@@ -47,7 +47,10 @@ from typing import (
 from pydantic import BaseModel
 
 from runtime import errors
-from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
+from runtime.requests import (
+    APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, DeleteOptions, ListOptions,
+    WriteOptions,
+)
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [
@@ -58,11 +61,6 @@ __all__ = [
     "ignore_not_found", "key_of", "object_meta",
 ]
 
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -198,7 +196,7 @@ class Writer(Protocol):
     async def patch(self, kind: Kind, name: str, patch: Any, *, patch_type: str = MERGE_PATCH,
                     namespace: str = "", subresource: str = "", dry_run: bool = False, field_manager: str = "",
                     force: bool = False) -> Any:
-        """PATCH with one of `PATCH_TYPES`; apply needs a field manager. Returns the patched object."""
+        """PATCH with one of `PATCH_TYPES` (`runtime.requests`); apply needs a field manager. Returns the patched object."""
         ...
 
     async def delete(self, kind: Kind, name: str, *, namespace: str = "",

@@ -38,7 +38,7 @@ import httpx
 from runtime import errors
 from runtime.client import BaseClient, DecodeError, ObjectList, TransportError, WatchEvent, WatchStream
 from runtime.codec import protobuf
-from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
+from runtime.requests import DeleteOptions, ListOptions, WriteOptions
 from runtime.kubeconfig import KubeConfig
 from runtime.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
 

@@ -20,7 +20,8 @@ from typing import Any, AsyncIterator
 from runtime.client import BaseClient, ObjectList, WatchEvent, WatchStream
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
-from runtime.registry import Body, DeleteOptions, ListOptions, Registry, WriteOptions
+from runtime.registry import Registry
+from runtime.requests import Body, DeleteOptions, ListOptions, WriteOptions
 from runtime.scheme import ResourceType
 
 __all__ = ["LocalClient"]
@@ -83,9 +84,7 @@ class LocalClient(BaseClient):
 
     async def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any],
                       opts: WriteOptions) -> dict[str, Any]:
-        # A POST of a review kind is evaluated, never stored, as the HTTP handler routes it.
-        write = self.registry.review if rt.virtual else self.registry.create
-        result = await write(self.user, rt, namespace, Body(copy.deepcopy(obj)), self._opts(opts))
+        result = await self.registry.create(self.user, rt, namespace, Body(copy.deepcopy(obj)), self._opts(opts))
         return result.obj.copy_dict()
 
     async def _update(self, rt: ResourceType, namespace: str, name: str, obj: dict[str, Any],

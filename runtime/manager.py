@@ -143,10 +143,10 @@ class Manager:
 
     def controller(self, name: str = "") -> Builder:
         """A builder whose `complete()` adds the controller to this manager."""
-        return Builder(self.informers, self.add_controller, name)
+        return Builder(self.informers, self._add_controller, name)
 
-    def add_controller(self, controller: Controller) -> None:
-        """Add a built controller. Raises ValueError for a taken name."""
+    def _add_controller(self, controller: Controller) -> None:
+        # The builder's `complete()` lands here: the one way to add a controller.
         self.add(controller.name, controller)
         self.controllers[controller.name] = controller
 

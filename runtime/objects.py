@@ -3,6 +3,11 @@
 The dict is shared by every reader and must never be mutated: copy it
 (`obj.copy_dict()`) before changing anything. Encodings are cached on the
 object, so a thousand watchers of one event share one set of bytes.
+
+`decode_stored(key, value, revision)` is the one decoder of stored bytes (the
+registry, the watch cache and log replays all use it); a value that is not a
+JSON object with an object `metadata` raises `CorruptObject` (500, Kubernetes'
+`StorageError: corrupt object`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import copy
 import json
 from typing import Any, Callable
 
-__all__ = ["StoredObject", "dumps_json", "object_key"]
+from runtime.errors import InternalError
+
+__all__ = ["StoredObject", "CorruptObject", "decode_stored", "dumps_json", "object_key"]
 
 
 def dumps_json(obj: Any) -> bytes:
@@ -31,16 +38,6 @@ class StoredObject:
         self._encoded: dict[str, bytes] = {}
         if json_bytes is not None:
             self._encoded["json"] = json_bytes
-
-    @classmethod
-    def from_json(cls, key: str, value: bytes, revision: int) -> "StoredObject":
-        obj = json.loads(value)
-        meta = obj.setdefault("metadata", {})
-        if meta.get("resourceVersion") != str(revision):
-            # Written by a backend that does not embed the revision (or a delete tombstone).
-            meta["resourceVersion"] = str(revision)
-            value = None
-        return cls(key, obj, revision, value)
 
     @property
     def name(self) -> str:
@@ -79,3 +76,35 @@ class StoredObject:
 def object_key(namespace: str | None, name: str) -> str:
     """`namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKey)."""
     return f"{namespace}/{name}" if namespace else name
+
+
+class CorruptObject(InternalError):
+    """A stored value that cannot be decoded (500 InternalError, as Kubernetes' corrupt object).
+
+    `key` is the storage key; `detail` the decoder's complaint.
+    """
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(f"Internal error occurred: StorageError: corrupt object, Code: 7, Key: {key}, "
+                         f"ResourceVersion: 0, AdditionalErrorMsg: {detail}")
+        self.key = key
+        self.detail = detail
+
+
+def decode_stored(key: str, value: bytes, revision: int | None) -> StoredObject:
+    """A stored value as an object at `revision` (None: the version written inside it, a past state
+    from the log). Raises CorruptObject when it is not a JSON object."""
+    try:
+        obj = json.loads(value)
+    except (ValueError, TypeError) as exc:
+        raise CorruptObject(key, f"couldn't decode the stored object: {exc}") from None
+    if not isinstance(obj, dict) or not isinstance(obj.setdefault("metadata", {}), dict):
+        raise CorruptObject(key, "couldn't decode the stored object: not a JSON object")
+    if revision is None:
+        written = str(obj["metadata"].get("resourceVersion") or "0")
+        return StoredObject(key, obj, int(written) if written.isdigit() else 0, value)
+    if obj["metadata"].get("resourceVersion") != str(revision):
+        # Written by a backend that does not embed the revision (or a delete tombstone).
+        obj["metadata"]["resourceVersion"] = str(revision)
+        return StoredObject(key, obj, revision)
+    return StoredObject(key, obj, revision, value)

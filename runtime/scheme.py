@@ -1,76 +1,38 @@
-"""The scheme: every kind miniplane serves, with its group, version, resource and scope.
+"""The scheme: every kind served, with its group, version, resource, scope and strategy.
 
 Group names derive from one domain (`--api-domain`, default `svc.io`):
 `rbac.authorization.<domain>`, `authorization.<domain>`,
 `authentication.<domain>`, `coordination.<domain>` (`Lease`); core
 (`Namespace`) is the group "". With `k8s.io` every name is the Kubernetes one.
+A kind may also name an absolute group (custom kinds).
+
+A `Scheme` starts with `runtime.kinds.BUILTIN_KINDS`; `register` adds a kind
+(a `KindInfo` and its `Strategy` class) and returns its `ResourceType`, the
+kind as served under this scheme, which carries the bound strategy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Iterable
+
 from pydantic import BaseModel
 
-from runtime import models
+from runtime.kinds import BUILTIN_KINDS, KindInfo, Strategy
 
-__all__ = ["ResourceType", "Scheme", "KINDS", "DEFAULT_DOMAIN"]
+__all__ = ["ResourceType", "Scheme", "KindInfo", "DEFAULT_DOMAIN"]
 
 DEFAULT_DOMAIN = "svc.io"
-
-_STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-
-
-@dataclass(frozen=True)
-class KindInfo:
-    """A kind's facts independent of the domain."""
-
-    group_prefix: str  # "" core; else the group name without the domain
-    kind: str
-    plural: str
-    singular: str
-    namespaced: bool
-    model: type[BaseModel]
-    list_model: type[BaseModel] | None = None
-    short_names: tuple[str, ...] = ()
-    verbs: tuple[str, ...] = _STORED_VERBS
-    categories: tuple[str, ...] = ()
-    virtual: bool = False  # a review: create only, never stored
-    subresources: tuple[str, ...] = ()
-
-
-KINDS: tuple[KindInfo, ...] = (
-    KindInfo("", "Namespace", "namespaces", "namespace", False, models.Namespace, models.NamespaceList,
-             short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-             subresources=("status", "finalize")),
-    KindInfo("rbac.authorization", "ClusterRole", "clusterroles", "clusterrole", False,
-             models.ClusterRole, models.ClusterRoleList),
-    KindInfo("rbac.authorization", "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", False,
-             models.ClusterRoleBinding, models.ClusterRoleBindingList),
-    KindInfo("rbac.authorization", "Role", "roles", "role", True, models.Role, models.RoleList),
-    KindInfo("rbac.authorization", "RoleBinding", "rolebindings", "rolebinding", True,
-             models.RoleBinding, models.RoleBindingList),
-    KindInfo("authorization", "SubjectAccessReview", "subjectaccessreviews", "subjectaccessreview", False,
-             models.SubjectAccessReview, verbs=("create",), virtual=True),
-    KindInfo("authorization", "LocalSubjectAccessReview", "localsubjectaccessreviews",
-             "localsubjectaccessreview", True, models.LocalSubjectAccessReview, verbs=("create",), virtual=True),
-    KindInfo("authorization", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
-             "selfsubjectaccessreview", False, models.SelfSubjectAccessReview, verbs=("create",), virtual=True),
-    KindInfo("authorization", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
-             "selfsubjectrulesreview", False, models.SelfSubjectRulesReview, verbs=("create",), virtual=True),
-    KindInfo("authentication", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview", False,
-             models.SelfSubjectReview, verbs=("create",), virtual=True),
-    # Leader election's lock (runtime.leaderelection).
-    KindInfo("coordination", "Lease", "leases", "lease", True, models.Lease, models.LeaseList),
-)
 
 
 @dataclass(frozen=True)
 class ResourceType:
-    """A kind as served under one domain."""
+    """A kind as served under one domain, with its strategy (bound by `Scheme.register`)."""
 
     info: KindInfo
     group: str
     version: str = "v1"
+    strategy: Strategy = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
 
     @property
     def kind(self) -> str:
@@ -106,9 +68,15 @@ class ResourceType:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
+    def group_kind(self) -> str:
+        """`ClusterRole.rbac.authorization.k8s.io`: how Kubernetes names the kind in a 422 (GroupKind.String)."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
     def storage_prefix(self) -> str:
-        """Key prefix of every object of this kind: `/<group>/<plural>/`."""
-        return f"/{self.info.group_prefix or 'core'}/{self.plural}/"
+        """Key prefix of every object of this kind: `/<group>/<plural>/` (the group without the domain)."""
+        group = self.info.group if self.info.group is not None else (self.info.group_prefix or "core")
+        return f"/{group}/{self.plural}/"
 
     def storage_key(self, namespace: str | None, name: str) -> str:
         if self.namespaced:
@@ -125,13 +93,31 @@ class ResourceType:
 class Scheme:
     """Kinds under one domain, looked up by resource, kind or apiVersion."""
 
-    def __init__(self, domain: str = DEFAULT_DOMAIN) -> None:
+    def __init__(self, domain: str = DEFAULT_DOMAIN,
+                 kinds: Iterable[tuple[KindInfo, type[Strategy]]] = BUILTIN_KINDS) -> None:
         self.domain = domain
-        self.types: tuple[ResourceType, ...] = tuple(
-            ResourceType(info, self.group_name(info.group_prefix)) for info in KINDS)
-        self._by_resource = {(t.group, t.version, t.plural): t for t in self.types}
-        self._by_kind = {(t.group, t.kind): t for t in self.types}
-        self._by_bare_kind = {t.kind: t for t in self.types}
+        self.types: tuple[ResourceType, ...] = ()
+        self._by_resource: dict[tuple[str, str, str], ResourceType] = {}
+        self._by_kind: dict[tuple[str, str], ResourceType] = {}
+        self._by_bare_kind: dict[str, ResourceType] = {}
+        self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
+        for info, strategy in kinds:
+            self.register(info, strategy)
+
+    def register(self, info: KindInfo, strategy: type[Strategy]) -> ResourceType:
+        """Serve `info` with `strategy`; returns its ResourceType. ValueError if the resource is taken."""
+        group = info.group if info.group is not None else self.group_name(info.group_prefix)
+        rt = ResourceType(info, group, info.version)
+        if (rt.group, rt.version, rt.plural) in self._by_resource:
+            raise ValueError(f"{rt.plural}.{rt.group}/{rt.version} is already served")
+        # The strategy is bound to the ResourceType it serves, which is frozen: set it once, here.
+        object.__setattr__(rt, "strategy", strategy(self, rt))
+        self.types += (rt,)
+        self._by_resource[(rt.group, rt.version, rt.plural)] = rt
+        self._by_kind.setdefault((rt.group, rt.kind), rt)
+        self._by_bare_kind.setdefault(rt.kind, rt)
+        self._by_gvk.setdefault((rt.group, rt.version, rt.kind), rt)
+        return rt
 
     def group_name(self, prefix: str) -> str:
         return f"{prefix}.{self.domain}" if prefix else ""
@@ -173,8 +159,7 @@ class Scheme:
 
     def by_api_version_kind(self, api_version: str, kind: str) -> ResourceType | None:
         group, _, version = api_version.rpartition("/")
-        t = self._by_kind.get((group, kind))
-        return t if t is not None and t.version == version else None
+        return self._by_gvk.get((group, version, kind))
 
     def stored_types(self) -> list[ResourceType]:
         return [t for t in self.types if not t.virtual]
@@ -182,3 +167,8 @@ class Scheme:
     def namespaced_types(self) -> list[ResourceType]:
         """Every stored namespaced kind (namespace deletion discovers them here)."""
         return [t for t in self.types if t.namespaced and not t.virtual]
+
+    @property
+    def namespace_type(self) -> ResourceType:
+        """The kind whose objects are namespaces (`Strategy.namespace_kind`)."""
+        return next(t for t in self.types if t.strategy.namespace_kind)

@@ -1,7 +1,7 @@
 """Testing controllers without a cluster: an in-process server and manager for pytest-trio.
 
-`open_test_env()` starts a `Registry` over a memory store (bootstrap RBAC
-policy and the `default` namespace created), and yields a `TestEnv` with an
+`open_test_env()` starts a `Registry` over a memory store (bootstrapped as
+the server is: `runtime.bootstrap`), and yields a `TestEnv` with an
 admin `LocalClient`. Controllers run in a `Manager` on that client, with the
 same authorization, validation and admission as the real server. Time is
 trio's, so `autojump_clock` makes backoffs, requeues and resyncs instant and
@@ -33,34 +33,19 @@ from typing import Any, AsyncIterator, Callable
 
 import trio
 
-from runtime import errors
+from runtime.bootstrap import bootstrap as bootstrap_registry
 from runtime.client import Client, Kind
 from runtime.client_local import LocalClient
 from runtime.manager import Manager
-from runtime.rbac import load_bootstrap_policy
 from runtime.rbac.user import UserInfo
-from runtime.registry import Body, Registry, WriteOptions
+from runtime.registry import Registry
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.storage import MemoryStore
 
-__all__ = ["ADMIN", "TestEnv", "open_test_env", "bootstrap_registry", "wait_for_object", "miniplane_env"]
+__all__ = ["ADMIN", "TestEnv", "open_test_env", "wait_for_object", "miniplane_env"]
 
 #: Allowed everything (system:masters), like the server's admin token.
 ADMIN = UserInfo("admin", uid="admin", groups=("system:masters", "system:authenticated"))
-
-
-async def bootstrap_registry(registry: Registry, user: UserInfo = ADMIN) -> None:
-    """Create the bootstrap RBAC policy and the `default` namespace (missing ones only)."""
-    await registry.cache.wait_fresh()
-    opts = WriteOptions(field_manager="miniplane-bootstrap")
-    objects = load_bootstrap_policy(registry.scheme.domain)
-    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
-    for obj in objects:
-        rt = registry.scheme.by_kind(obj["kind"])
-        try:
-            await registry.create(user, rt, obj["metadata"].get("namespace", ""), Body(obj), opts)
-        except errors.AlreadyExists:
-            pass
 
 
 @dataclass

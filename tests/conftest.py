@@ -10,7 +10,9 @@ import httpx
 import pytest
 
 from runtime.kubeconfig import load_kubeconfig
-from api.server import ServeOptions, bootstrap, serve
+from api.assembly import ServeOptions
+from api.server import serve
+from runtime.bootstrap import bootstrap
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore

@@ -16,10 +16,12 @@ camelCase keys); no I/O, inputs never modified, results are new objects.
 - `fields_of(obj, model)`, `FieldSet` (FieldsV1 encoding), `schema_for(model)`,
   `manager_from_user_agent(user_agent)`.
 
-Errors: `PatchError(ValueError)` with `.code` (400 malformed patch, 422 patch
-that does not apply, 413 too many json-patch operations, 500 undecodable
-stored managed fields) and a message in Kubernetes' words; `ApplyConflict`
-(409) lists each conflicting field and its owner (`.conflicts`, `.causes()`).
+Errors (`runtime.patch.errors`), each a `PatchError(ValueError)` with a
+message in Kubernetes' words: `MalformedPatch` (the patch cannot be read),
+`PatchNotApplicable` (it does not apply to this object), `TooManyOperations`
+(a json patch over 10000 operations), `CorruptManagedFields` (stored managed
+fields that do not decode), `ApplyConflict` (fields other managers own; each
+a `FieldConflict`: `.conflicts`, `.causes()`).
 
 The schema is derived from the pydantic models (`schema.py`); fields the
 models do not describe behave as Kubernetes treats unknown fields: objects
@@ -27,7 +29,10 @@ merge per key, lists are replaced whole.
 """
 
 from runtime.patch.apply import server_side_apply
-from runtime.patch.errors import ApplyConflict, Conflict, PatchError
+from runtime.patch.errors import (
+    ApplyConflict, CorruptManagedFields, FieldConflict, MalformedPatch, PatchError, PatchNotApplicable,
+    TooManyOperations,
+)
 from runtime.patch.fieldpath import FieldSet, PathElement, path_string
 from runtime.patch.json_patch import apply_json_patch
 from runtime.patch.managed_fields import fields_of, manager_from_user_agent, update_managed_fields
@@ -36,7 +41,8 @@ from runtime.patch.schema import schema_for
 from runtime.patch.strategic import apply_strategic_merge_patch
 
 __all__ = [
-    "PatchError", "ApplyConflict", "Conflict",
+    "PatchError", "MalformedPatch", "PatchNotApplicable", "TooManyOperations", "CorruptManagedFields",
+    "ApplyConflict", "FieldConflict",
     "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch",
     "server_side_apply", "update_managed_fields", "fields_of", "manager_from_user_agent",
     "FieldSet", "PathElement", "path_string", "schema_for",

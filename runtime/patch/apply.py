@@ -31,7 +31,7 @@ import copy
 import json
 from typing import Any
 
-from runtime.patch.errors import ApplyConflict, Conflict, PatchError
+from runtime.patch.errors import ApplyConflict, CorruptManagedFields, FieldConflict, MalformedPatch, PatchError
 from runtime.patch.fieldpath import FieldSet, path_string
 from runtime.patch.json_patch import json_equal
 from runtime.patch.managed_fields import (
@@ -58,20 +58,21 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     subresource applied to (recorded in the entry). Inputs are not modified.
 
     Raises ApplyConflict (409) listing each conflicting field and its owner;
-    PatchError 400 for a configuration of another kind or version or one
-    carrying managedFields, 422 for a malformed list (duplicate keys, an item
-    without its keys), 500 for stored managed fields that do not decode.
+    MalformedPatch for a configuration of another kind or version or one
+    carrying managedFields, PatchNotApplicable for a malformed list (duplicate
+    keys, an item without its keys), CorruptManagedFields for stored managed
+    fields that do not decode.
     """
     kind = kind or model.__name__
     if applied.get("apiVersion") != api_version or applied.get("kind") != kind:
-        raise PatchError(f"invalid object type: {_gvk(applied)}", 400)
+        raise MalformedPatch(f"invalid object type: {_gvk(applied)}")
     if (applied.get("metadata") or {}).get("managedFields") is not None:
-        raise PatchError("metadata.managedFields must be nil", 400)
+        raise MalformedPatch("metadata.managedFields must be nil")
     node = schema_for(model)
     try:
         managed = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
     except PatchError as e:
-        raise PatchError(f"failed to decode managed fields: {e.message}", 500) from None
+        raise CorruptManagedFields(f"failed to decode managed fields: {e.message}") from None
     current = without_managed_fields(live)
     config = copy.deepcopy(applied)
     applier = ManagerKey(manager, "Apply", subresource=subresource)
@@ -106,7 +107,7 @@ def _apply(current: dict[str, Any], config: dict[str, Any], node: Node, managed:
         merged = _prune(merged, node, managers, previous.fields)
     managers, conflicts, _ = reconcile(current, merged, node, managers, applier, force=force)
     if conflicts and not force:
-        found = tuple(Conflict(key.printed(), path_string(path))
+        found = tuple(FieldConflict(key.printed(), path_string(path))
                       for key in sorted(conflicts, key=ManagerKey.identifier) for path in conflicts[key])
         raise ApplyConflict(conflict_message(found), found)
     merged = _drop_nulls(merged)
@@ -141,7 +142,7 @@ def _or_empty(value: Any) -> dict[str, Any]:
     return {} if value is MISSING else value
 
 
-def conflict_message(conflicts: tuple[Conflict, ...]) -> str:
+def conflict_message(conflicts: tuple[FieldConflict, ...]) -> str:
     """apiserver's message for apply conflicts (internal.NewConflictError)."""
     if len(conflicts) == 1:
         return f"Apply failed with 1 conflict: conflict with {conflicts[0].manager}: {conflicts[0].field}"

@@ -1,11 +1,19 @@
-"""The patch engines' one error type, and the server-side apply conflict.
+"""The patch engines' errors: one class per way a patch fails, and the server-side apply conflict.
 
-`PatchError.code` is the HTTP status Kubernetes answers with: 400 for a patch
-document that cannot be read (not JSON, wrong shape, a malformed directive),
-422 when a well-formed patch cannot be applied to this object (a failed json
-patch `test`, a missing path, a merge key absent from a list item), 413 for a
-json patch with too many operations, 409 for `ApplyConflict`, 500 for stored
-managed fields that cannot be decoded. Messages are Kubernetes' own words.
+Each class says what went wrong; the registry answers each with the status
+Kubernetes gives it (`runtime.registry.patching.patch_errors`):
+
+- `MalformedPatch`: the patch document cannot be read (not JSON, wrong
+  shape, a malformed directive): 400.
+- `PatchNotApplicable`: a well-formed patch does not apply to this object (a
+  failed json patch `test`, a missing path, a merge key absent from a list
+  item): 422.
+- `TooManyOperations`: a json patch with more than 10000 operations: 413.
+- `CorruptManagedFields`: stored managed fields that cannot be decoded: 500.
+- `ApplyConflict`: server-side apply would change fields other managers own:
+  409, one `FieldConflict` per field.
+
+Messages are Kubernetes' own words.
 """
 
 from __future__ import annotations
@@ -14,20 +22,36 @@ from dataclasses import dataclass
 
 from runtime.errors import Cause
 
-__all__ = ["PatchError", "Conflict", "ApplyConflict"]
+__all__ = ["PatchError", "MalformedPatch", "PatchNotApplicable", "TooManyOperations", "CorruptManagedFields",
+           "FieldConflict", "ApplyConflict"]
 
 
 class PatchError(ValueError):
-    """A patch that is malformed (400) or cannot be applied (422); see the module doc."""
+    """Base of the patch engines' errors; `message` is in Kubernetes' words."""
 
-    def __init__(self, message: str, code: int = 422) -> None:
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code
+
+
+class MalformedPatch(PatchError):
+    """The patch document cannot be read (400)."""
+
+
+class PatchNotApplicable(PatchError):
+    """A well-formed patch that does not apply to this object (422)."""
+
+
+class TooManyOperations(PatchError):
+    """A json patch with more operations than allowed (413)."""
+
+
+class CorruptManagedFields(PatchError):
+    """Stored managed fields that cannot be decoded (500)."""
 
 
 @dataclass(frozen=True)
-class Conflict:
+class FieldConflict:
     """One field another manager owns that an apply would change.
 
     `manager` is the owner as Kubernetes prints it (`"kubectl-client-side-apply"
@@ -49,8 +73,8 @@ class ApplyConflict(PatchError):
     `StatusCause`s for the `Status.details` of the 409 answer.
     """
 
-    def __init__(self, message: str, conflicts: tuple[Conflict, ...]) -> None:
-        super().__init__(message, 409)
+    def __init__(self, message: str, conflicts: tuple[FieldConflict, ...]) -> None:
+        super().__init__(message)
         self.conflicts = conflicts
 
     def causes(self) -> list[Cause]:

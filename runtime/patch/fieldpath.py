@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import CorruptManagedFields
 
 __all__ = ["PathElement", "Path", "FieldSet", "path_string"]
 
@@ -62,21 +62,21 @@ class PathElement:
         """Decode a FieldsV1 key (`f:name`, `k:{...}`, `v:...`, `i:N`). Raises PatchError."""
         kind, sep, rest = text.partition(":")
         if not sep or kind not in _KIND_RANK:
-            raise PatchError(f"unknown path element type in {text!r}", 500)
+            raise CorruptManagedFields(f"unknown path element type in {text!r}")
         if kind == "f":
             return cls.field(rest)
         try:
             decoded = json.loads(rest)
         except ValueError:
-            raise PatchError(f"invalid path element {text!r}", 500) from None
+            raise CorruptManagedFields(f"invalid path element {text!r}") from None
         if kind == "k":
             if not isinstance(decoded, dict):
-                raise PatchError(f"invalid path element {text!r}", 500)
+                raise CorruptManagedFields(f"invalid path element {text!r}")
             return cls.key(decoded)
         if kind == "v":
             return cls.value(decoded)
         if not isinstance(decoded, int) or isinstance(decoded, bool):
-            raise PatchError(f"invalid path element {text!r}", 500)
+            raise CorruptManagedFields(f"invalid path element {text!r}")
         return cls.index(decoded)
 
     def fields_v1_key(self) -> str:
@@ -169,11 +169,11 @@ class FieldSet:
 
     @classmethod
     def from_fields_v1(cls, fields: Any) -> "FieldSet":
-        """Decode a FieldsV1 object. Raises PatchError(500) when it is malformed."""
+        """Decode a FieldsV1 object. Raises CorruptManagedFields when it is malformed."""
         if fields is None:
             return cls()
         if not isinstance(fields, dict):
-            raise PatchError("FieldsV1 must be a JSON object", 500)
+            raise CorruptManagedFields("FieldsV1 must be a JSON object")
         out: set[Path] = set()
         _decode(fields, (), out)
         return cls(frozenset(out))
@@ -199,7 +199,7 @@ def _decode(obj: dict[str, Any], prefix: Path, out: set[Path]) -> None:
         if key == ".":
             continue
         if not isinstance(value, dict):
-            raise PatchError(f"FieldsV1 entry {key!r} must be a JSON object", 500)
+            raise CorruptManagedFields(f"FieldsV1 entry {key!r} must be a JSON object")
         path = prefix + (PathElement.parse(key),)
         if "." in value or not value:
             out.add(path)

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import MalformedPatch, PatchNotApplicable, TooManyOperations
 
 __all__ = ["apply_json_patch", "json_equal", "MAX_JSON_PATCH_OPERATIONS"]
 
@@ -45,14 +45,14 @@ def apply_json_patch(doc: Any, operations: list[Any] | bytes | str) -> Any:
     `operations` is the decoded array or its JSON text. Works on any JSON
     value; Kubernetes objects are dicts in and out.
 
-    Raises PatchError: 400 when the patch is not a JSON array of objects, 413
-    above 10000 operations, 422 when an operation does not apply (missing
-    path, bad index, failed `test`, unknown `op`).
+    Raises MalformedPatch when the patch is not a JSON array of objects,
+    TooManyOperations above 10000 operations, PatchNotApplicable when an
+    operation does not apply (missing path, bad index, failed `test`, unknown `op`).
     """
     ops = _decode(operations)
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
-        raise PatchError("The allowed maximum operations in a JSON patch is %d, got %d"
-                         % (MAX_JSON_PATCH_OPERATIONS, len(ops)), 413)
+        raise TooManyOperations("The allowed maximum operations in a JSON patch is %d, got %d"
+                                % (MAX_JSON_PATCH_OPERATIONS, len(ops)))
     result = copy.deepcopy(doc)
     for op in ops:
         result = _apply_operation(result, op)
@@ -64,16 +64,16 @@ def _decode(operations: list[Any] | bytes | str) -> list[dict[str, Any]]:
         try:
             operations = json.loads(operations)
         except ValueError as e:
-            raise PatchError(f"invalid JSON patch: {e}", 400) from None
+            raise MalformedPatch(f"invalid JSON patch: {e}") from None
     if operations is None:  # Go decodes `null` into an empty patch
         return []
     if not isinstance(operations, list):
-        raise PatchError("json: cannot unmarshal %s into Go value of type jsonpatch.Patch"
-                         % _go_type(operations), 400)
+        raise MalformedPatch("json: cannot unmarshal %s into Go value of type jsonpatch.Patch"
+                         % _go_type(operations))
     for op in operations:
         if op is not None and not isinstance(op, dict):
-            raise PatchError("json: cannot unmarshal %s into Go value of type jsonpatch.Operation"
-                             % _go_type(op), 400)
+            raise MalformedPatch("json: cannot unmarshal %s into Go value of type jsonpatch.Operation"
+                             % _go_type(op))
     return [op or {} for op in operations]
 
 
@@ -87,7 +87,7 @@ def _apply_operation(doc: Any, op: dict[str, Any]) -> Any:
         kind = "unknown"
     handler = _HANDLERS.get(kind)
     if handler is None:
-        raise PatchError(f"Unexpected kind: {kind}")
+        raise PatchNotApplicable(f"Unexpected kind: {kind}")
     return handler(doc, op)
 
 
@@ -95,21 +95,21 @@ def _pointer(op: dict[str, Any], member: str, kind: str) -> tuple[str, list[str]
     """The JSON pointer in `op[member]` and its unescaped tokens (RFC 6901)."""
     raw = op.get(member)
     if not isinstance(raw, str):
-        raise PatchError(f"{kind} operation failed to decode {member}: missing value")
+        raise PatchNotApplicable(f"{kind} operation failed to decode {member}: missing value")
     if raw == "":
         return raw, []
     if not raw.startswith("/"):
-        raise PatchError(f'{kind} operation does not apply: doc is missing path: "{raw}": missing value')
+        raise PatchNotApplicable(f'{kind} operation does not apply: doc is missing path: "{raw}": missing value')
     tokens = raw[1:].split("/")
     for token in tokens:
         if re.search(r"~(?![01])", token):
-            raise PatchError(f"{kind} operation does not apply: invalid JSON pointer: {raw}")
+            raise PatchNotApplicable(f"{kind} operation does not apply: invalid JSON pointer: {raw}")
     return raw, [t.replace("~1", "/").replace("~0", "~") for t in tokens]
 
 
 def _value(op: dict[str, Any], kind: str) -> Any:
     if "value" not in op:
-        raise PatchError(f"{kind} operation does not apply: missing value field: missing value")
+        raise PatchNotApplicable(f"{kind} operation does not apply: missing value field: missing value")
     return copy.deepcopy(op["value"])
 
 
@@ -146,7 +146,7 @@ def _parent(doc: Any, tokens: list[str], kind: str, path: str) -> dict[str, Any]
     except _Missing:
         parent = None
     if not isinstance(parent, (dict, list)):
-        raise PatchError(f'{kind} operation does not apply: doc is missing path: "{path}": missing value')
+        raise PatchNotApplicable(f'{kind} operation does not apply: doc is missing path: "{path}": missing value')
     return parent
 
 
@@ -163,25 +163,25 @@ def _add_at(doc: Any, tokens: list[str], value: Any, kind: str, path: str) -> An
         try:
             parent.insert(_index(key, len(parent), for_insert=True), value)
         except _BadIndex as e:
-            raise PatchError(f"error in {kind} for path: '{path}': {e}") from None
+            raise PatchNotApplicable(f"error in {kind} for path: '{path}': {e}") from None
     return doc
 
 
 def _remove_at(doc: Any, tokens: list[str], kind: str, path: str) -> Any:
     """Remove and return the value at `tokens`."""
     if not tokens:
-        raise PatchError(f'{kind} operation does not apply: doc is missing path: "{path}": missing value')
+        raise PatchNotApplicable(f'{kind} operation does not apply: doc is missing path: "{path}": missing value')
     parent = _parent(doc, tokens, kind, path)
     key = tokens[-1]
     if isinstance(parent, dict):
         if key not in parent:
-            raise PatchError(f"error in {kind} for path: '{path}': "
+            raise PatchNotApplicable(f"error in {kind} for path: '{path}': "
                              f"Unable to remove nonexistent key: {key}: missing value")
         return parent.pop(key)
     try:
         return parent.pop(_index(key, len(parent), for_insert=False))
     except _BadIndex as e:
-        raise PatchError(f"error in {kind} for path: '{path}': {e}") from None
+        raise PatchNotApplicable(f"error in {kind} for path: '{path}': {e}") from None
 
 
 def _op_add(doc: Any, op: dict[str, Any]) -> Any:
@@ -201,7 +201,7 @@ def _op_replace(doc: Any, op: dict[str, Any]) -> Any:
     try:
         _resolve(doc, tokens)
     except _Missing:
-        raise PatchError(f"replace operation does not apply: doc is missing key: {path}: missing value") from None
+        raise PatchNotApplicable(f"replace operation does not apply: doc is missing key: {path}: missing value") from None
     if not tokens:
         return value
     parent = _parent(doc, tokens, "replace", path)
@@ -216,9 +216,9 @@ def _op_move(doc: Any, op: dict[str, Any]) -> Any:
     try:
         _resolve(doc, from_tokens)
     except _Missing:
-        raise PatchError(f"move operation does not apply: doc is missing from path: {source}: missing value") from None
+        raise PatchNotApplicable(f"move operation does not apply: doc is missing from path: {source}: missing value") from None
     if tokens[:len(from_tokens)] == from_tokens and len(tokens) > len(from_tokens):
-        raise PatchError(f"move operation does not apply: cannot move {source} into its own child {path}")
+        raise PatchNotApplicable(f"move operation does not apply: cannot move {source} into its own child {path}")
     if tokens == from_tokens:
         return doc
     value = _remove_at(doc, from_tokens, "move", source)
@@ -231,7 +231,7 @@ def _op_copy(doc: Any, op: dict[str, Any]) -> Any:
     try:
         value = copy.deepcopy(_resolve(doc, from_tokens))
     except _Missing:
-        raise PatchError(f"copy operation does not apply: doc is missing from path: {source}: missing value") from None
+        raise PatchNotApplicable(f"copy operation does not apply: doc is missing from path: {source}: missing value") from None
     return _add_at(doc, tokens, value, "copy", path)
 
 
@@ -241,9 +241,9 @@ def _op_test(doc: Any, op: dict[str, Any]) -> Any:
     try:
         actual = _resolve(doc, tokens)
     except _Missing:
-        raise PatchError(f"test operation does not apply: is missing path: {path}: missing value") from None
+        raise PatchNotApplicable(f"test operation does not apply: is missing path: {path}: missing value") from None
     if not json_equal(actual, expected):
-        raise PatchError(f"testing value {path} failed: test failed")
+        raise PatchNotApplicable(f"testing value {path} failed: test failed")
     return doc
 
 

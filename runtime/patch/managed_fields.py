@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import CorruptManagedFields, PatchError
 from runtime.patch.fieldpath import FieldSet, PathElement
 from runtime.patch.schema import Node, schema_for
 from runtime.patch.typed import compare, to_field_set
@@ -123,25 +123,25 @@ def without_managed_fields(obj: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def decode_managed_fields(entries: Any) -> Managed:
-    """Decode `metadata.managedFields`. Raises PatchError(500) with apiserver's words when invalid."""
+    """Decode `metadata.managedFields`. Raises CorruptManagedFields with apiserver's words when invalid."""
     managed: Managed = {}
     if entries is None:
         return managed
     if not isinstance(entries, list):
-        raise PatchError("managedFields must be a list", 500)
+        raise CorruptManagedFields("managedFields must be a list")
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
-            raise PatchError(f"managed fields entry {i} must be an object", 500)
+            raise CorruptManagedFields(f"managed fields entry {i} must be an object")
         operation = entry.get("operation")
         if operation not in ("Apply", "Update"):
-            raise PatchError("operation must be `Apply` or `Update`", 500)
+            raise CorruptManagedFields("operation must be `Apply` or `Update`")
         api_version = entry.get("apiVersion") or ""
         if not api_version:
-            raise PatchError("apiVersion must not be empty", 500)
+            raise CorruptManagedFields("apiVersion must not be empty")
         fields_type = entry.get("fieldsType") or ""
         if fields_type != "FieldsV1":
-            raise PatchError(f"invalid fieldsType {json.dumps(fields_type)} in managed fields entry {i}"
-                             if fields_type else f"missing fieldsType in managed fields entry {i}", 500)
+            raise CorruptManagedFields(f"invalid fieldsType {json.dumps(fields_type)} in managed fields entry {i}"
+                             if fields_type else f"missing fieldsType in managed fields entry {i}")
         key = ManagerKey(str(entry.get("manager") or ""), operation,
                          api_version if operation == "Update" else "", str(entry.get("subresource") or ""))
         managed[key] = Ownership(FieldSet.from_fields_v1(entry.get("fieldsV1")), api_version, entry.get("time"))

@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import MalformedPatch
 
 __all__ = ["apply_merge_patch", "merge_patch"]
 
@@ -24,16 +24,16 @@ def decode_object_patch(patch: Any) -> dict[str, Any]:
         try:
             patch = json.loads(patch)
         except ValueError as e:
-            raise PatchError(f"error decoding patch: {e}", 400) from None
+            raise MalformedPatch(f"error decoding patch: {e}") from None
     if not isinstance(patch, dict):
-        raise PatchError("json: cannot unmarshal %s into Go value of type map[string]interface {}"
-                         % ("array" if isinstance(patch, list) else "value"), 400)
+        raise MalformedPatch("json: cannot unmarshal %s into Go value of type map[string]interface {}"
+                             % ("array" if isinstance(patch, list) else "value"))
     return patch
 
 def apply_merge_patch(doc: dict[str, Any], patch: Any) -> dict[str, Any]:
     """Apply `patch` (a decoded value or its JSON text) to `doc`; return a new object.
 
-    The input is never modified. Raises PatchError(400) when the patch is not
+    The input is never modified. Raises MalformedPatch when the patch is not
     JSON, or when it is not an object (the result would not be an object).
     """
     patch = decode_object_patch(patch)

@@ -40,7 +40,7 @@ import copy
 import json
 from typing import Any
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import MalformedPatch, PatchNotApplicable
 from runtime.patch.merge import decode_object_patch
 from runtime.patch.schema import UNTYPED, Field, ListNode, Node, schema_for
 
@@ -74,7 +74,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> d
             return {}
         if directive != "merge":
             patch[_DIRECTIVE] = directive
-            raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(patch)}", 400)
+            raise MalformedPatch(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
     _apply_retain_keys(original, patch)
     _apply_element_orders(original, patch, node)
     for key in [k for k in patch if k.startswith(_DELETE_PREFIX)]:
@@ -132,12 +132,12 @@ def _merge_slice(original: list[Any], patch: list[Any], item: Node, merge_key: s
         merged = _dedupe(original + patch)
         return _normalize_order(merged, patch, original, "")
     if not merge_key:
-        raise PatchError("cannot merge lists without merge key for type map")
+        raise PatchNotApplicable("cannot merge lists without merge key for type map")
     original, patch = _apply_list_directives(original, patch, merge_key, item)
     merged = list(original)
     for element in patch:
         if merge_key not in element:
-            raise PatchError(_no_merge_key(element, merge_key))
+            raise PatchNotApplicable(_no_merge_key(element, merge_key))
         at = _find_by_key(merged, merge_key, element[merge_key])
         if at is None:
             merged.append(_merge_map({}, element, item))
@@ -158,7 +158,7 @@ def _apply_list_directives(original: list[Any], patch: list[Any], merge_key: str
         directive = element[_DIRECTIVE]
         if directive == "delete":
             if merge_key not in element:
-                raise PatchError(_no_merge_key(element, merge_key))
+                raise PatchNotApplicable(_no_merge_key(element, merge_key))
             original = [o for o in original if not (isinstance(o, dict) and merge_key in o
                                                     and _same(o[merge_key], element[merge_key]))]
         elif directive == "replace":
@@ -168,7 +168,7 @@ def _apply_list_directives(original: list[Any], patch: list[Any], merge_key: str
             if merge_key in trimmed:
                 rest.append(trimmed)
         else:
-            raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(element)}", 400)
+            raise MalformedPatch(f"unknown patch type: {_go(directive)} in map: {_go(element)}")
     if replace:
         return [_merge_map({}, e, item) for e in rest], []
     return original, rest
@@ -176,7 +176,7 @@ def _apply_list_directives(original: list[Any], patch: list[Any], merge_key: str
 
 def _delete_from_primitive_list(original: dict[str, Any], key: str, values: Any) -> None:
     if not isinstance(values, list):
-        raise PatchError("invalid patch format of primitive list", 400)
+        raise MalformedPatch("invalid patch format of primitive list")
     current = original.get(key)
     if isinstance(current, list):
         doomed = {_ident(v) for v in values}
@@ -188,13 +188,13 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
         return
     keys = patch.pop(_RETAIN_KEYS)
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise PatchError("invalid patch format of retainKeys", 400)
+        raise MalformedPatch("invalid patch format of retainKeys")
     retained = set(keys)
     for key, value in patch.items():
         if value is None or key.startswith((_DELETE_PREFIX, _ORDER_PREFIX)):
             continue
         if key not in retained:
-            raise PatchError("invalid patch format of retainKeys", 400)
+            raise MalformedPatch("invalid patch format of retainKeys")
     for key in [k for k in original if k not in retained]:
         del original[key]
 
@@ -205,14 +205,14 @@ def _apply_element_orders(original: dict[str, Any], patch: dict[str, Any], node:
         order = patch.pop(directive)
         key = _suffix(directive, _ORDER_PREFIX)
         if not isinstance(order, list):
-            raise PatchError("invalid patch format of setElementOrder list", 400)
+            raise MalformedPatch("invalid patch format of setElementOrder list")
         child = node.child(key)
         current = original.get(key, _MISSING)
         value = patch.get(key, _MISSING)
         if current is not _MISSING and not isinstance(current, list):
-            raise PatchError(f"expected a []interface {{}}, but received a {_go_type(current)}")
+            raise PatchNotApplicable(f"expected a []interface {{}}, but received a {_go_type(current)}")
         if value is not _MISSING and not isinstance(value, list):
-            raise PatchError("invalid patch format of setElementOrder list", 400)
+            raise MalformedPatch("invalid patch format of setElementOrder list")
         merge_key = child.patch_merge_key
         if value is not _MISSING:
             _validate_order(value, order, merge_key)
@@ -245,8 +245,8 @@ def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str) -> 
             pi += 1
         oi += 1
     if pi < len(items) and oi >= len(order):
-        raise PatchError("The order in patch list:\n%s\n doesn't match %s list:\n%s\n"
-                         % (_go(patch_list), _ORDER_PREFIX, _go(order)), 400)
+        raise MalformedPatch("The order in patch list:\n%s\n doesn't match %s list:\n%s\n"
+                             % (_go(patch_list), _ORDER_PREFIX, _go(order)))
 
 
 def _normalize_order(merged: list[Any], wanted: list[Any], server: list[Any], merge_key: str) -> list[Any]:
@@ -284,7 +284,7 @@ def _positions(items: list[Any], merge_key: str) -> dict[Any, int]:
     at: dict[Any, int] = {}
     for n, e in enumerate(items):
         if merge_key and not (isinstance(e, dict) and merge_key in e):
-            raise PatchError(_no_merge_key(e, merge_key))
+            raise PatchNotApplicable(_no_merge_key(e, merge_key))
         at.setdefault(_ident(_key_of(e, merge_key)), n)
     return at
 
@@ -292,7 +292,7 @@ def _positions(items: list[Any], merge_key: str) -> dict[Any, int]:
 def _key_of(element: Any, merge_key: str) -> Any:
     if merge_key:
         if not isinstance(element, dict) or merge_key not in element:
-            raise PatchError(_no_merge_key(element, merge_key))
+            raise PatchNotApplicable(_no_merge_key(element, merge_key))
         return element[merge_key]
     return element
 
@@ -301,9 +301,9 @@ def _element_kind(*lists: list[Any]) -> str:
     """'map' or 'scalar' for lists whose elements share one JSON type (patch.go sliceElementType)."""
     kinds = {_json_type(e) for lst in lists for e in lst}
     if "array" in kinds:
-        raise PatchError("lists of lists are not supported")
+        raise PatchNotApplicable("lists of lists are not supported")
     if len(kinds) > 1:
-        raise PatchError("list element types are not identical: %s" % " ".join(_go(lst) for lst in lists))
+        raise PatchNotApplicable("list element types are not identical: %s" % " ".join(_go(lst) for lst in lists))
     return "map" if kinds == {"object"} else "scalar"
 
 
@@ -343,8 +343,8 @@ def _same(a: Any, b: Any) -> bool:
 def _suffix(key: str, prefix: str) -> str:
     head, sep, tail = key.partition("/")
     if head != prefix or not sep:
-        raise PatchError("invalid patch format of primitive list" if prefix == _DELETE_PREFIX
-                         else "invalid patch format of setElementOrder list", 400)
+        raise MalformedPatch("invalid patch format of primitive list" if prefix == _DELETE_PREFIX
+                         else "invalid patch format of setElementOrder list")
     return tail
 
 

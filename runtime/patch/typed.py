@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.patch.errors import PatchError
+from runtime.patch.errors import PatchNotApplicable
 from runtime.patch.fieldpath import FieldSet, Path, PathElement, path_string
 from runtime.patch.json_patch import json_equal
 from runtime.patch.schema import UNTYPED, ListNode, MapNode, Node, Scalar, Struct
@@ -77,14 +77,14 @@ def item_element(item: Any, node: ListNode, index: int, *, strict: bool, prefix:
     """The path element naming a list item: by map keys, by value, or by index.
 
     With `strict` (an applied configuration) an item without its keys raises
-    PatchError(422); otherwise it falls back to its index.
+    PatchNotApplicable; otherwise it falls back to its index.
     """
     if node.list_type == "map":
         if isinstance(item, dict) and all(k in item for k in node.map_keys) and node.map_keys:
             return PathElement.key({k: item[k] for k in node.map_keys})
         if strict:
             missing = next((k for k in node.map_keys if not isinstance(item, dict) or k not in item), "")
-            raise PatchError(f"{path_string(prefix)}: element {index}: associative list with keys has an "
+            raise PatchNotApplicable(f"{path_string(prefix)}: element {index}: associative list with keys has an "
                              f"element that omits key field {json.dumps(missing)} (and doesn't have default value)")
         return PathElement.index(index)
     if node.list_type == "set" and not isinstance(item, (dict, list)):
@@ -99,7 +99,7 @@ def _index_items(items: list[Any] | None, node: ListNode, path: Path, strict: bo
         pe = item_element(item, node, n, strict=strict, prefix=path)
         if pe in indexed:
             if strict:
-                raise PatchError(f"{path_string(path)}: duplicate entries for key {pe}")
+                raise PatchNotApplicable(f"{path_string(path)}: duplicate entries for key {pe}")
             continue
         indexed[pe] = item
     return indexed

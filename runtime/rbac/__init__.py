@@ -39,7 +39,7 @@ from runtime.rbac.attributes import (
 from runtime.rbac.authorizer import Decision, RBACAuthorizer
 from runtime.rbac.bootstrap import (
     AUTOUPDATE_ANNOTATION, BOOTSTRAPPING_LABEL, default_policy_path, load_bootstrap_policy,
-    parse_bootstrap_policy, reconcile_binding, reconcile_role,
+    parse_bootstrap_policy, reconcile, reconcile_binding, reconcile_role,
 )
 from runtime.rbac.describe import describe_forbidden, forbidden_status_message
 from runtime.rbac.escalation import (
@@ -82,5 +82,5 @@ __all__ = [
     "describe_forbidden", "forbidden_status_message",
     # bootstrap
     "load_bootstrap_policy", "parse_bootstrap_policy", "default_policy_path",
-    "reconcile_role", "reconcile_binding", "AUTOUPDATE_ANNOTATION", "BOOTSTRAPPING_LABEL",
+    "reconcile_role", "reconcile_binding", "reconcile", "AUTOUPDATE_ANNOTATION", "BOOTSTRAPPING_LABEL",
 ]

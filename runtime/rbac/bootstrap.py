@@ -40,7 +40,7 @@ from runtime.rbac.escalation import covers
 __all__ = [
     "AUTOUPDATE_ANNOTATION", "BOOTSTRAPPING_LABEL", "DOMAIN_PLACEHOLDER",
     "default_policy_path", "parse_bootstrap_policy", "load_bootstrap_policy",
-    "reconcile_role", "reconcile_binding",
+    "reconcile_role", "reconcile_binding", "reconcile",
 ]
 
 AUTOUPDATE_ANNOTATION = "rbac.authorization.kubernetes.io/autoupdate"
@@ -168,3 +168,8 @@ def reconcile_binding(existing: Mapping[str, Any] | None,
         result["subjects"] = [*(result.get("subjects") or []), *copy.deepcopy(missing)]
         changed = True
     return result if changed else None
+
+
+def reconcile(existing: Mapping[str, Any] | None, wanted: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`reconcile_binding` for a binding (it has a roleRef), else `reconcile_role`."""
+    return (reconcile_binding if "roleRef" in wanted else reconcile_role)(existing, wanted)

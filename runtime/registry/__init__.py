@@ -1,13 +1,21 @@
 """The registry: the one entry point of every request, over HTTP or in-process.
 
-`Registry(store, scheme)` authorizes (RBAC from its own index, kept current
-from the watch cache), decodes, validates, admits and persists; `run()` in a
-nursery fills the watch cache first.
+Contract: `Registry(store, scheme)` authorizes (RBAC from its own index, kept
+current from the watch cache), decodes, validates, admits and persists,
+asking each kind's strategy (`runtime.kinds`) for what differs per kind;
+`run()` in a nursery fills the watch cache first. Request options and bodies
+are `runtime.requests` types.
+
+Inside, imports go one way: `common` (leaf helpers, the storage error
+boundary) <- `core` (state and primitives) <- the verb modules (`reads`,
+`listing`, `watching`, `writes`, `patching`, `deletion`, `reviews`) <-
+`registry` (the facade).
 """
 
-from runtime.registry.decode import Body
-from runtime.registry.options import DeleteOptions, ListOptions, WriteOptions
-from runtime.registry.registry import DeleteResult, ListResult, Registry, WriteResult
+from runtime.registry.admission import AdmissionPlugin, AdmissionRequest
+from runtime.registry.common import DeleteResult, ListResult, WriteResult
+from runtime.registry.registry import Registry
+from runtime.registry.watching import WatchStream
 
-__all__ = ["Body", "DeleteOptions", "ListOptions", "WriteOptions", "DeleteResult", "ListResult", "Registry",
-           "WriteResult"]
+__all__ = ["Registry", "WriteResult", "DeleteResult", "ListResult", "WatchStream", "AdmissionPlugin",
+           "AdmissionRequest"]

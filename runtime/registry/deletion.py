@@ -11,15 +11,18 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
 - `propagationPolicy` is `Orphan`, `Background` or `Foreground`, and not set
   together with `orphanDependents`. The first delete records them as the
   garbage collector's finalizer (`orphan`, `foregroundDeletion`; none for
-  Background, the default of every kind here), see
-  `runtime.registry.propagation`; the object then stays until the collector
-  (`controllers.gc`) has done its part and removed that finalizer.
+  Background, the default of every kind here), as the kind's strategy
+  decides (`runtime.kinds.propagation`); the object then stays until the
+  collector (`controllers.gc`) has done its part and removed that finalizer.
 - `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
   so they go at once (a terminating object records 0).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
 - `dryRun`: every check runs, nothing is written.
-- Deleting a namespace waits for creates in it that already found it open
-  (`runtime.registry.namespace_gate`): none can land once it is terminating.
+- Deleting a namespace (a kind whose strategy has `namespace_kind`) waits
+  for creates in it that already found it open (`namespace_gate`): none can
+  land once it is terminating. What a kind refuses to delete, what keeps it
+  (its strategy's `has_finalizers`), how it looks while terminating and what
+  an immediate delete answers are its strategy's.
 
 Force delete (`ignoreStoreReadErrorWithClusterBreakingPotential=true`): with
 the feature gate `AllowUnsafeMalformedObjectDeletion` off the option is
@@ -35,26 +38,24 @@ refused on deletecollection (422).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runtime import errors
 from runtime.errors import Cause, success_status
-from runtime.objects import StoredObject, dumps_json
+from runtime.objects import CorruptObject, StoredObject, decode_stored, dumps_json
 from runtime.rbac.attributes import resource_attributes
 from runtime.rbac.user import UserInfo
-from runtime.registry.decode import CorruptObject, decode_stored
-from runtime.registry.options import DeleteOptions, ListOptions
+from runtime.registry.common import DeleteResult, not_found, now_rfc3339, store_errors
+from runtime.registry.core import RegistryCore
+from runtime.registry.listing import select
+from runtime.requests import DeleteOptions, ListOptions
 from runtime.scheme import ResourceType
-from runtime.storage import KeyNotFound, RevisionConflict
+from runtime.storage import RevisionConflict
 from runtime.validation import FieldError, invalid_error
 
-if TYPE_CHECKING:
-    from runtime.registry.registry import DeleteResult, Registry
+__all__ = ["delete", "delete_collection", "validate_delete_options", "FORCE_DELETE_GATE", "UNSAFE_DELETE_VERB",
+           "PROPAGATION_POLICIES"]
 
-__all__ = ["delete_object", "delete_collection", "validate_delete_options", "PROTECTED_NAMESPACES",
-           "FORCE_DELETE_GATE", "UNSAFE_DELETE_VERB", "PROPAGATION_POLICIES"]
-
-PROTECTED_NAMESPACES = ("default",)
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
 FORCE_DELETE_GATE = "AllowUnsafeMalformedObjectDeletion"
 #: The extra verb a force delete needs on the resource (Kubernetes' authorizeUnsafeDelete).
@@ -62,9 +63,9 @@ UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
 _FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
 
-def _effective(registry: "Registry", options: DeleteOptions) -> DeleteOptions:
+def _effective(core: RegistryCore, options: DeleteOptions) -> DeleteOptions:
     """The options as the server honours them: the force option is dropped while its gate is off."""
-    if options.ignore_store_read_error and not registry.feature_gates.get(FORCE_DELETE_GATE, False):
+    if options.ignore_store_read_error and not core.gate(FORCE_DELETE_GATE):
         return replace(options, ignore_store_read_error=False)
     return options
 
@@ -91,9 +92,8 @@ def validate_delete_options(options: DeleteOptions) -> None:
 
 
 def _precondition_failed(rt: ResourceType, key: str, name: str, detail: str) -> errors.Conflict:
-    # Kubernetes' storage.NewInvalidObjError turned into a Conflict (the namespace REST words it bare).
-    reason = detail if rt.kind == "Namespace" else (
-        f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {detail}")
+    # Kubernetes' storage.NewInvalidObjError turned into a Conflict, in the kind's words.
+    reason = rt.strategy.precondition_failed_message(key, detail)
     return errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": {reason}',
                            name=name, group=rt.group, kind=rt.plural)
 
@@ -111,95 +111,90 @@ def _check_preconditions(rt: ResourceType, current: StoredObject, options: Delet
                                    f"{meta.get('resourceVersion', '')}")
 
 
-def _has_finalizers(rt: ResourceType, obj: dict[str, Any]) -> bool:
-    if obj["metadata"].get("finalizers"):
-        return True
-    return rt.kind == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
-
-
 def _success(rt: ResourceType, current: StoredObject) -> dict[str, Any]:
     return success_status(name=current.name, group=rt.group, kind=rt.plural,
                           uid=current.obj["metadata"].get("uid", ""))
 
 
-async def delete_object(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                        options: DeleteOptions) -> "DeleteResult":
-    """DELETE one object (authorization for `delete` is the caller's). See the module doc."""
-    options = _effective(registry, options)
+async def delete(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                 options: DeleteOptions) -> DeleteResult:
+    """DELETE one object. See the module doc."""
+    core.authorize_request(user, "delete", rt, namespace, name)
+    core.check_verb(rt, "delete")
+    return await _delete_object(core, user, rt, namespace, name, options)
+
+
+async def _delete_object(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                         options: DeleteOptions) -> DeleteResult:
+    """`delete` once authorized (also each item of a collection delete)."""
+    options = _effective(core, options)
     validate_delete_options(options)
     if options.ignore_store_read_error:
-        return await _delete_corrupt(registry, user, rt, namespace, name)
-    if rt.kind == "Namespace" and name in PROTECTED_NAMESPACES:
-        raise errors.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
-                               name=name, kind="namespaces")
-    if rt.kind == "Namespace" and not options.dry_run:
+        return await _delete_corrupt(core, user, rt, namespace, name)
+    rt.strategy.check_delete(name)
+    if rt.strategy.namespace_kind and not options.dry_run:
         # Creates in the namespace that checked it open finish first; later ones see it terminating.
-        async with registry.namespace_gate.closing(name):
-            return await _delete_stored(registry, user, rt, namespace, name, options)
-    return await _delete_stored(registry, user, rt, namespace, name, options)
+        async with core.namespace_gate.closing(name):
+            return await _delete_stored(core, user, rt, namespace, name, options)
+    return await _delete_stored(core, user, rt, namespace, name, options)
 
 
-async def _delete_stored(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                         options: DeleteOptions) -> "DeleteResult":
-    """`delete_object` once the options are checked: set the deletion timestamp, or remove."""
-    from runtime.registry.registry import DeleteResult, not_found, now_rfc3339
+async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                         options: DeleteOptions) -> DeleteResult:
+    """`delete` once the options are checked: set the deletion timestamp, or remove."""
     key = rt.storage_key(namespace if rt.namespaced else None, name)
+    strategy = rt.strategy
     # Retried until it applies (a conflict means another write to the key committed), as
     # Kubernetes' GuaranteedUpdate and conditional delete do.
     while True:
-        current = await registry._current(key)
+        current = await core.read_current(rt, key, name)
         if current is None:
             raise not_found(rt, name)
         _check_preconditions(rt, current, options)
-        await registry._admit(user, rt, "delete", current.obj, current.obj, options)
-        if current.obj["metadata"].get("deletionTimestamp") and _has_finalizers(rt, current.obj):
+        await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run)
+        code = 202 if options.orphan_dependents is False else 200
+        if current.obj["metadata"].get("deletionTimestamp") and strategy.has_finalizers(current.obj):
             # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is
             # (202 as any delete that leaves the object, when orphanDependents=false asked for one).
-            return DeleteResult(202 if options.orphan_dependents is False else 200, current)
-        # The garbage collector's finalizer the propagation policy asks for (runtime.registry.propagation).
-        from runtime.registry.propagation import deletion_finalizers
-        finalizers = deletion_finalizers(rt.kind, current.obj["metadata"].get("finalizers") or [], options)
-        if finalizers or (rt.kind == "Namespace" and (current.obj.get("spec") or {}).get("finalizers")):
-            obj = current.copy_dict()
-            if finalizers:
-                obj["metadata"]["finalizers"] = finalizers
-            else:
-                obj["metadata"].pop("finalizers", None)
+            return DeleteResult(code, current)
+        # The garbage collector's finalizer the propagation policy asks for.
+        obj = current.copy_dict()
+        finalizers = strategy.deletion_finalizers(obj["metadata"].get("finalizers") or [], options)
+        if finalizers:
+            obj["metadata"]["finalizers"] = finalizers
+        else:
+            obj["metadata"].pop("finalizers", None)
+        if strategy.has_finalizers(obj):
             obj["metadata"]["deletionTimestamp"] = now_rfc3339()
             obj["metadata"]["deletionGracePeriodSeconds"] = 0
-            if rt.kind == "Namespace":
-                obj.setdefault("status", {})["phase"] = "Terminating"
-            code = 202 if options.orphan_dependents is False else 200
+            strategy.prepare_for_delete(obj)
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))
 
             def encode(revision: int, obj: dict[str, Any] = obj) -> bytes:
                 obj["metadata"]["resourceVersion"] = str(revision)
                 return dumps_json(obj)
-            try:
-                entry = await registry.store.update(key, encode, expected_revision=current.revision)
-            except RevisionConflict:
-                continue
-            except KeyNotFound:
-                raise not_found(rt, name) from None
+            with store_errors(rt, name):
+                try:
+                    entry = await core.store.update(key, encode, expected_revision=current.revision)
+                except RevisionConflict:
+                    continue
             return DeleteResult(code, StoredObject(key, obj, entry.mod_revision, entry.value))
-        body: Any = current if rt.kind == "Namespace" else _success(rt, current)
+        body: Any = current if strategy.returns_deleted_object else _success(rt, current)
         if options.dry_run:
             return DeleteResult(200, body)
-        try:
-            await registry.store.delete(key, expected_revision=current.revision)
-        except RevisionConflict:
-            continue
-        except KeyNotFound:
-            raise not_found(rt, name) from None
+        with store_errors(rt, name):
+            try:
+                await core.store.delete(key, expected_revision=current.revision)
+            except RevisionConflict:
+                continue
         return DeleteResult(200, body)
 
 
-async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
-                          name: str) -> "DeleteResult":
+async def _delete_corrupt(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
+                          name: str) -> DeleteResult:
     """Kubernetes' corruptObjectDeleter: remove a stored value that does not decode, unread."""
-    from runtime.registry.registry import DeleteResult, not_found
-    decision = registry.authorizer.authorize(resource_attributes(
+    decision = core.decide(resource_attributes(
         user, UNSAFE_DELETE_VERB, rt.plural, api_group=rt.group, api_version=rt.version,
         namespace=namespace if rt.namespaced else "", name=name))
     if not decision.allowed:
@@ -207,8 +202,9 @@ async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType
                                f'"{UNSAFE_DELETE_VERB}", reason: {decision.reason}',
                                name=name, group=rt.group, kind=rt.plural)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
-    while True:  # retried while the key is rewritten meanwhile, as delete_object
-        entry = await registry.store.get(key)
+    while True:  # retried while the key is rewritten meanwhile, as _delete_stored
+        with store_errors(rt, name):
+            entry = await core.store.get(key)
         if entry is not None:
             try:
                 decode_stored(key, entry.value, entry.mod_revision)
@@ -225,37 +221,37 @@ async def _delete_corrupt(registry: "Registry", user: UserInfo, rt: ResourceType
         stub: dict[str, Any] = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {"name": name}}
         if rt.namespaced:
             stub["metadata"]["namespace"] = namespace
-        await registry._admit(user, rt, "delete", stub, None, DeleteOptions())
-        try:
-            await registry.store.delete(key, expected_revision=entry.mod_revision)
-        except RevisionConflict:
-            continue  # rewritten meanwhile: look again (it may be readable now)
-        except KeyNotFound:
-            raise not_found(rt, name) from None
+        await core.admit(user, rt, "delete", stub, None, False)
+        with store_errors(rt, name):
+            try:
+                await core.store.delete(key, expected_revision=entry.mod_revision)
+            except RevisionConflict:
+                continue  # rewritten meanwhile: look again (it may be readable now)
         # The object could not be read, so the answer is the handler's bare success Status.
         return DeleteResult(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                                   "code": 200, "details": {"name": name, "kind": rt.kind}})
 
 
-async def delete_collection(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
+async def delete_collection(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
                             list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
     """DELETE on a collection: every object the list (selectors, limit/continue, resourceVersion) gives.
 
-    Each is deleted as by `delete_object` with the same options (objects
-    deleted meanwhile are skipped). Returns the success Status Kubernetes'
-    handler answers with. Raises Invalid for bad options or the force option.
+    Each is deleted as by `delete` with the same options (objects deleted
+    meanwhile are skipped). Returns the success Status Kubernetes' handler
+    answers with. Raises MethodNotAllowed for kinds without collection
+    delete, Invalid for bad options or the force option.
     """
-    from runtime.registry.listing import list_objects
-    options = _effective(registry, options)
+    selection = core.authorized_selection(user, "deletecollection", rt, namespace, list_opts)
+    options = _effective(core, options)
     validate_delete_options(options)
     if options.ignore_store_read_error:
         detail = "is not allowed with DELETECOLLECTION, try again after removing the option"
         raise invalid_error("DeleteOptions", "DeleteOptions.meta.k8s.io", "",
                             [FieldError("FieldValueInvalid", _FORCE_OPTION, detail, True)])
-    listed = await list_objects(registry, rt, namespace, list_opts)
+    listed = await select(core, rt, namespace, list_opts, selection)
     for obj in listed.items:
         try:
-            await delete_object(registry, user, rt, obj.namespace, obj.name, options)
+            await _delete_object(core, user, rt, obj.namespace, obj.name, options)
         except errors.NotFound:
             pass  # deleted meanwhile: the collection is still gone
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 200,

@@ -11,11 +11,11 @@
 Where each is served from:
 
 - Most Recent: a consistent read, from the watch cache once it has caught up
-  with the store's current revision (waiting up to `LIST_WAIT` s), otherwise
+  with the store's current revision (waiting up to `READ_WAIT` s), otherwise
   from the store.
 - Any: the watch cache as it is.
 - Not older than N: the cache once it reached N; 504 "Too large resource
-  version" with `Retry-After` if it does not within `LIST_WAIT` s (or
+  version" with `Retry-After` if it does not within `READ_WAIT` s (or
   `timeoutSeconds`, if shorter).
 - Exact N and Continuation: the cache's state when N is its revision; a
   snapshot of the cache (feature gate `ListFromCacheSnapshot`, default on)
@@ -30,35 +30,22 @@ Expired) after the server's continue TTL or when their revision is compacted.
 
 from __future__ import annotations
 
-import base64
 import bisect
-import hashlib
-import hmac
 import json
-import secrets
-from typing import TYPE_CHECKING, Callable
-
-import trio
 
 from runtime import errors
 from runtime.errors import Cause
-from runtime.featuregates import DEFAULT_GATES
-from runtime.objects import StoredObject
-from runtime.registry.decode import decode_stored
-from runtime.registry.options import ListOptions
+from runtime.objects import StoredObject, decode_stored
+from runtime.rbac.user import UserInfo
+from runtime.registry.common import (
+    ListResult, expired_continue, expired_list, parse_resource_version, store_errors, too_large,
+)
+from runtime.registry.core import READ_WAIT, RegistryCore, Selection
+from runtime.requests import ListOptions
 from runtime.scheme import ResourceType
-from runtime.storage import Compacted
 
-if TYPE_CHECKING:
-    from runtime.registry.registry import ListResult, Registry
+__all__ = ["list_objects", "validate_list_options", "SNAPSHOT_GATE"]
 
-__all__ = [
-    "list_objects", "validate_list_options", "ContinueTokens", "expired_continue", "too_large",
-    "LIST_WAIT", "SNAPSHOT_GATE",
-]
-
-#: Seconds a read waits for the cache to reach a version (Kubernetes' blockTimeout).
-LIST_WAIT = 3.0
 #: The feature gate of lists served from cache snapshots.
 SNAPSHOT_GATE = "ListFromCacheSnapshot"
 
@@ -123,88 +110,18 @@ def validate_list_options(opts: ListOptions, *, watch: bool) -> None:
         raise _invalid_list_options(errs)
 
 
-def too_large(wanted: int, current: int) -> errors.ResourceVersionTooLarge:
-    """Kubernetes' NewTooLargeResourceVersionError: 504 Timeout, Retry-After 1."""
-    return errors.ResourceVersionTooLarge(
-        f"Timeout: Too large resource version: {wanted}, current: {current}", retry_after=1,
-        causes=[Cause("ResourceVersionTooLarge", "Too large resource version")])
-
-
-def expired_continue() -> errors.Expired:
-    """410 Expired for a continue token past its TTL or its revision compacted."""
-    return errors.Expired(
-        "The provided continue parameter is too old to display a consistent list result. You can start a "
-        "new list without the continue parameter, or use the continue token in this response to retrieve "
-        "the remainder of the results. Continuing with the provided token results in an inconsistent list - "
-        "objects that were created, modified, or deleted between the time the first chunk was returned and "
-        "now may show up in the list.")
-
-
-def _expired_list() -> errors.Expired:
-    return errors.Expired("The resourceVersion for the provided list is too old.")
-
-
-class ContinueTokens:
-    """Opaque, tamper-evident, expiring continue tokens.
-
-    A token holds the list's revision, the last key served (relative to the
-    list's key prefix) and when it was issued, signed with a per-server
-    secret: a modified token is 400 Bad Request, an old one 410 Expired.
-    `clock` gives the time in seconds (default: trio's clock).
-    """
-
-    _MAC = 16
-
-    def __init__(self, ttl_seconds: float = 300.0, secret: bytes | None = None,
-                 clock: Callable[[], float] | None = None) -> None:
-        self.ttl = ttl_seconds
-        self._secret = secret or secrets.token_bytes(32)
-        self._clock = clock or trio.current_time
-
-    def encode(self, revision: int, last_key: str, prefix: str = "") -> str:
-        """A token continuing after `last_key` of the list under `prefix` at `revision`."""
-        start = last_key[len(prefix):] if prefix and last_key.startswith(prefix) else last_key
-        payload = json.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start,
-                              "t": round(self._clock(), 3)}, separators=(",", ":")).encode()
-        mac = hmac.new(self._secret, payload, hashlib.sha256).digest()[:self._MAC]
-        return base64.urlsafe_b64encode(payload + mac).decode().rstrip("=")
-
-    def decode(self, token: str, prefix: str = "") -> tuple[int, str, float]:
-        """(revision, key to continue after, issue time). Raises BadRequest if forged or malformed."""
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            payload, mac = raw[:-self._MAC], raw[-self._MAC:]
-            if len(raw) <= self._MAC or not hmac.compare_digest(
-                    mac, hmac.new(self._secret, payload, hashlib.sha256).digest()[:self._MAC]):
-                raise ValueError("the token was not issued by this server")
-            data = json.loads(payload)
-            revision, start, issued = int(data["rv"]), str(data["start"]), float(data["t"])
-            if revision <= 0:
-                raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise errors.BadRequest(f"invalid continue token: continue key is not valid: {exc}") from None
-        return revision, prefix + start, issued
-
-    def expired(self, issued: float) -> bool:
-        """Past the TTL, or issued "in the future" (a clock that went backwards): age unknown."""
-        age = self._clock() - issued
-        return age > self.ttl or age < -1.0  # (issue times are rounded to the millisecond)
-
-
-async def _reach(registry: "Registry", revision: int, wait: float) -> None:
+async def _reach(core: RegistryCore, revision: int, wait: float) -> None:
     """Wait until the cache has `revision`; 504 Too large resource version if it does not in `wait` s."""
-    if registry.cache.revision < revision and not await registry.cache.wait_for(revision, timeout=wait):
-        raise too_large(revision, registry.cache.revision)
+    if core.cache.revision < revision and not await core.cache.wait_for(revision, timeout=wait):
+        raise too_large(revision, core.cache.revision)
 
 
-async def _from_store(registry: "Registry", rt: ResourceType, prefix: str, revision: int | None,
+async def _from_store(core: RegistryCore, rt: ResourceType, prefix: str, revision: int | None,
                       *, continuation: bool) -> tuple[list[StoredObject], int]:
     """The store's list at `revision` (None: now); objects the cache holds at that version are reused."""
-    try:
-        entries, at, _ = await registry.store.list(prefix, revision=revision)
-    except Compacted:
-        raise (expired_continue() if continuation else _expired_list()) from None
-    current = registry.kind_cache(rt).objects
+    with store_errors(rt, continuation=continuation):
+        entries, at, _ = await core.store.list(prefix, revision=revision)
+    current = core.kind_cache(rt).objects
     items = []
     for e in entries:
         cached = current.get(e.key)
@@ -214,38 +131,45 @@ async def _from_store(registry: "Registry", rt: ResourceType, prefix: str, revis
     return items, at
 
 
-async def _at_revision(registry: "Registry", rt: ResourceType, prefix: str, revision: int,
+async def _at_revision(core: RegistryCore, rt: ResourceType, prefix: str, revision: int,
                        *, continuation: bool) -> list[StoredObject]:
     """The list under `prefix` exactly at `revision` (<= the cache's): cache, snapshot or store."""
-    kind = registry.kind_cache(rt)
-    if revision == registry.cache.revision:
+    kind = core.kind_cache(rt)
+    if revision == core.cache.revision:
         return kind.list(prefix)
-    compacted = await registry.store.compacted_revision()
+    with store_errors(rt):
+        compacted = await core.store.compacted_revision()
     if revision < compacted:
-        raise expired_continue() if continuation else _expired_list()
-    if registry.feature_gates.get(SNAPSHOT_GATE, DEFAULT_GATES[SNAPSHOT_GATE]):
+        raise expired_continue() if continuation else expired_list()
+    if core.gate(SNAPSHOT_GATE):
         snapshot = kind.snapshot(revision, prefix)
         if snapshot is not None:
             return snapshot
-    items, _ = await _from_store(registry, rt, prefix, revision, continuation=continuation)
+    items, _ = await _from_store(core, rt, prefix, revision, continuation=continuation)
     return items
 
 
-async def list_objects(registry: "Registry", rt: ResourceType, namespace: str, opts: ListOptions) -> "ListResult":
+async def list_objects(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
+                       opts: ListOptions) -> ListResult:
     """A list of `rt` in `namespace` ("" = all) as the spec's list table says (see the module doc).
 
-    Raises Invalid (422), BadRequest (400), Expired (410), ResourceVersionTooLarge (504).
+    Raises Forbidden, MethodNotAllowed, Invalid (422), BadRequest (400), Expired (410),
+    ResourceVersionTooLarge (504).
     """
-    from runtime.registry.registry import ListResult, parse_resource_version
+    selection = core.authorized_selection(user, "list", rt, namespace, opts)
+    return await select(core, rt, namespace, opts, selection)
+
+
+async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: ListOptions,
+                 match: Selection) -> ListResult:
+    """`list_objects` once authorized: the objects `match` selects, as the list table says."""
     validate_list_options(opts, watch=False)
-    match = registry.matcher(rt, namespace, opts)
-    selective = bool(opts.label_selector or opts.field_selector)
     prefix = rt.namespace_prefix(namespace if rt.namespaced else None)
-    kind = registry.kind_cache(rt)
-    tokens: ContinueTokens = registry.continue_tokens
+    kind = core.kind_cache(rt)
+    tokens = core.continue_tokens
     rv, rv_match, limit = opts.resource_version or "", opts.resource_version_match, max(0, opts.limit)
-    wait = LIST_WAIT if not opts.timeout_seconds or opts.timeout_seconds <= 0 else \
-        min(LIST_WAIT, float(opts.timeout_seconds))
+    wait = READ_WAIT if not opts.timeout_seconds or opts.timeout_seconds <= 0 else \
+        min(READ_WAIT, float(opts.timeout_seconds))
     start_after = ""
     if opts.continue_token:
         # Continuation: the token's revision and position. The table wins over the error
@@ -255,22 +179,22 @@ async def list_objects(registry: "Registry", rt: ResourceType, namespace: str, o
             raise errors.BadRequest("specifying resource version is not allowed when using continue")
         if tokens.expired(issued):
             raise expired_continue()
-        await _reach(registry, revision, wait)
-        items = await _at_revision(registry, rt, prefix, revision, continuation=True)
+        await _reach(core, revision, wait)
+        items = await _at_revision(core, rt, prefix, revision, continuation=True)
     elif rv_match == "Exact" or (not rv_match and limit and rv not in ("", "0")):
         revision = parse_resource_version(rv)
-        await _reach(registry, revision, wait)
-        items = await _at_revision(registry, rt, prefix, revision, continuation=False)
+        await _reach(core, revision, wait)
+        items = await _at_revision(core, rt, prefix, revision, continuation=False)
     elif rv == "":
         # Most Recent: a consistent read; the store answers while the cache lags.
-        if await registry.cache.wait_fresh(wait):
-            revision, items = registry.cache.revision, kind.list(prefix)
+        if await core.cache.wait_fresh(wait):
+            revision, items = core.cache.revision, kind.list(prefix)
         else:
-            items, revision = await _from_store(registry, rt, prefix, None, continuation=False)
+            items, revision = await _from_store(core, rt, prefix, None, continuation=False)
     else:
         if rv != "0":  # Not older than N
-            await _reach(registry, parse_resource_version(rv), wait)
-        revision, items = registry.cache.revision, kind.list(prefix)
+            await _reach(core, parse_resource_version(rv), wait)
+        revision, items = core.cache.revision, kind.list(prefix)
     first = bisect.bisect_right(items, start_after, key=_key) if start_after else 0
     if not limit:
         return ListResult([o for o in items[first:] if match(o)], revision)
@@ -280,6 +204,7 @@ async def list_objects(registry: "Registry", rt: ResourceType, namespace: str, o
         if match(items[i]):
             page.append(items[i])
         i += 1
+    selective = match.selective
     more = any(match(o) for o in items[i:]) if selective else i < len(items)
     if not more or not page:
         return ListResult(page, revision)

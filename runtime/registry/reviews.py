@@ -1,244 +1,29 @@
-"""The access reviews and SelfSubjectReview: who may ask, validation, and the answer. Never stored.
-
-Who may create a review (`authorize_review`): RBAC decides, as Kubernetes'
-bootstrap policy grants it, except that SelfSubjectAccessReview and
-SelfSubjectRulesReview are always allowed, anonymous callers included (the
-spec: "a user can always check themselves").
-
-Validation (`evaluate_review`, as Kubernetes' authorization validation; 422):
-
-- exactly one of `resourceAttributes` and `nonResourceAttributes`;
-- SubjectAccessReview / LocalSubjectAccessReview: `user` or `groups`;
-- metadata empty (LocalSubjectAccessReview: except its namespace);
-- LocalSubjectAccessReview: `resourceAttributes.namespace` defaulted to the
-  path namespace, and must match it; no `nonResourceAttributes`;
-- field/label selectors: `rawSelector` and `requirements` not both
-  (neither set is an unrestricted request, as the spec's table says:
-  Kubernetes' own validation refuses it); requirement keys required (label
-  keys must be qualified names);
-  `values` required for In/NotIn, forbidden for Exists/DoesNotExist;
-  unknown operators pass (a newer client's; requirements only restrict).
-
-The answer: `status.allowed` always written, false included; RBAC only
-allows or has no opinion, so `denied` stays unset. A `user` given without
-`groups` belongs to no group. An empty namespace for a namespaced resource
-means all namespaces, so only ClusterRoleBindings can allow it. A
-`rawSelector` that does not parse, or requirements that cannot be used, are
-ignored (selectors can only restrict) and reported in `evaluationError`, as
-Kubernetes' `BuildEvaluationError` does. SelfSubjectRulesReview needs
-`spec.namespace` (400 `no namespace on request`).
-"""
+"""POST of a virtual kind (the access reviews, SelfSubjectReview): evaluated by its strategy, never stored."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from runtime import errors
-from runtime.rbac import (
-    Attributes, SelectorRequirement, non_resource_attributes, resource_attributes, rules_for,
-)
+from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
+from runtime.registry.common import WriteResult, claim_namespace
+from runtime.registry.core import RegistryCore
+from runtime.requests import Body, WriteOptions
 from runtime.scheme import ResourceType
-from runtime.selectors import (
-    SelectorError, field_requirements_from_review, label_key_errors, parse_field_selector,
-    parse_label_selector, requirements_from_review,
-)
-from runtime.validation.fielderrors import FieldError, forbidden, invalid, invalid_error, required
 
-if TYPE_CHECKING:
-    from runtime.registry.registry import Registry
-
-__all__ = ["SELF_REVIEW_KINDS", "authorize_review", "evaluate_review"]
-
-#: Reviews every caller may create, whatever the policy says.
-SELF_REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectRulesReview")
-
-_RES = "spec.resourceAttributes"
+__all__ = ["review"]
 
 
-def authorize_review(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str) -> None:
-    """Raise Forbidden unless `user` may create a review of kind `rt` (see the module docstring)."""
-    if rt.kind in SELF_REVIEW_KINDS and rt.group == registry.scheme.authz_group:
-        return
-    registry.authorize(resource_attributes(user, "create", rt.plural, api_group=rt.group,
-                                           api_version=rt.version,
-                                           namespace=namespace if rt.namespaced else ""))
+async def review(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
+                 opts: WriteOptions) -> WriteResult:
+    """The review `body` answered (201): its `status` filled in by the kind's `evaluate`.
 
-
-# ---- validation -------------------------------------------------------------------------------
-
-def _validate_spec(spec: dict[str, Any], *, needs_subject: bool) -> list[FieldError]:
-    errs: list[FieldError] = []
-    res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if res is not None and non is not None:
-        errs.append(invalid("spec.nonResourceAttributes", non,
-                            "cannot be specified in combination with resourceAttributes"))
-    if res is None and non is None:
-        errs.append(invalid("spec.resourceAttributes", None,
-                            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-    if needs_subject and not spec.get("user") and not spec.get("groups"):
-        errs.append(invalid("spec.user", spec.get("user") or "", "at least one of user or group must be specified"))
-    if res is not None:
-        errs += _validate_selector(res.get("fieldSelector"), f"{_RES}.fieldSelector", label=False)
-        errs += _validate_selector(res.get("labelSelector"), f"{_RES}.labelSelector", label=True)
-    return errs
-
-
-def _validate_selector(sel: dict[str, Any] | None, path: str, *, label: bool) -> list[FieldError]:
-    if sel is None:
-        return []
-    errs: list[FieldError] = []
-    raw, reqs = sel.get("rawSelector") or "", sel.get("requirements") or []
-    if raw and reqs:
-        errs.append(invalid(f"{path}.rawSelector", raw, "may not specified at the same time as requirements"))
-    # Neither set is no restriction (the spec's rawSelector/requirements table), not an error.
-    for i, req in enumerate(reqs):
-        at = f"{path}.requirements[{i}]"
-        key, op, values = req.get("key") or "", req.get("operator") or "", req.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.append(required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist") and values:
-            errs.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or "
-                                                  "'DoesNotExist'"))
-        if label:
-            errs += [invalid(f"{at}.key", key, e) for e in label_key_errors(key)]
-        elif not key:
-            errs.append(required(f"{at}.key", "must be specified"))
-    return errs
-
-
-def _validate_metadata(meta: dict[str, Any], *, keep_namespace: bool) -> list[FieldError]:
-    # Kubernetes: ObjectMeta must be empty (managedFields aside; a LocalSubjectAccessReview's namespace too).
-    ignored = {"managedFields", "namespace"} if keep_namespace else {"managedFields"}
-    rest = {k: v for k, v in meta.items() if k not in ignored and v not in (None, "", {}, [])}
-    if not rest:
-        return []
-    return [invalid("metadata", meta, "must be empty except for namespace" if keep_namespace else "must be empty")]
-
-
-# ---- selectors --------------------------------------------------------------------------------
-
-def _selector(sel: dict[str, Any] | None, *, label: bool) -> tuple[tuple[SelectorRequirement, ...], str]:
-    """The requirements a (validated) selector restricts to, and the evaluation error if it was ignored."""
-    if not sel:
-        return (), ""
-    which = f"{_RES}.{'labelSelector' if label else 'fieldSelector'}"
-    raw = sel.get("rawSelector") or ""
-    parsed: list[Any] = []
-    failed = False
-    # Requirements can only restrict: one that cannot be used is dropped, which authorizes the
-    # broader request, and reported (Kubernetes keeps the usable ones: "partially ignored").
-    if raw:
-        try:
-            parsed = list((parse_label_selector(raw) if label else parse_field_selector(raw)).requirements)
-        except SelectorError:
-            failed = True
-    else:
-        convert = requirements_from_review if label else field_requirements_from_review
-        for req in sel.get("requirements") or ():
-            try:
-                parsed += convert([req]).requirements
-            except SelectorError:
-                failed = True
-    out = []
-    for r in parsed:
-        if label:
-            out.append(SelectorRequirement(r.key, str(r.operator), tuple(r.values)))
-        else:
-            out.append(SelectorRequirement(r.field, str(r.operator), (r.value,)))
-    if not failed:
-        return tuple(out), ""
-    return tuple(out), f"{which} {'partially ' if out else ''}ignored due to parse error"
-
-
-def _attributes(subject: UserInfo, spec: dict[str, Any]) -> tuple[Attributes, list[str]]:
-    non = spec.get("nonResourceAttributes")
-    if non is not None:
-        return non_resource_attributes(subject, non.get("verb") or "", non.get("path") or ""), []
-    res = spec["resourceAttributes"]
-    fields, field_error = _selector(res.get("fieldSelector"), label=False)
-    labels, label_error = _selector(res.get("labelSelector"), label=True)
-    attrs = resource_attributes(
-        subject, res.get("verb") or "", res.get("resource") or "", api_group=res.get("group") or "",
-        api_version=res.get("version") or "*", subresource=res.get("subresource") or "",
-        namespace=res.get("namespace") or "", name=res.get("name") or "",
-        field_selector=fields, label_selector=labels)
-    return attrs, [e for e in (field_error, label_error) if e]
-
-
-# ---- evaluation -------------------------------------------------------------------------------
-
-def _decide(registry: "Registry", attrs: Attributes, selector_errors: list[str]) -> dict[str, Any]:
-    decision = registry.authorizer.authorize(attrs)
-    status: dict[str, Any] = {"allowed": bool(decision.allowed)}
-    if decision.reason:
-        status["reason"] = decision.reason
-    evaluation_errors = [decision.evaluation_error] if decision.evaluation_error else []
-    evaluation_errors += selector_errors
-    if evaluation_errors:
-        status["evaluationError"] = "; ".join(evaluation_errors)
-    return status
-
-
-def _user_info(user: UserInfo) -> dict[str, Any]:
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return info
-
-
-def evaluate_review(registry: "Registry", user: UserInfo, rt: ResourceType, namespace: str,
-                    obj: dict[str, Any]) -> dict[str, Any]:
-    """Return the review `obj` (a dict of kind `rt.kind`) with `status` filled in.
-
-    `user` is the caller; `namespace` the path namespace (LocalSubjectAccessReview).
-    Raises Invalid (422) for an invalid spec, BadRequest (400) for a
-    SelfSubjectRulesReview without a namespace.
+    Every caller may create the kinds whose strategy says `anyone_may_create`
+    (a user can always check themselves); RBAC decides for the others.
+    Raises Forbidden, BadRequest (body), Invalid (the review's own rules).
     """
-    kind = rt.kind
-    spec = obj.get("spec") or {}
-    meta = obj.get("metadata") or {}
-    if kind == "SelfSubjectReview":
-        obj["status"] = {"userInfo": _user_info(user)}
-        return obj
-    if kind == "SelfSubjectRulesReview":
-        if not spec.get("namespace"):
-            raise errors.BadRequest("no namespace on request")
-        resource_rules, non_resource_rules, incomplete, error = rules_for(user, spec["namespace"], registry.rbac)
-        status: dict[str, Any] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
-                                  "incomplete": incomplete}
-        if error:
-            status["evaluationError"] = error
-        obj["status"] = status
-        return obj
-
-    local = kind == "LocalSubjectAccessReview"
-    res = spec.get("resourceAttributes")
-    if local and res is not None and not res.get("namespace"):
-        res["namespace"] = namespace  # the spec: defaulted when empty
-    errs = _validate_spec(spec, needs_subject=kind != "SelfSubjectAccessReview")
-    errs += _validate_metadata(meta, keep_namespace=local)
-    if local:
-        if res is not None and res.get("namespace") != namespace:
-            errs.append(invalid(f"{_RES}.namespace", res.get("namespace"), "must match metadata.namespace"))
-        if spec.get("nonResourceAttributes") is not None:
-            errs.append(invalid("spec.nonResourceAttributes", spec["nonResourceAttributes"],
-                                "disallowed on this kind of request"))
-    if errs:
-        raise invalid_error(kind, f"{kind}.{rt.group}", "", errs)
-
-    if kind == "SelfSubjectAccessReview":
-        subject = user
-    else:
-        # As given: a user without groups belongs to no group; nothing is added.
-        subject = UserInfo(spec.get("user") or "", uid=spec.get("uid") or "",
-                           groups=tuple(spec.get("groups") or ()),
-                           extra={k: tuple(v or ()) for k, v in (spec.get("extra") or {}).items()})
-    attrs, selector_errors = _attributes(subject, spec)
-    obj["status"] = _decide(registry, attrs, selector_errors)
-    return obj
+    if not rt.strategy.anyone_may_create:
+        core.authorize_request(user, "create", rt, namespace)
+    core.check_verb(rt, "create")
+    obj, warnings = rt.strategy.decode(body, opts.field_validation)
+    claim_namespace(rt, obj["metadata"], namespace)
+    result = rt.strategy.evaluate(core, user, namespace, obj)
+    return WriteResult(StoredObject("", result, 0), True, warnings)

@@ -31,23 +31,21 @@ so the client gets its 200 and headers at once.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import Any, AsyncIterator
 
 import trio
 
-from runtime import errors
-from runtime.objects import StoredObject
-from runtime.registry.listing import too_large, validate_list_options
-from runtime.registry.options import ListOptions
+from runtime.objects import CorruptObject, StoredObject, decode_stored
+from runtime.rbac.user import UserInfo
+from runtime.registry.common import parse_resource_version, store_errors, too_large, too_old
+from runtime.registry.core import RegistryCore, Selection
+from runtime.registry.listing import validate_list_options
+from runtime.requests import ListOptions
 from runtime.scheme import ResourceType
 from runtime.storage import Compacted, Event
 from runtime.watchcache import CacheEvent, Matcher, TooOld, Watcher, as_seen
-
-if TYPE_CHECKING:
-    from runtime.registry.registry import Registry
 
 __all__ = ["WatchStream", "open_watch", "BOOKMARK_INTERVAL", "MAX_START_WAIT", "INITIAL_EVENTS_END"]
 
@@ -67,7 +65,7 @@ class WatchStream:
     for BOOKMARK and ERROR events. Ends at the timeout, or when the server closes it
     (a watcher too slow to keep up is closed; its client resumes from its last version)."""
 
-    registry: "Registry"
+    core: RegistryCore
     rt: ResourceType
     match: Matcher
     timeout: float = math.inf
@@ -93,10 +91,11 @@ class WatchStream:
     async def __aiter__(self) -> AsyncIterator[_Item]:
         # No yield happens inside a cancel scope: the HTTP layer drives this generator.
         deadline = trio.current_time() + self.timeout
-        cache = self.registry.cache
+        cache = self.core.cache
         target = self.min_revision
         if self.consistent:
-            target = max(target or 0, await self.registry.store.current_revision())
+            with store_errors(self.rt):
+                target = max(target or 0, await self.core.store.current_revision())
         if target is not None and cache.revision < target:
             reached = False
             with trio.move_on_at(min(deadline, trio.current_time() + MAX_START_WAIT)):
@@ -105,15 +104,16 @@ class WatchStream:
                 if trio.current_time() < deadline:
                     yield "ERROR", too_large(target, cache.revision).status()
                 return
-        kind = self.registry.kind_cache(self.rt)
+        kind = self.core.kind_cache(self.rt)
         replay_after: int | None = None
         try:
             watcher = kind.watch(self.match, after_revision=self.after, initial=self.initial,
                                  bookmarks=self.bookmarks)
         except TooOld as exc:
-            compacted = await self.registry.store.compacted_revision()
+            with store_errors(self.rt):
+                compacted = await self.core.store.compacted_revision()
             if exc.requested < compacted:
-                yield "ERROR", _too_old(exc.requested, min(exc.oldest, compacted))
+                yield "ERROR", too_old(exc.requested, min(exc.oldest, compacted))
                 return
             # The cache's history does not reach back, the store's log does: replay it first.
             watcher = kind.watch(self.match, after_revision=None, initial=False, bookmarks=self.bookmarks)
@@ -132,7 +132,7 @@ class WatchStream:
             watcher.close()
 
     async def _follow(self, watcher: Watcher, deadline: float) -> AsyncIterator[_Item]:
-        cache = self.registry.cache
+        cache = self.core.cache
         initial_left = watcher.initial_count
         pending_end = self.initial_end
         # The client has every change up to `last` once it has what was yielded.
@@ -155,7 +155,7 @@ class WatchStream:
                     ended = True
             if ended:
                 if watcher.gone:
-                    yield "ERROR", _too_old(last, cache.oldest_revision)
+                    yield "ERROR", too_old(last, cache.oldest_revision)
                 return  # closed: an overflowed (too slow) watcher ends here
             if item is None:
                 # Nothing queued: every change up to the cache's revision has been sent.
@@ -183,7 +183,7 @@ class WatchStream:
             done.append(True)
             return
         # Watch every key: the log is contiguous there, so reaching `upto` is certain.
-        log = self.registry.store.watch("/", after_revision=after)
+        log = self.core.store.watch("/", after_revision=after)
         try:
             while trio.current_time() < deadline:
                 event: Event | None = None
@@ -194,7 +194,7 @@ class WatchStream:
                     except Compacted as exc:
                         compacted = exc
                 if compacted is not None:
-                    yield "ERROR", _too_old(after, compacted.compacted)
+                    yield "ERROR", too_old(after, compacted.compacted)
                     return
                 if event is None:
                     return
@@ -213,14 +213,12 @@ class WatchStream:
             await log.aclose()
 
 
-def _decode(key: str, value: bytes) -> StoredObject | None:
+def _past_state(key: str, value: bytes) -> StoredObject | None:
     """A past state from the store's log, with the resourceVersion it was written with; None if corrupt."""
     try:
-        obj = json.loads(value)
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "0")
-    except (ValueError, TypeError, AttributeError):
+        return decode_stored(key, value, None)
+    except CorruptObject:
         return None
-    return StoredObject(key, obj, int(rv) if rv.isdigit() else 0, value)
 
 
 def _cache_event(event: Event) -> CacheEvent | None:
@@ -229,37 +227,36 @@ def _cache_event(event: Event) -> CacheEvent | None:
     Corrupt values are handled as the cache handles them: a corrupt state was
     never seen (no event), one that turned corrupt is DELETED.
     """
-    prev = _decode(event.key, event.prev_value) if event.prev_value is not None else None
+    prev = _past_state(event.key, event.prev_value) if event.prev_value is not None else None
     if event.type == "DELETED":
         if prev is None:
             return None
         return CacheEvent("DELETED", prev.with_revision(event.revision), prev, event.revision, 0.0)
     assert event.value is not None
     try:
-        obj = StoredObject.from_json(event.key, event.value, event.revision)
-        if not isinstance(obj.obj.get("metadata"), dict):
-            raise ValueError("metadata is not an object")
-    except (ValueError, TypeError, AttributeError):
+        obj = decode_stored(event.key, event.value, event.revision)
+    except CorruptObject:
         if prev is None:
             return None
         return CacheEvent("DELETED", prev.with_revision(event.revision), prev, event.revision, 0.0)
     return CacheEvent("MODIFIED" if prev is not None else "ADDED", obj, prev, event.revision, 0.0)
 
 
-def _too_old(requested: int, oldest: int) -> dict[str, Any]:
-    """The ERROR event's Status for a start version no longer kept (Kubernetes' cacher wording)."""
-    return errors.Expired(f"too old resource version: {requested} ({oldest})").status()
-
-
-async def open_watch(registry: "Registry", rt: ResourceType, namespace: str, opts: ListOptions) -> WatchStream:
+async def open_watch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
+                     opts: ListOptions) -> WatchStream:
     """A watch of `rt` in `namespace` ("" = all) as the spec's watch table says.
 
-    Raises Invalid (422) for option combinations ValidateListOptions refuses,
-    BadRequest (400) for a malformed selector or resourceVersion.
+    Raises Forbidden, MethodNotAllowed, Invalid (422) for option combinations
+    ValidateListOptions refuses, BadRequest (400) for a malformed selector or
+    resourceVersion.
     """
-    from runtime.registry.registry import parse_resource_version
+    selection = core.authorized_selection(user, "watch", rt, namespace, opts)
+    return watch_selection(core, rt, opts, selection)
+
+
+def watch_selection(core: RegistryCore, rt: ResourceType, opts: ListOptions, match: Selection) -> WatchStream:
+    """`open_watch` once authorized."""
     validate_list_options(opts, watch=True)
-    match = registry.matcher(rt, namespace, opts)
     rv = opts.resource_version or ""
     legacy = rv in ("", "0")
     # Kubernetes' SetListOptionsDefaults: a legacy watch gets the initial state.
@@ -267,7 +264,7 @@ async def open_watch(registry: "Registry", rt: ResourceType, namespace: str, opt
     version = None if legacy else parse_resource_version(rv)
     timeout = float(opts.timeout_seconds) if opts.timeout_seconds and opts.timeout_seconds > 0 else math.inf
     return WatchStream(
-        registry, rt, match, timeout=timeout, initial=initial,
+        core, rt, match, timeout=timeout, initial=initial,
         after=version if not initial else None, min_revision=version if initial else None,
         consistent=rv == "", bookmarks=opts.allow_watch_bookmarks,
         initial_end=initial and opts.allow_watch_bookmarks)

@@ -40,7 +40,7 @@ from typing import Callable, Iterable
 
 import trio
 
-from runtime.objects import StoredObject
+from runtime.objects import CorruptObject, StoredObject, decode_stored
 from runtime.storage import Compacted, Event, Store
 
 __all__ = [
@@ -71,16 +71,13 @@ def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str]) -> S
     answers a GET of that object with a 500 "corrupt object").
     """
     try:
-        obj = StoredObject.from_json(key, value, revision)
-        if isinstance(obj.obj, dict):
-            corrupt.pop(key, None)
-            return obj
-        reason = "not a JSON object"
-    except (ValueError, TypeError, AttributeError) as exc:
-        reason = str(exc)
-    corrupt[key] = f"couldn't decode the stored object: {reason}"
-    log.error("watch cache: skipping corrupt object %s at revision %d: %s", key, revision, reason)
-    return None
+        obj = decode_stored(key, value, revision)
+    except CorruptObject as exc:
+        corrupt[key] = exc.detail
+        log.error("watch cache: skipping corrupt object %s at revision %d: %s", key, revision, exc.detail)
+        return None
+    corrupt.pop(key, None)
+    return obj
 
 
 class TooOld(Exception):

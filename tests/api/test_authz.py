@@ -598,10 +598,11 @@ async def test_dry_run_is_authorized_as_the_real_request(srv):
 
 async def test_a_relist_forgets_bindings_deleted_while_the_cache_was_not_following(nursery):
     """In-process: the RBAC index is rebuilt when the watch cache lists the store again."""
-    from api.server import SYSTEM_USER, bootstrap
+    from runtime.bootstrap import SYSTEM_USER, bootstrap
     from runtime.rbac import resource_attributes
     from runtime.rbac.user import UserInfo
-    from runtime.registry import Body, Registry
+    from runtime.registry import Registry
+    from runtime.requests import Body
     from runtime.scheme import Scheme
     from runtime.storage import MemoryStore
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from api.server import SYSTEM_USER
+from runtime.bootstrap import SYSTEM_USER
 from runtime import errors
-from runtime.registry import Body, WriteOptions
+from runtime.requests import Body, WriteOptions
 from runtime.registry.admission import AdmissionPlugin
 
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]

@@ -190,10 +190,10 @@ async def test_force_delete_is_refused_while_the_gate_is_off(ungated):
 
 async def test_a_corrupt_write_seen_by_the_running_cache_is_skipped_and_can_be_force_deleted(registry):
     """The cache's live path: garbage arriving as a change neither stops the cache nor reaches readers."""
-    from api.server import SYSTEM_USER
+    from runtime.bootstrap import SYSTEM_USER
     from runtime import errors
-    from runtime.registry import Body, DeleteOptions, WriteOptions
-    from runtime.registry.decode import CorruptObject
+    from runtime.requests import Body, DeleteOptions, WriteOptions
+    from runtime.objects import CorruptObject
 
     rt = registry.scheme.by_kind("ClusterRole")
     created = await registry.create(SYSTEM_USER, rt, "", Body(cr(registry.scheme.domain, "victim")), WriteOptions())

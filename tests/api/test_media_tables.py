@@ -8,7 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import yaml
 
-from api.tables import age, columns_for
+from runtime.kinds import age
+from runtime.scheme import Scheme
 from tests.conftest import Server
 
 TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1"
@@ -77,7 +78,7 @@ async def test_cluster_role_binding_and_namespace_columns(server):
 
 @pytest.mark.parametrize("kind", ["ClusterRole", "Role", "SubjectAccessReview"])
 def test_roles_and_kinds_without_own_columns_show_name_and_created_at(kind):
-    assert [c["name"] for c in columns_for(kind).definitions] == ["Name", "Created At"]
+    assert [c["name"] for c in Scheme().by_kind(kind).strategy.columns.definitions] == ["Name", "Created At"]
 
 
 async def test_each_row_object_is_partial_object_metadata_with_its_namespace(server):

@@ -29,12 +29,13 @@ import httpx
 import pytest
 import trio
 
-from api import server as server_module
+from api import assembly as server_module
 from api.codecs import MAX_NESTING
 from runtime import errors
 from runtime.rbac.user import UserInfo
-from runtime.registry import Body, Registry
-from runtime.registry.options import ListOptions
+from runtime.registry import Registry
+from runtime.requests import Body
+from runtime.requests import ListOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 from tests.conftest import Server, start_server

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from runtime.validation import validate_object, validate_update
+from runtime.scheme import Scheme
 
 RBAC = "rbac.authorization.svc.io"
+SCHEME = Scheme()
+
+
+def validate_object(kind: str, obj: dict, *, namespaced: bool, rbac_group: str = RBAC) -> list:
+    """The kind's strategy's create rules (a namespaced kind asked without a namespace: none given)."""
+    return SCHEME.by_kind(kind).strategy.validate(obj)
+
+
+def validate_update(kind: str, new: dict, old: dict, *, namespaced: bool, rbac_group: str = RBAC) -> list:
+    return SCHEME.by_kind(kind).strategy.validate_update(new, old)
 
 
 def errs(kind: str, obj: dict, namespaced: bool = False) -> list[str]:

@@ -11,10 +11,10 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from api.server import _compaction_loop
+from runtime.storage.compaction import run_compactor
 from runtime.objects import dumps_json
 from runtime.registry import Registry
-from runtime.registry.options import ListOptions
+from runtime.requests import ListOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 from runtime.watchcache import TooOld, WatchCache, as_seen
@@ -229,7 +229,7 @@ async def test_compaction_loop_compacts_only_history_older_than_the_retention(nu
     registry = Registry(store, Scheme())
     await nursery.start(registry.run)
     old = await store.create(ROLES + "a", value("a"))
-    nursery.start_soon(_compaction_loop, registry, 1.0, 10.0)
+    nursery.start_soon(run_compactor, store, 1.0, 10.0)
     await trio.sleep(5)
     young = await store.create(ROLES + "b", value("b"))
     await trio.sleep(7)  # "a" is 12 s old, "b" 7 s
@@ -250,7 +250,7 @@ async def test_compaction_loop_survives_a_failing_compaction(nursery, autojump_c
 
     store.compact = broken
     await store.create(ROLES + "a", value("a"))
-    nursery.start_soon(_compaction_loop, registry, 1.0, 2.0)
+    nursery.start_soon(run_compactor, store, 1.0, 2.0)
     await trio.sleep(10)
     assert len(calls) > 1
 

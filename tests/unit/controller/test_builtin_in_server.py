@@ -1,4 +1,4 @@
-"""The server runs the built-in controllers in-process (`controllers.run_builtin_controllers`)."""
+"""The server runs the built-in controllers in-process (`controllers.builtin_manager`)."""
 
 from __future__ import annotations
 

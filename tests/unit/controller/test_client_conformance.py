@@ -15,7 +15,8 @@ from runtime.client_local import LocalClient
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
-from runtime.testing import ADMIN, bootstrap_registry
+from runtime.bootstrap import bootstrap as bootstrap_registry
+from runtime.testing import ADMIN
 from tests.conftest import start_server
 
 

@@ -6,8 +6,9 @@ import trio
 
 from controllers import gc
 from runtime.finalizers import remove_finalizer
-from runtime.registry.options import DeleteOptions
-from runtime.registry.propagation import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, deletion_finalizers
+from runtime.requests import DeleteOptions
+from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.scheme import Scheme
 from runtime.testing import ADMIN, open_test_env
 
 GROUP = "rbac.authorization.svc.io"
@@ -54,6 +55,14 @@ async def current(env, kind: str, name: str, ns: str = "") -> dict:
 
 
 # ---- the registry's side: which finalizer a delete sets ------------------------------------------
+
+SCHEME = Scheme()
+
+
+def deletion_finalizers(kind: str, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """What a first delete leaves, as the kind's strategy decides."""
+    return SCHEME.by_kind(kind).strategy.deletion_finalizers(finalizers, options)
+
 
 def test_the_default_policy_of_every_kind_is_background_so_no_finalizer_is_added():
     for kind in ("Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Lease"):

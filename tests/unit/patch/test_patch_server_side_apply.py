@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runtime.models import ClusterRole, ClusterRoleBinding
-from runtime.patch import ApplyConflict, PatchError, server_side_apply, update_managed_fields
+from runtime.patch import ApplyConflict, MalformedPatch, PatchError, PatchNotApplicable, server_side_apply, update_managed_fields
 
 RBAC = "rbac.authorization.k8s.io/v1"
 T1, T2, T3 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-03T00:00:00Z"
@@ -52,7 +52,7 @@ def test_changing_a_field_another_manager_owns_is_a_409_conflict() -> None:
                                     model=ClusterRole, api_version=RBAC, now=T1)
     with pytest.raises(ApplyConflict) as err:
         _apply(created, _config(rules=[{**POD_RULE, "verbs": ["list"]}]), "kubectl", T2)
-    assert err.value.code == 409
+    assert type(err.value) is ApplyConflict
     assert err.value.message == ('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
                                  f"using {RBAC}: .rules")
     assert [c.to_dict() for c in err.value.causes()] == [{
@@ -175,21 +175,21 @@ def test_kubectl_takes_over_fields_from_its_last_applied_configuration() -> None
 def test_configuration_of_another_kind_or_version_is_400() -> None:
     with pytest.raises(PatchError) as err:
         _apply(None, {**_config(), "apiVersion": "rbac.authorization.k8s.io/v1beta1"}, "kubectl")
-    assert (err.value.code, err.value.message) == (
-        400, "invalid object type: rbac.authorization.k8s.io/v1beta1, Kind=ClusterRole")
+    assert (type(err.value), err.value.message) == (
+        MalformedPatch, "invalid object type: rbac.authorization.k8s.io/v1beta1, Kind=ClusterRole")
 
 
 def test_configuration_with_managed_fields_is_400() -> None:
     with pytest.raises(PatchError) as err:
         _apply(None, _config(metadata={"managedFields": []}), "kubectl")
-    assert (err.value.code, err.value.message) == (400, "metadata.managedFields must be nil")
+    assert (type(err.value), err.value.message) == (MalformedPatch, "metadata.managedFields must be nil")
 
 
 def test_duplicate_map_list_keys_in_a_configuration_are_422() -> None:
     ref = {"apiVersion": "v1", "kind": "Namespace", "name": "n", "uid": "1"}
     with pytest.raises(PatchError) as err:
         _apply(None, _config(metadata={"ownerReferences": [ref, ref]}), "kubectl")
-    assert err.value.code == 422
+    assert type(err.value) is PatchNotApplicable
     assert err.value.message == '.metadata.ownerReferences: duplicate entries for key [uid="1"]'
 
 

@@ -1,7 +1,7 @@
-"""Decoding request bodies and stored values, with field validation.
+"""Decoding request bodies against a kind's pydantic model, with field validation.
 
-`decode_object(rt, body, field_validation=...)` checks a body against the
-kind's model. A wrong type is always a 400 reporting that first fatal error
+`decode_object(rt, body, field_validation=...)` (the default of
+`Strategy.decode`) checks a body against the kind's model. A wrong type is always a 400 reporting that first fatal error
 only, in the words of Go's JSON decoder (nothing about unknown fields);
 otherwise unknown and duplicate fields, found at any depth with their path
 (`rules[0].foo`, `metadata.name`), are dropped (Ignore), reported as
@@ -10,64 +10,24 @@ header each) or refused all together (Strict, 400 `strict decoding error:
 unknown field "foo", duplicate field "metadata.name"`). Unknown fields are
 never kept: the object returned is the model's dump.
 
-`decode_stored(key, value, revision)` reads a stored value; one that does not
-decode is a `CorruptObject` (500, Kubernetes' `StorageError: corrupt object`).
+Stored values are decoded by `runtime.objects.decode_stored`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from runtime.errors import BadRequest, InternalError
+from runtime.errors import BadRequest
 from runtime.models.introspect import FieldShape, fields_of, unknown_fields
-from runtime.objects import StoredObject
-from runtime.scheme import ResourceType
+from runtime.requests import Body
 
-__all__ = ["Body", "FIELD_VALIDATION_LEVELS", "CorruptObject", "decode_object", "decode_stored",
-           "type_error_message", "field_problems", "corrupt_object_message"]
+if TYPE_CHECKING:
+    from runtime.scheme import ResourceType
 
-FIELD_VALIDATION_LEVELS = ("Ignore", "Warn", "Strict")
-
-
-@dataclass(frozen=True)
-class Body:
-    """A request body as the media decoder read it: the data, and keys it saw twice."""
-
-    data: Any
-    duplicates: tuple[str, ...] = field(default=())
-
-
-class CorruptObject(InternalError):
-    """A stored value that cannot be decoded (500 InternalError, as Kubernetes' corrupt object).
-
-    `key` is the storage key; `detail` the decoder's complaint.
-    """
-
-    def __init__(self, key: str, detail: str) -> None:
-        super().__init__(corrupt_object_message(key, detail))
-        self.key = key
-        self.detail = detail
-
-
-def corrupt_object_message(key: str, detail: str) -> str:
-    """Kubernetes' words for an undecodable stored object (storage.NewCorruptObjError, code 7)."""
-    return (f"Internal error occurred: StorageError: corrupt object, Code: 7, Key: {key}, "
-            f"ResourceVersion: 0, AdditionalErrorMsg: {detail}")
-
-
-def decode_stored(key: str, value: bytes, revision: int) -> StoredObject:
-    """A stored value as an object. Raises CorruptObject when it is not a JSON object."""
-    try:
-        obj = StoredObject.from_json(key, value, revision)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise CorruptObject(key, f"couldn't decode the stored object: {exc}") from None
-    if not isinstance(obj.obj, dict):
-        raise CorruptObject(key, "couldn't decode the stored object: not a JSON object")
-    return obj
+__all__ = ["decode_object", "type_error_message", "field_problems"]
 
 
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
@@ -114,14 +74,14 @@ def type_error_message(model: type[BaseModel], error: dict[str, Any]) -> str:
     return f"json: cannot unmarshal {got} into Go struct field {struct}.{'.'.join(path)} of type {_go_type(shape)}"
 
 
-def field_problems(rt: ResourceType, data: Any, duplicates: tuple[str, ...] = ()) -> list[str]:
+def field_problems(rt: "ResourceType", data: Any, duplicates: tuple[str, ...] = ()) -> list[str]:
     """Unknown and duplicate fields of `data` as Kubernetes words them (`unknown field "spec.foo"`)."""
     problems = [f'unknown field "{p}"' for p in unknown_fields(rt.model, data)]
     problems += [f'duplicate field "{p}"' for p in duplicates]
     return problems
 
 
-def decode_object(rt: ResourceType, body: Body, *, field_validation: str,
+def decode_object(rt: "ResourceType", body: Body, *, field_validation: str,
                   extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
     """Check a body against `rt`'s model; return (the object without unknown fields, warnings).
 

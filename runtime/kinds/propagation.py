@@ -15,8 +15,9 @@ garbage collector (`controllers.gc`) acts on and then removes:
 (generic registry store): an explicit option wins, then a GC finalizer
 already on the object, then the kind's default policy, which is Background
 for every kind served here (none of them keeps the legacy Orphan default).
-Namespaces follow their own REST storage: `orphanDependents: false` there
-means Foreground, and without options the finalizers stay as they are.
+`namespace_deletion_finalizers` is the namespace REST storage's variant:
+`orphanDependents: false` there means Foreground, and without options the
+finalizers stay as they are. A kind's strategy picks one.
 
 It is applied only by the first delete: once an object is terminating a
 delete changes nothing (Kubernetes: "finalizers cannot be updated via
@@ -27,9 +28,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from runtime.registry.options import DeleteOptions
+from runtime.requests import DeleteOptions
 
-__all__ = ["ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers"]
+__all__ = ["ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
+           "namespace_deletion_finalizers"]
 
 #: metav1.FinalizerOrphanDependents.
 ORPHAN_FINALIZER = "orphan"
@@ -68,21 +70,27 @@ def _namespace_should(options: DeleteOptions, finalizer: str, have: bool) -> boo
     return have
 
 
-def deletion_finalizers(kind: str, finalizers: Iterable[str], options: DeleteOptions) -> list[str]:
-    """The `metadata.finalizers` an object of `kind` gets from a first delete with `options`.
-
-    Other finalizers keep their order; a GC finalizer that stays keeps its
-    place, one added goes last. Returns the input list (as a new list) when
-    nothing changes. Validation of the options is the caller's.
-    """
-    current = list(finalizers)
-    if kind == "Namespace":
-        orphan = _namespace_should(options, ORPHAN_FINALIZER, ORPHAN_FINALIZER in current)
-        foreground = _namespace_should(options, FOREGROUND_FINALIZER, FOREGROUND_FINALIZER in current)
-    else:
-        orphan = _should_orphan(options, current)
-        foreground = _should_delete_dependents(options, current)
+def _finalizers(current: list[str], orphan: bool, foreground: bool) -> list[str]:
+    """`current` with the GC finalizers set as asked: other finalizers keep their order; a GC
+    finalizer that stays keeps its place, one added goes last."""
     wanted = {ORPHAN_FINALIZER: orphan, FOREGROUND_FINALIZER: foreground}
     result = [f for f in current if f not in GC_FINALIZERS or wanted[f]]
     result += [f for f in GC_FINALIZERS if wanted[f] and f not in result]
     return result
+
+
+def deletion_finalizers(finalizers: Iterable[str], options: DeleteOptions) -> list[str]:
+    """The `metadata.finalizers` an object gets from a first delete with `options` (generic store).
+
+    Returns the input list (as a new list) when nothing changes. Validation of
+    the options is the caller's.
+    """
+    current = list(finalizers)
+    return _finalizers(current, _should_orphan(options, current), _should_delete_dependents(options, current))
+
+
+def namespace_deletion_finalizers(finalizers: Iterable[str], options: DeleteOptions) -> list[str]:
+    """`deletion_finalizers` as the namespace REST storage decides them."""
+    current = list(finalizers)
+    return _finalizers(current, _namespace_should(options, ORPHAN_FINALIZER, ORPHAN_FINALIZER in current),
+                       _namespace_should(options, FOREGROUND_FINALIZER, FOREGROUND_FINALIZER in current))

@@ -1,0 +1,142 @@
+"""The assembly: the one place that wires store, registry, controllers and the HTTP app together.
+
+`open_control_plane(options)` opens the store (the only place that does),
+starts the registry (watch cache), bootstraps the policy, starts the store's
+compactor and the built-in controllers, and yields a `ControlPlane` whose
+`app` is the ASGI application. `api.server.serve` puts it behind Hypercorn
+and TLS; tests drive `app` in process. Leaving the context stops everything
+and closes the store (open watches end, SQLite checkpoints its WAL).
+
+The data directory holds what outlives a process: the SQLite file, the admin
+token, the key continue tokens are signed with.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+import trio
+from quart_trio import QuartTrio
+
+from api.app import ServerState, create_app
+from api.authn import Authenticator, TokenFile
+from controllers import builtin_manager
+from runtime.bootstrap import SYSTEM_USER, bootstrap
+from runtime.featuregates import DEFAULT_GATES
+from runtime.rbac.user import UserInfo
+from runtime.registry import Registry
+from runtime.scheme import DEFAULT_DOMAIN, Scheme
+from runtime.storage import Store, open_store
+from runtime.storage.compaction import run_compactor
+
+__all__ = ["ServeOptions", "ControlPlane", "open_control_plane", "ADMIN_USER"]
+
+log = logging.getLogger("miniplane")
+
+#: Who the admin token authenticates.
+ADMIN_USER = UserInfo("admin", uid="admin", groups=("system:masters",))
+
+
+@dataclass
+class ServeOptions:
+    """Every option of `miniplane serve` (see the README's options table)."""
+
+    data_dir: str = "./miniplane-data"
+    bind: str = "127.0.0.1"
+    port: int = 6443
+    api_domain: str = DEFAULT_DOMAIN
+    store: str = "sqlite"
+    feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_GATES))
+    token_auth_file: str | None = None
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    client_ca_file: str | None = None
+    anonymous_auth: bool = True
+    watch_history: float = 300.0
+    continue_ttl: float = 300.0
+    compaction_interval: float = 60.0
+    min_compress_bytes: int = 0
+    max_body_bytes: int = 3 * 1024 * 1024
+    controllers: bool = True
+    kubeconfig_path: str | None = None  # default DATA_DIR/admin.kubeconfig
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane: its registry, the ASGI app serving it, and the admin token."""
+
+    options: ServeOptions
+    store: Store
+    registry: Registry
+    state: ServerState
+    app: QuartTrio
+    admin_token: str
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.options.data_dir)
+
+
+def _wall_clock() -> Callable[[], float]:
+    """Wall time that advances with trio's clock: token ages survive restarts, and tests can mock it."""
+    wall, monotonic = time.time(), trio.current_time()
+    return lambda: wall + (trio.current_time() - monotonic)
+
+
+def _secret_file(path: Path, make: Callable[[], bytes]) -> bytes:
+    """The contents of `path`, made once (readable by the owner only)."""
+    if path.exists():
+        return path.read_bytes()
+    data = make()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return data
+
+
+def _store_path(options: ServeOptions, data_dir: Path) -> str | None:
+    return str(data_dir / "state.db") if options.store == "sqlite" else None
+
+
+@asynccontextmanager
+async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlane]:
+    """Open the store, start registry, bootstrap, compactor and controllers; yield the plane.
+
+    Raises ValueError for an unknown store, OSError for a data directory or
+    token file that cannot be read or written.
+    """
+    data_dir = Path(options.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    store = await open_store(options.store, _store_path(options, data_dir))
+    try:
+        registry = Registry(store, Scheme(options.api_domain), feature_gates=options.feature_gates,
+                            history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
+                            continue_secret=_secret_file(data_dir / "continue.key", lambda: secrets.token_bytes(32)),
+                            token_clock=_wall_clock())
+        token = _secret_file(data_dir / "admin.token",
+                             lambda: (secrets.token_urlsafe(32) + "\n").encode()).decode().strip()
+        tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
+        tokens.add(token, ADMIN_USER)
+        client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
+        authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            await bootstrap(registry)
+            nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
+            if options.controllers:
+                await nursery.start(builtin_manager(registry, SYSTEM_USER).run)
+            state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
+                                min_compress_bytes=options.min_compress_bytes)
+            yield ControlPlane(options, store, registry, state, create_app(state), token)
+            nursery.cancel_scope.cancel()
+    finally:
+        # Open watches and pending writes end cleanly, and SQLite closes its files (WAL checkpointed).
+        with trio.CancelScope(shield=True):
+            await store.aclose()

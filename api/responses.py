@@ -1,0 +1,288 @@
+"""Answers: negotiation, encoding, compression, Status errors, and the object, list and watch forms.
+
+`Responder` holds what every handler needs to answer: the negotiated media
+type (`api.negotiation`), encoding once per object and media type (cached on
+the `StoredObject`), gzip when asked and allowed, a `Status` for every error,
+and the conversions of the spec (Table with the kind's columns,
+PartialObjectMetadata, PartialObjectMetadataList). Lists are streamed item by
+item; watches as JSON lines, Protobuf frames or a CBOR sequence.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+from typing import Any, AsyncIterator, Callable
+
+from quart import Response, request
+
+from api import openapi
+from api.codecs import coalesce, encode, encode_list_chunks, encode_stored, gzip_chunks
+from api.negotiation import Choice, negotiate, wants_pretty
+from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
+from runtime import errors
+from runtime.codec import cbor, protobuf
+from runtime.objects import StoredObject, dumps_json
+from runtime.registry import DeleteResult, ListResult, WatchStream
+from runtime.scheme import ResourceType
+
+__all__ = ["Responder"]
+
+
+class Responder:
+    """Answers for the request in context; `state` gives the server's options and feature gates."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self.domain = state.registry.scheme.domain
+
+    def gate(self, name: str) -> bool:
+        return self.state.registry.gate(name)
+
+    def _choice(self, **kw: Any) -> Choice:
+        return negotiate(request.headers.get("Accept"), domain=self.domain,
+                         cbor=self.gate("CBORServingAndStorage"), **kw)
+
+    def _pretty(self) -> bool:
+        return wants_pretty(request.args.get("pretty"), request.headers.get("User-Agent", ""))
+
+    def _gzip_wanted(self) -> bool:
+        """Compression asked (`Accept-Encoding: gzip`, q not 0) and allowed (gate APIResponseCompression)."""
+        if not self.gate("APIResponseCompression"):
+            return False
+        for part in request.headers.get("Accept-Encoding", "").split(","):
+            coding, _, params = part.strip().partition(";")
+            if coding.strip().lower() == "gzip":
+                q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+                try:
+                    return float(q) > 0
+                except ValueError:
+                    return False
+        return False
+
+    def _respond(self, code: int, doc: dict[str, Any] | bytes | Iterator[bytes], choice: Choice, *,
+                 warnings: list[str] = (), compressible: bool = False) -> Response:
+        """The answer: a document (encoded in `choice`), its bytes, or a chunk iterator streamed as written.
+
+        `compressible` (get and list) answers are gzipped when the client
+        accepts it and the body reaches `min_compress_bytes`; a stream is
+        compressed incrementally, the decision taken on its first bytes.
+        """
+        headers = {"Content-Type": choice.media_type, "Cache-Control": "no-cache, private"}
+        if isinstance(doc, dict):
+            doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self._pretty())
+        if isinstance(doc, bytes):
+            body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers) if compressible else doc
+        else:
+            body = self._stream_body(doc, headers, compressible)
+        response = Response(body, status=code, headers=headers)
+        if not isinstance(body, bytes):
+            response.timeout = None
+        for w in warnings:
+            response.headers.add("Warning", f'299 - {json.dumps(w)}')
+        return response
+
+    def _stream_body(self, chunks: Iterator[bytes], headers: dict[str, str], compressible: bool
+                     ) -> AsyncIterator[bytes]:
+        """An async body over `chunks`, regrouped into writes of `CHUNK_BYTES`, gzipped when wanted.
+
+        The first writes are produced here, before the answer starts, so an
+        encoding error still becomes a Status, and enough is read to compare
+        with `min_compress_bytes`.
+        """
+        grouped = coalesce(chunks)
+        head: list[bytes] = []
+        held = 0
+        for chunk in grouped:
+            head.append(chunk)
+            held += len(chunk)
+            if held >= self.state.min_compress_bytes:
+                break
+        stream: Iterator[bytes] = itertools.chain(head, grouped)
+        if compressible and self._gzip_wanted() and held >= self.state.min_compress_bytes:
+            headers["Content-Encoding"] = "gzip"
+            headers["Vary"] = "Accept-Encoding"
+            stream = gzip_chunks(stream)
+
+        async def body() -> AsyncIterator[bytes]:
+            for chunk in stream:  # each write to the client is a checkpoint
+                if chunk:
+                    yield chunk
+        return body()
+
+    def _maybe_gzip(self, body: bytes, headers: dict[str, str]) -> bytes:
+        if self._gzip_wanted() and len(body) >= self.state.min_compress_bytes:
+            headers["Content-Encoding"] = "gzip"
+            headers["Vary"] = "Accept-Encoding"
+            return gzip.compress(body, compresslevel=1)
+        return body
+
+    def _status(self, exc: errors.StatusError) -> Response:
+        """A Status answer in the negotiated codec (JSON when nothing fits; conversions do not apply)."""
+        try:
+            choice = self._choice(allowed_as=("", "Table", "PartialObjectMetadata", "PartialObjectMetadataList",
+                                              "APIGroupDiscoveryList"))
+            if choice.as_kind:
+                choice = Choice(choice.codec, choice.media_type)
+        except errors.StatusError:
+            choice = Choice("json", "application/json")
+        response = self._respond(exc.code, exc.status(), choice)
+        if exc.retry_after is not None:
+            response.headers["Retry-After"] = str(exc.retry_after)
+        for key, value in exc.headers.items():
+            response.headers[key] = value
+        return response
+
+    def _openapi_answer(self, data: bytes, content_type: str, *, immutable: bool = False) -> Response:
+        """OpenAPI bytes with their ETag; 304 when If-None-Match names it; hash-pinned URLs cached a year."""
+        etag = openapi.content_etag(data)
+        headers = {"Content-Type": content_type, "Etag": etag, "Vary": "Accept"}
+        if immutable:
+            headers["Cache-Control"] = "public, immutable"
+            headers["Expires"] = format_datetime(datetime.now(timezone.utc) + timedelta(days=365), usegmt=True)
+        else:
+            headers["Cache-Control"] = "no-cache, private"
+        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            return Response(b"", status=304, headers=headers)
+        return Response(data, status=200, headers=headers)
+
+
+    # ---- object, list and watch forms ---------------------------------------------------------------
+
+    def _without_protobuf(self, choice: Choice, api_version: str, kind: str, *, stream: bool = False) -> Choice:
+        """`choice`, or the next acceptable plain answer when it is Protobuf and the kind has no Protobuf form.
+
+        Kubernetes leaves Protobuf out of negotiation for such kinds, so
+        `application/vnd.kubernetes.protobuf, application/json` gets JSON;
+        Protobuf alone gets 406.
+        """
+        if choice.codec != "protobuf" or protobuf.supports(api_version, kind):
+            return choice
+        return self._choice(protobuf_ok=False, allowed_as=("",), stream=stream)
+
+    def _object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
+                         warnings: list[str] = (), compressible: bool = False) -> Response:
+        """One object, as itself, a one-row Table or a PartialObjectMetadata (406 if a list form was asked)."""
+        if choice.as_kind == "Table":
+            doc = table(rt, [obj], meta_api_version=choice.meta_api_version,
+                        resource_version=obj.obj["metadata"].get("resourceVersion", ""),
+                        include_object=include_object_option(request.args.get("includeObject")))
+            return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
+        if choice.as_kind == "PartialObjectMetadataList":
+            raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not "
+                                       "a list")
+        if choice.as_kind == "PartialObjectMetadata":
+            doc = partial_object_metadata(obj.obj, choice.meta_api_version)
+            return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
+        choice = self._without_protobuf(choice, rt.api_version, rt.kind)
+        pretty = choice.codec == "json" and self._pretty()
+        return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
+                             compressible=compressible)
+
+    def _delete_response(self, deleted: DeleteResult, choice: Choice, rt: ResourceType) -> Response:
+        if isinstance(deleted.body, StoredObject):
+            return self._object_response(deleted.code, deleted.body, choice, rt, warnings=deleted.warnings)
+        return self._respond(deleted.code, deleted.body, choice, warnings=deleted.warnings)
+
+    def _list_response(self, listed: ListResult, choice: Choice, rt: ResourceType) -> Response:
+        """A list, as itself, a Table or a PartialObjectMetadataList (406 if the one-object form was asked).
+
+        JSON and Protobuf lists are streamed item by item (`encode_list_chunks`),
+        gzipped on the fly when asked; pretty JSON and Tables are built whole.
+        """
+        meta: dict[str, Any] = {"resourceVersion": str(listed.resource_version)}
+        if listed.continue_token:
+            meta["continue"] = listed.continue_token
+        if listed.remaining is not None:
+            meta["remainingItemCount"] = listed.remaining
+        if choice.as_kind == "Table":
+            doc = table(rt, listed.items, meta_api_version=choice.meta_api_version, list_meta=meta,
+                        include_object=include_object_option(request.args.get("includeObject")))
+            return self._respond(200, doc, choice, compressible=True)
+        if choice.as_kind == "PartialObjectMetadata":
+            raise errors.NotAcceptable("you requested PartialObjectMetadata, but the requested object is a list")
+        if choice.as_kind == "PartialObjectMetadataList":
+            mv = choice.meta_api_version
+            header = partial_object_metadata_list(meta, mv)
+            items: Sequence[Any] = _Mapped(listed.items, lambda o: partial_object_metadata(o.obj, mv))
+        else:
+            choice = self._without_protobuf(choice, rt.api_version, rt.list_kind)
+            header = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
+            items = listed.items
+        if choice.codec == "json" and self._pretty():
+            return self._respond(200, dict(header, items=[i.obj if isinstance(i, StoredObject) else i
+                                                          for i in items]), choice, compressible=True)
+        return self._respond(200, encode_list_chunks(choice.codec, header, items), choice, compressible=True)
+
+    def _watch_response(self, stream: WatchStream, choice: Choice, rt: ResourceType) -> Response:
+        """A watch: JSON lines, Protobuf length-prefixed frames, or a CBOR Sequence.
+
+        `choice` was negotiated for a stream (no YAML form; `application/cbor-seq`).
+        With `as=Table` each event's object is a Table (columns on the first
+        only); with `as=PartialObjectMetadata(List)` a PartialObjectMetadata.
+        ERROR events carry the Status unchanged.
+        """
+        if not choice.as_kind:
+            choice = self._without_protobuf(choice, rt.api_version, rt.kind, stream=True)
+        codec, as_kind, meta_version = choice.codec, choice.as_kind, choice.meta_api_version
+        include = include_object_option(request.args.get("includeObject")) if as_kind == "Table" else ""
+        first = [True]
+
+        def converted(event_type: str, payload: Any) -> dict[str, Any] | StoredObject:
+            if not as_kind or event_type == "ERROR":
+                return payload
+            obj = payload.obj if isinstance(payload, StoredObject) else payload
+            if as_kind == "Table":
+                objects = [payload] if isinstance(payload, StoredObject) else []
+                doc = table(rt, objects, meta_api_version=meta_version, include_object=include,
+                            list_meta={"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")},
+                            with_columns=first[0])
+                first[0] = False
+                return doc
+            return partial_object_metadata(obj, meta_version)
+
+        def frame(event_type: str, payload: Any) -> bytes:
+            doc = converted(event_type, payload)
+            if codec == "json":
+                body = doc.json_bytes() if isinstance(doc, StoredObject) else dumps_json(doc)
+                return b'{"type":' + dumps_json(event_type) + b',"object":' + body + b"}\n"
+            if codec == "protobuf":
+                if isinstance(doc, StoredObject):
+                    return protobuf.encode_watch_event(event_type, encoded=encode_stored("protobuf", doc))
+                return protobuf.encode_watch_event(event_type, doc)
+            if isinstance(doc, StoredObject):
+                return cbor.encode_watch_event(event_type, None, encoded_object=encode_stored("cbor", doc))
+            return cbor.encode_watch_event(event_type, doc)
+
+        async def events() -> AsyncIterator[bytes]:
+            async for event_type, payload in stream:
+                yield frame(event_type, payload)
+
+        media = {"protobuf": choice.media_type + ";stream=watch", "cbor": "application/cbor-seq"}.get(
+            codec, "application/json")
+        response = Response(events(), status=200, headers={"Content-Type": media,
+                                                             "Cache-Control": "no-cache, private"})
+        response.timeout = None
+        return response
+
+
+
+class _Mapped(Sequence):
+    """`items` seen through `fn`, computed on access (a list's items converted without a second list)."""
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        self._items, self._fn = items, fn
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._fn(self._items[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._fn, self._items)
+

@@ -1,0 +1,69 @@
+"""The bootstrap: the default RBAC policy and the `default` namespace, created or reconciled at every start.
+
+One function for the server and the test environment. Each policy object is
+reconciled with what is stored (`runtime.rbac.reconcile`: missing rules,
+subjects and labels added, nothing a user added removed, objects annotated
+`rbac.authorization.kubernetes.io/autoupdate: "false"` left alone); a binding
+whose roleRef changed is deleted and re-created (roleRef is immutable). The
+`default` namespace is created when missing. Writes go through the registry
+as `SYSTEM_USER`, with field manager `miniplane-bootstrap`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from runtime import errors
+from runtime.rbac import load_bootstrap_policy, reconcile
+from runtime.rbac.user import UserInfo
+from runtime.registry import Registry
+from runtime.requests import Body, WriteOptions
+
+__all__ = ["bootstrap", "SYSTEM_USER", "FIELD_MANAGER"]
+
+log = logging.getLogger(__name__)
+
+#: The identity of the server's own in-process writes (bootstrap, built-in controllers).
+SYSTEM_USER = UserInfo("system:apiserver", groups=("system:masters", "system:authenticated"))
+FIELD_MANAGER = "miniplane-bootstrap"
+
+
+async def bootstrap(registry: Registry, user: UserInfo = SYSTEM_USER) -> None:
+    """Create or reconcile the bootstrap policy, then create the `default` namespace if missing."""
+    await registry.cache.wait_fresh()
+    for obj in load_bootstrap_policy(registry.scheme.domain):
+        await _reconcile(registry, user, obj)
+    namespaces = registry.namespaces
+    if registry.kind_cache(namespaces).get(namespaces.storage_key(None, "default")) is None:
+        try:
+            await registry.create(user, namespaces, "", Body({"apiVersion": namespaces.api_version,
+                                                             "kind": namespaces.kind,
+                                                             "metadata": {"name": "default"}}),
+                                  WriteOptions(field_manager=FIELD_MANAGER))
+        except errors.AlreadyExists:
+            pass  # created meanwhile (another server)
+
+
+async def _reconcile(registry: Registry, user: UserInfo, wanted_obj: dict[str, Any]) -> None:
+    rt = registry.scheme.by_api_version_kind(wanted_obj["apiVersion"], wanted_obj["kind"])
+    meta = wanted_obj["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
+    existing = registry.kind_cache(rt).get(rt.storage_key(namespace or None, name))
+    wanted = reconcile(existing.obj if existing else None, wanted_obj)
+    if wanted is None:
+        return
+    opts = WriteOptions(field_manager=FIELD_MANAGER)
+    try:
+        if existing is None:
+            await registry.create(user, rt, namespace, Body(wanted), opts)
+        elif wanted.get("roleRef") != existing.obj.get("roleRef"):
+            # roleRef is immutable: delete and re-create, as Kubernetes' reconciler does.
+            await registry.delete(user, rt, namespace, name)
+            await registry.create(user, rt, namespace, Body(wanted), opts)
+        else:
+            wanted = dict(wanted)
+            wanted["metadata"] = dict(wanted["metadata"], resourceVersion=existing.obj["metadata"]["resourceVersion"])
+            await registry.update(user, rt, namespace, name, Body(wanted), opts)
+    except (errors.Conflict, errors.AlreadyExists):
+        log.warning("bootstrap: %s %s changed meanwhile; left as is", rt.kind, name)

@@ -1,0 +1,48 @@
+"""Kinds as data: each kind is a `KindInfo` (facts) and a `Strategy` (behaviour), registered on the `Scheme`.
+
+Contract: everything kind-specific lives here, one module per kind family
+(`namespace`, `rbac`, `coordination`, `reviews`). The registry, the HTTP
+layer and the controllers read a kind's facts and call its strategy's hooks;
+nothing outside this package compares kind names. Adding a kind means adding
+a model and a strategy, and registering them (`Scheme.register`).
+
+`BUILTIN_KINDS` is what every `Scheme` serves, in discovery order. Also here,
+as the kinds' own constants: the namespace finalizer and name label, the
+garbage collector's finalizers, the aggregation controller's field manager.
+"""
+
+from runtime.kinds.base import (
+    STATUS_VERBS, STORED_VERBS, AdmissionRequest, KindInfo, PolicyContext, Strategy, spec_of,
+)
+from runtime.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
+from runtime.kinds.coordination import LEASE, LeaseStrategy
+from runtime.kinds.namespace import (
+    NAMESPACE, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES, NamespaceStrategy,
+)
+from runtime.kinds.propagation import (
+    FOREGROUND_FINALIZER, GC_FINALIZERS, ORPHAN_FINALIZER, deletion_finalizers, namespace_deletion_finalizers,
+)
+from runtime.kinds.rbac import (
+    AGGREGATION_MANAGER, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, ClusterRoleBindingStrategy,
+    ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
+)
+from runtime.kinds.reviews import REVIEW_KINDS
+
+__all__ = [
+    "KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
+    "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
+    "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
+    "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
+    "namespace_deletion_finalizers",
+]
+
+#: Every built-in kind and its strategy, in discovery order (core first).
+BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
+    (NAMESPACE, NamespaceStrategy),
+    (CLUSTER_ROLE, ClusterRoleStrategy),
+    (CLUSTER_ROLE_BINDING, ClusterRoleBindingStrategy),
+    (ROLE, RoleStrategy),
+    (ROLE_BINDING, RoleBindingStrategy),
+    *REVIEW_KINDS,
+    (LEASE, LeaseStrategy),
+)

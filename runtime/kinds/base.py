@@ -1,0 +1,256 @@
+"""`KindInfo` (a kind's facts) and `Strategy` (its behaviour): the generic registry asks, never compares names.
+
+Kubernetes keeps what differs per kind in a strategy
+(`pkg/registry/<group>/<kind>/strategy.go`) that its one generic store calls;
+so does miniplane. A kind is a `KindInfo` plus a `Strategy` subclass,
+registered on the `Scheme`; the registry, the HTTP layer and the controllers
+read the facts and call the hooks below, whatever the kind. The defaults here
+are those of a plain stored kind, so a new kind overrides only what differs.
+
+Facts (class attributes): `allow_create_on_update` (a PUT of a missing object
+creates it), `namespace_kind` (objects of this kind are namespaces: other
+kinds live in them, and they are authorized in their own scope),
+`feeds_authorizer` (the RBAC index follows these objects),
+`returns_deleted_object` (an immediate delete answers the object, not a
+Status), `anyone_may_create` (a review every caller may ask),
+`status_subresource` (spec and status are written apart), `field_labels`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
+
+from runtime.kinds.columns import DEFAULT_COLUMNS, Columns
+from runtime.kinds.decoding import decode_object
+from runtime.kinds.propagation import deletion_finalizers
+from runtime.rbac import Decision, RoleSource
+from runtime.rbac.attributes import Attributes
+from runtime.rbac.user import UserInfo
+from runtime.requests import Body, DeleteOptions
+from runtime.validation import FieldError, validate_object_meta
+
+if TYPE_CHECKING:
+    from runtime.scheme import ResourceType, Scheme
+
+__all__ = ["KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS"]
+
+#: Verbs of a stored kind's resource.
+STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+#: Verbs of a `status`-like subresource.
+STATUS_VERBS = ("get", "patch", "update")
+
+#: Fields the server owns: an update body cannot set them.
+_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+#: ObjectMeta's collections are `omitempty` in Kubernetes' JSON: an emptied one is not kept.
+_OMITEMPTY_META = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A kind's facts, independent of the API domain.
+
+    `group_prefix` is "" for core and otherwise the group name without the
+    domain (`rbac.authorization`); `group` an absolute group name instead (custom
+    kinds). `subresources` maps each subresource to its verbs.
+    """
+
+    group_prefix: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    model: type[BaseModel]
+    list_model: type[BaseModel] | None = None
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = STORED_VERBS
+    categories: tuple[str, ...] = ()
+    virtual: bool = False  # a review: create only, never stored
+    subresources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    group: str | None = None
+    version: str = "v1"
+
+    def subresource_verbs(self, name: str) -> tuple[str, ...] | None:
+        """The verbs of subresource `name`, None when the kind has no such subresource."""
+        return dict(self.subresources).get(name)
+
+
+class PolicyContext(Protocol):
+    """What a kind's admission may ask of the server: authorization decisions and the RBAC policy."""
+
+    rbac: RoleSource
+
+    def decide(self, attrs: Attributes) -> Decision: ...
+
+
+@dataclass
+class AdmissionRequest:
+    """A write as admission sees it; `obj` may be changed by admission steps."""
+
+    user: UserInfo
+    resource: "ResourceType"
+    operation: str  # create | update | delete
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+    dry_run: bool
+
+
+class Strategy:
+    """The behaviour of one kind. Subclass it; every hook has the plain stored kind's default.
+
+    An instance is bound to its `Scheme` and `ResourceType` when registered
+    (`self.scheme`, `self.rt`). Hooks are pure (no I/O) except `admit` and
+    `evaluate`, which may consult `PolicyContext`.
+    """
+
+    allow_create_on_update = True
+    namespace_kind = False
+    feeds_authorizer = False
+    returns_deleted_object = False
+    anyone_may_create = False
+    status_subresource = False
+    #: Field selector labels (Kubernetes' DefaultNamespaceScopedAttr / per-kind field label conversion).
+    field_labels: tuple[str, ...] = ("metadata.name", "metadata.namespace")
+    columns: Columns = DEFAULT_COLUMNS
+
+    def __init__(self, scheme: "Scheme", rt: "ResourceType") -> None:
+        self.scheme = scheme
+        self.rt = rt
+
+    # ---- scope -------------------------------------------------------------------------------------
+
+    def authorization_namespace(self, namespace: str, name: str) -> str:
+        """The namespace a request is authorized in: the path's, "" for cluster-scoped kinds."""
+        if self.namespace_kind:
+            # A namespace is authorized in its own scope (Kubernetes' RequestInfo), so a RoleBinding
+            # in namespace "a" can grant reading namespace "a" itself.
+            return name
+        return namespace if self.rt.namespaced else ""
+
+    # ---- writes ------------------------------------------------------------------------------------
+
+    def decode(self, body: Body, field_validation: str,
+               extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+        """A request body as an object of this kind, and its field-validation warnings.
+
+        Raises BadRequest (wrong type, wrong apiVersion/kind, Strict and an
+        unknown or duplicate field); see `runtime.kinds.decoding`.
+        """
+        return decode_object(self.rt, body, field_validation=field_validation, extra_problems=extra_problems)
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        """Defaults a new object (after the server set uid, timestamps and generation)."""
+        _drop_empty_meta(obj["metadata"])
+
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+        """Carries server-owned fields over from `old`, keeps the write to its subresource
+        (`keep_to_subresource`), and counts spec changes in `generation`."""
+        meta, old_meta = new["metadata"], old["metadata"]
+        _drop_empty_meta(meta)
+        for name in _SERVER_META:
+            if name in old_meta:
+                meta[name] = old_meta[name]
+            else:
+                meta.pop(name, None)
+        if self.rt.namespaced:
+            meta["namespace"] = old_meta.get("namespace")
+        self.keep_to_subresource(new, old, subresource)
+        if self.counts_generation and spec_of(new) != spec_of(old):
+            new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
+
+    #: Spec changes bump `metadata.generation`.
+    counts_generation = True
+
+    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
+        """Restrict an update to what its (sub)resource may change.
+
+        With `status_subresource`, the main resource keeps the old status and
+        `status` changes only status (metadata and spec stay as stored).
+        """
+        if not self.status_subresource:
+            return
+        if subresource == "status":
+            status = new.get("status")
+            new.clear()
+            new.update({k: v for k, v in old.items() if k != "status"})
+            new["metadata"] = dict(old["metadata"])
+            if status is not None:
+                new["status"] = status
+        elif "status" in old:
+            new["status"] = old["status"]
+        else:
+            new.pop("status", None)
+
+    def validate(self, obj: dict[str, Any]) -> list[FieldError]:
+        """Every rule of a new object: ObjectMeta, then the kind's own (`validate_spec`)."""
+        errs = validate_object_meta(obj.get("metadata") or {}, namespaced=self.rt.namespaced,
+                                    name_rule=self.name_rule)
+        return errs + self.validate_spec(obj)
+
+    #: How names are checked: `path-segment` (most kinds), `dns-label`, `dns-subdomain`.
+    name_rule = "path-segment"
+
+    def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
+        """The kind's own rules beyond ObjectMeta (none by default)."""
+        return []
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        """The create rules plus what may not change (nothing more by default)."""
+        return self.validate(new)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        """Warnings a write earns (none by default); `manager` is its field manager."""
+        return []
+
+    async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
+        """The kind's own admission, before user plug-ins: raise a StatusError to refuse."""
+
+    # ---- deletion ----------------------------------------------------------------------------------
+
+    def check_delete(self, name: str) -> None:
+        """Raise a StatusError when this object may never be deleted."""
+
+    def has_finalizers(self, obj: dict[str, Any]) -> bool:
+        """Whether something must still happen before the object may go."""
+        return bool(obj["metadata"].get("finalizers"))
+
+    def deletion_finalizers(self, finalizers: list[str], options: DeleteOptions) -> list[str]:
+        """The garbage collector's finalizers a first delete with `options` leaves (see `propagation`)."""
+        return deletion_finalizers(finalizers, options)
+
+    def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        """Marks an object that becomes terminating (it already has its deletionTimestamp)."""
+
+    def should_delete_on_update(self, obj: dict[str, Any]) -> bool:
+        """A terminating object whose last finalizer an update removed is gone."""
+        return bool(obj["metadata"].get("deletionTimestamp")) and not self.has_finalizers(obj)
+
+    def precondition_failed_message(self, key: str, detail: str) -> str:
+        """A failed delete precondition, as Kubernetes' storage words it (`NewInvalidObjError`)."""
+        return f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {detail}"
+
+    # ---- reads -------------------------------------------------------------------------------------
+
+    def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
+        """The values a field selector matches `obj` on (Kubernetes' `<Kind>ToSelectableFields`)."""
+        meta = obj["metadata"]
+        return {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+
+    # ---- virtual kinds -----------------------------------------------------------------------------
+
+    def evaluate(self, policy: PolicyContext, user: UserInfo, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """A virtual kind's answer to a create (the reviews); stored kinds never get here."""
+        raise NotImplementedError(f"{self.rt.kind} is stored, not evaluated")
+
+
+def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """Everything but metadata and status: what `generation` counts changes of."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _drop_empty_meta(meta: dict[str, Any]) -> None:
+    for name in _OMITEMPTY_META:
+        if name in meta and not meta[name]:
+            del meta[name]

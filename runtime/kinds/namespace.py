@@ -1,0 +1,146 @@
+"""Core `Namespace`: the scope other kinds live in (Kubernetes' `pkg/registry/core/namespace`).
+
+- Create: `spec.finalizers` gets `kubernetes` (the namespace controller's),
+  `status.phase` is `Active`, and the `kubernetes.io/metadata.name` label
+  always names the namespace (it cannot be removed or changed).
+- Update: the main resource changes neither spec nor status; `status`
+  changes only status (an empty phase defaults to Active); `finalize`
+  changes only `spec.finalizers`. The phase follows `deletionTimestamp`.
+- Delete: `default` may never be deleted; the first delete makes it
+  Terminating; it goes once both `metadata.finalizers` and `spec.finalizers`
+  are empty, and the answer is the namespace itself.
+- Fields: `metadata.name` and `status.phase` (no `metadata.namespace`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import errors, models
+from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
+from runtime.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.kinds.propagation import namespace_deletion_finalizers
+from runtime.requests import DeleteOptions
+from runtime.validation import FieldError
+from runtime.validation.fielderrors import invalid
+
+__all__ = ["NAMESPACE", "NamespaceStrategy", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
+           "PROTECTED_NAMESPACES"]
+
+#: The namespace controller's finalizer in `spec.finalizers`.
+NAMESPACE_FINALIZER = "kubernetes"
+#: The label every Namespace carries with its own name (Kubernetes' `v1.LabelMetadataName`).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Namespaces that may never be deleted.
+PROTECTED_NAMESPACES = ("default",)
+
+NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, models.Namespace, models.NamespaceList,
+                     short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+                     subresources=(("finalize", ("update",)), ("status", STATUS_VERBS)))
+
+
+def _label_namespace(obj: dict[str, Any]) -> None:
+    # Kubernetes sets it on every create and update (defaulting and Canonicalize), so it
+    # always names the namespace and cannot be removed or changed.
+    meta = obj["metadata"]
+    if meta.get("name"):
+        meta["labels"] = dict(meta.get("labels") or {}, **{NAMESPACE_NAME_LABEL: meta["name"]})
+
+
+def _cells(obj: dict[str, Any]) -> list[Any]:
+    meta = obj["metadata"]
+    return [meta.get("name", ""), (obj.get("status") or {}).get("phase", ""), age(meta.get("creationTimestamp"))]
+
+
+class NamespaceStrategy(Strategy):
+    """See the module doc."""
+
+    namespace_kind = True
+    returns_deleted_object = True
+    field_labels = ("metadata.name", "status.phase")
+    name_rule = "dns-label"
+    # Only `finalize` changes the spec, and Kubernetes' namespaces do not count generations.
+    counts_generation = False
+    columns = Columns((NAME_COLUMN, column("Status", "The status of the namespace"), AGE_COLUMN), _cells)
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        super().prepare_for_create(obj)
+        finalizers = obj.setdefault("spec", {}).setdefault("finalizers", [])
+        if NAMESPACE_FINALIZER not in finalizers:
+            finalizers.append(NAMESPACE_FINALIZER)
+        obj["status"] = {"phase": "Active"}
+        _label_namespace(obj)
+
+    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
+        if subresource == "status":
+            # Kubernetes defaults an empty phase to Active when it decodes a Namespace.
+            status = dict(new.get("status") or {})
+            status["phase"] = status.get("phase") or "Active"
+            new.clear()
+            new.update({k: v for k, v in old.items() if k != "status"})
+            new["status"] = status
+        elif subresource == "finalize":
+            spec = dict(old.get("spec") or {})
+            spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
+            new.clear()
+            new.update({k: v for k, v in old.items() if k not in ("spec", "status")})
+            new["spec"] = spec
+            if old.get("status") is not None:
+                new["status"] = old["status"]
+        else:
+            for part in ("spec", "status"):
+                if part in old:
+                    new[part] = old[part]
+                else:
+                    new.pop(part, None)
+        new["metadata"] = dict(new["metadata"])  # never the stored object's own dict
+        _label_namespace(new)
+
+    def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
+        errs: list[FieldError] = []
+        for i, fin in enumerate((obj.get("spec") or {}).get("finalizers") or []):
+            if "/" not in fin and fin != NAMESPACE_FINALIZER:
+                errs.append(invalid(f"spec.finalizers[{i}]", fin,
+                                    "name is neither a standard finalizer name nor is it fully qualified"))
+        return errs
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        errs = self.validate(new)
+        if new.get("status") != old.get("status"):
+            errs.extend(_phase_errors(new))
+        return errs
+
+    def check_delete(self, name: str) -> None:
+        if name in PROTECTED_NAMESPACES:
+            raise errors.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                                   name=name, kind="namespaces")
+
+    def has_finalizers(self, obj: dict[str, Any]) -> bool:
+        return super().has_finalizers(obj) or bool((obj.get("spec") or {}).get("finalizers"))
+
+    def deletion_finalizers(self, finalizers: list[str], options: DeleteOptions) -> list[str]:
+        return namespace_deletion_finalizers(finalizers, options)
+
+    def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+
+    def precondition_failed_message(self, key: str, detail: str) -> str:
+        return detail  # the namespace REST storage words it bare
+
+    def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
+        return {"metadata.name": obj["metadata"].get("name", ""),
+                "status.phase": (obj.get("status") or {}).get("phase", "")}
+
+
+def _phase_errors(ns: dict[str, Any]) -> list[FieldError]:
+    """Kubernetes' ValidateNamespaceStatusUpdate: the phase follows deletionTimestamp.
+
+    The path is written `status.Phase`, as Kubernetes writes it.
+    """
+    phase = (ns.get("status") or {}).get("phase", "")
+    if not (ns.get("metadata") or {}).get("deletionTimestamp"):
+        if phase != "Active":
+            return [invalid("status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty")]
+    elif phase != "Terminating":
+        return [invalid("status.Phase", phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")]
+    return []

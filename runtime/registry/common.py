@@ -1,0 +1,161 @@
+"""What every verb module of the registry shares: results, time, versions, Kubernetes' error words.
+
+A leaf: it imports no other registry module, so every verb module (and the
+core) can import it at the top. `store_errors` is the one place where storage
+errors become `runtime.errors` answers (as httpx's `map_exceptions`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from runtime import errors
+from runtime.errors import Cause
+from runtime.objects import StoredObject
+from runtime.rbac import forbidden_status_message
+from runtime.rbac.attributes import Attributes
+from runtime.scheme import ResourceType
+from runtime.storage import Compacted, KeyExists, KeyNotFound, RevisionConflict, StoreError, StoreUnavailable
+
+__all__ = [
+    "WriteResult", "DeleteResult", "ListResult", "now_rfc3339", "parse_resource_version", "random_suffix",
+    "not_found", "conflict", "already_exists", "forbidden", "method_not_allowed", "too_large", "expired_list",
+    "expired_continue", "too_old", "store_errors", "claim_namespace",
+]
+
+
+@dataclass
+class WriteResult:
+    """A written (or dry-run) object; `created` picks 201 over 200."""
+
+    obj: StoredObject
+    created: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DeleteResult:
+    """A delete's answer: the object (when it stays, or for kinds that return it) or a Status."""
+
+    code: int
+    body: dict[str, Any] | StoredObject
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ListResult:
+    """A page of a list: its items, the list's resourceVersion, the continue token, the items left."""
+
+    items: list[StoredObject]
+    resource_version: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_resource_version(value: str) -> int:
+    """A resourceVersion as this server writes them (decimal); 400 for anything else."""
+    if not value.isdigit():
+        raise errors.BadRequest(f'invalid resource version "{value}"' if value else "invalid resource version")
+    return int(value)
+
+
+def random_suffix(n: int = 5) -> str:
+    """A generateName suffix from Kubernetes' utilrand.String alphabet (no vowels or confusable characters)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+def claim_namespace(rt: ResourceType, meta: dict[str, Any], namespace: str) -> None:
+    """A namespaced body takes the path's namespace; a different one is 400, as Kubernetes answers."""
+    if not rt.namespaced:
+        return
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the "
+                                "request")
+    meta["namespace"] = namespace
+
+
+def not_found(rt: ResourceType, name: str) -> errors.NotFound:
+    return errors.NotFound(f'{rt.group_resource} "{name}" not found', name=name, group=rt.group, kind=rt.plural)
+
+
+def already_exists(rt: ResourceType, name: str) -> errors.AlreadyExists:
+    return errors.AlreadyExists(f'{rt.group_resource} "{name}" already exists', name=name, group=rt.group,
+                                kind=rt.plural)
+
+
+def conflict(rt: ResourceType, name: str, detail: str = "the object has been modified; please apply your "
+             "changes to the latest version and try again") -> errors.Conflict:
+    return errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": {detail}',
+                           name=name, group=rt.group, kind=rt.plural)
+
+
+def forbidden(attrs: Attributes, reason: str = "") -> errors.Forbidden:
+    """Kubernetes' 403: `clusterroles.rbac... "x" is forbidden: User "u" cannot get resource ...`."""
+    message = forbidden_status_message(attrs, reason)
+    return errors.Forbidden(message, name=attrs.name, group=attrs.api_group, kind=attrs.resource)
+
+
+def method_not_allowed() -> errors.MethodNotAllowed:
+    return errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+def too_large(wanted: int, current: int) -> errors.ResourceVersionTooLarge:
+    """Kubernetes' NewTooLargeResourceVersionError: 504 Timeout, Retry-After 1."""
+    return errors.ResourceVersionTooLarge(
+        f"Timeout: Too large resource version: {wanted}, current: {current}", retry_after=1,
+        causes=[Cause("ResourceVersionTooLarge", "Too large resource version")])
+
+
+def expired_list() -> errors.Expired:
+    """410 Expired for a list at a compacted resourceVersion."""
+    return errors.Expired("The resourceVersion for the provided list is too old.")
+
+
+def expired_continue() -> errors.Expired:
+    """410 Expired for a continue token past its TTL or its revision compacted."""
+    return errors.Expired(
+        "The provided continue parameter is too old to display a consistent list result. You can start a "
+        "new list without the continue parameter, or use the continue token in this response to retrieve "
+        "the remainder of the results. Continuing with the provided token results in an inconsistent list - "
+        "objects that were created, modified, or deleted between the time the first chunk was returned and "
+        "now may show up in the list.")
+
+
+def too_old(requested: int, oldest: int) -> dict[str, Any]:
+    """A watch's ERROR event Status for a start version no longer kept (Kubernetes' cacher wording)."""
+    return errors.Expired(f"too old resource version: {requested} ({oldest})").status()
+
+
+@contextmanager
+def store_errors(rt: ResourceType, name: str = "", *, continuation: bool = False) -> Iterator[None]:
+    """Storage errors raised inside as the answers Kubernetes gives.
+
+    KeyExists is 409 AlreadyExists, KeyNotFound 404, Compacted 410 Expired
+    (worded for a continue token when `continuation`), RevisionConflict 409
+    Conflict (a write a caller chose not to retry), StoreUnavailable 503 (the
+    store cannot be reached; retry), any other StoreError 500 (a failed
+    commit, a closed store).
+    """
+    try:
+        yield
+    except KeyExists:
+        raise already_exists(rt, name) from None
+    except KeyNotFound:
+        raise not_found(rt, name) from None
+    except Compacted:
+        raise (expired_continue() if continuation else expired_list()) from None
+    except RevisionConflict:
+        raise conflict(rt, name) from None
+    except StoreUnavailable as exc:
+        raise errors.ServiceUnavailable(f"storage is unavailable: {exc}", retry_after=1) from exc
+    except StoreError as exc:
+        raise errors.InternalError(f"Internal error occurred: {exc}") from exc

@@ -1,0 +1,391 @@
+"""`RegistryCore`: the registry's state and the primitives every verb is built from.
+
+State: the store, the scheme, the watch cache (filled by `run()`), the RBAC
+index the authorizer reads (kept current from the cache), continue tokens,
+admission plug-ins, the namespace gate, the feature gates.
+
+Primitives, public and used by the verb modules (`reads`, `listing`,
+`watching`, `writes`, `patching`, `deletion`, `reviews`), which import this
+module at the top and are imported by nothing but the facade:
+
+- policy: `decide`, `authorize` (403 unless allowed), `authorize_request`
+  (scope from the kind's strategy), `check_verb` (405 for a verb or
+  subresource the kind does not offer);
+- reads: `kind_cache`, `read_current` (the store, consistent),
+  `wait_for_version`, `selection` (selectors parsed once per request);
+- writes: `admit` (the kind's admission, then plug-ins), `create_object`
+  (a decoded new object: defaults, validation, managed fields, admission,
+  store), `guaranteed_update` (read-modify-write retried on conflict, as
+  Kubernetes' GuaranteedUpdate).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import trio
+
+from runtime import errors
+from runtime.featuregates import DEFAULT_GATES
+from runtime.kinds import AdmissionRequest
+from runtime.objects import StoredObject, decode_stored, dumps_json
+from runtime.patch import manager_from_user_agent, update_managed_fields
+from runtime.rbac import Decision, RBACAuthorizer, RBACIndex
+from runtime.rbac.attributes import Attributes, resource_attributes
+from runtime.rbac.user import UserInfo
+from runtime.registry.admission import AdmissionPlugin, run_plugins
+from runtime.registry.common import (
+    WriteResult, claim_namespace, conflict, forbidden, method_not_allowed, not_found, now_rfc3339, parse_resource_version,
+    random_suffix, store_errors, too_large,
+)
+from runtime.registry.continuation import ContinueTokens
+from runtime.registry.namespace_gate import NamespaceGate
+from runtime.requests import ListOptions, WriteOptions
+from runtime.scheme import ResourceType, Scheme
+from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
+from runtime.storage import RevisionConflict, Store
+from runtime.validation import invalid_error
+from runtime.watchcache import KindCache, WatchCache
+
+__all__ = ["RegistryCore", "Selection", "field_manager"]
+
+#: Seconds a read waits for the cache to reach a version (Kubernetes' blockTimeout).
+READ_WAIT = 3.0
+
+
+def field_manager(opts: WriteOptions) -> str:
+    """The manager a write is recorded under: `fieldManager`, else the User-Agent up to its first `/`."""
+    return opts.field_manager or manager_from_user_agent(opts.user_agent) or "unknown"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A list's or watch's filter, parsed once: namespace, label and field selectors.
+
+    `pinned_name` is the name `fieldSelector=metadata.name=x` pins (authorized
+    for that name, so rules with resourceNames can allow the request).
+    """
+
+    namespace: str
+    labels: LabelSelector
+    fields: FieldSelector
+    selectable: Callable[[dict[str, Any]], dict[str, str]]
+
+    @property
+    def selective(self) -> bool:
+        """Whether label or field selectors restrict the result."""
+        return not (self.labels.empty and self.fields.empty)
+
+    @property
+    def pinned_name(self) -> str:
+        return self.fields.exact_match("metadata.name") or ""
+
+    def __call__(self, o: StoredObject) -> bool:
+        meta = o.obj["metadata"]
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return False
+        if not self.labels.empty and not self.labels.matches(meta.get("labels") or {}):
+            return False
+        return self.fields.empty or self.fields.matches(self.selectable(o.obj))
+
+
+class RegistryCore:
+    """The registry's state and primitives (see the module doc). Start `run()` in a nursery first."""
+
+    def __init__(self, store: Store, scheme: Scheme, authorizer: Any = None, *,
+                 feature_gates: dict[str, bool] | None = None, history_seconds: float = 300.0,
+                 continue_ttl: float = 300.0, continue_secret: bytes | None = None,
+                 token_clock: Callable[[], float] | None = None) -> None:
+        self.store = store
+        self.scheme = scheme
+        #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
+        self.rbac = RBACIndex()
+        #: `authorize(attrs) -> Decision`; by default RBAC over `rbac`.
+        self.authorizer = authorizer if authorizer is not None else RBACAuthorizer(self.rbac)
+        self.feature_gates = {**DEFAULT_GATES, **(feature_gates or {})}
+        self.cache = WatchCache(store, [t.storage_prefix for t in scheme.stored_types()],
+                                history_seconds=history_seconds)
+        # A secret and a wall clock kept across restarts keep continue tokens valid (or properly expired).
+        self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
+        #: Admission plug-ins added by users, run in order after the kind's own admission.
+        self.admission: list[AdmissionPlugin] = []
+        #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
+        self.namespace_gate = NamespaceGate()
+        self.namespaces = scheme.namespace_type
+        self._policy_prefixes = tuple(t.storage_prefix for t in scheme.stored_types()
+                                      if t.strategy.feeds_authorizer)
+        self._rbac_listed_at = -1
+        self.cache.add_handler(self._feed_rbac_index)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Fill and follow the watch cache; started() once the first list is in."""
+        await self.cache.run(task_status=task_status)
+
+    def gate(self, name: str) -> bool:
+        """Whether feature gate `name` is on (the spec's defaults unless the server set it)."""
+        return self.feature_gates.get(name, False)
+
+    def _feed_rbac_index(self, event: Any) -> None:
+        if event.revision <= self.cache.revision:
+            # A (re)list replays what the cache now holds (a live event is newer than the cache):
+            # rebuild the index, so that bindings deleted while the cache was behind stop granting.
+            if self._rbac_listed_at != self.cache.revision:
+                self._rbac_listed_at = self.cache.revision
+                self.rbac.replace(o.obj for prefix in self._policy_prefixes
+                                  for o in self.cache.kind(prefix).list())
+            return
+        if not event.obj.key.startswith(self._policy_prefixes):
+            return
+        if event.type == "DELETED":
+            self.rbac.remove(event.obj.obj)
+        else:
+            self.rbac.upsert(event.obj.obj)
+
+    # ---- policy ------------------------------------------------------------------------------------
+
+    def decide(self, attrs: Attributes) -> Decision:
+        """The authorizer's decision on `attrs` (never raises)."""
+        return self.authorizer.authorize(attrs)
+
+    def authorize(self, attrs: Attributes) -> None:
+        """Raise Forbidden unless the authorizer allows `attrs`."""
+        decision = self.decide(attrs)
+        if not decision.allowed:
+            raise forbidden(attrs, decision.reason)
+
+    def authorize_request(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
+                          subresource: str = "") -> None:
+        """Authorize `verb` on `rt` in the scope its strategy gives the request."""
+        self.authorize(resource_attributes(
+            user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
+            namespace=rt.strategy.authorization_namespace(namespace, name), name=name, subresource=subresource))
+
+    def check_verb(self, rt: ResourceType, verb: str, subresource: str = "") -> None:
+        """405 MethodNotAllowed unless the kind (or its subresource) offers `verb`."""
+        verbs = rt.info.subresource_verbs(subresource) if subresource else rt.info.verbs
+        if verbs is None or verb not in verbs:
+            raise method_not_allowed()
+
+    # ---- reads -------------------------------------------------------------------------------------
+
+    def kind_cache(self, rt: ResourceType) -> KindCache:
+        return self.cache.kind(rt.storage_prefix)
+
+    async def read_current(self, rt: ResourceType, key: str, name: str = "") -> StoredObject | None:
+        """The stored object, read from the store (None if missing). Raises CorruptObject (500)."""
+        with store_errors(rt, name):
+            entry = await self.store.get(key)
+        return None if entry is None else decode_stored(key, entry.value, entry.mod_revision)
+
+    async def wait_for_version(self, resource_version: str | None, timeout: float = READ_WAIT) -> bool:
+        """Wait until the cache may answer a read at `resource_version`.
+
+        Returns False when a consistent read (version unset) must go to the
+        store because the cache did not catch up within `timeout`. Raises
+        BadRequest (malformed), ResourceVersionTooLarge (504, Retry-After 1).
+        """
+        if resource_version in (None, ""):
+            return await self.cache.wait_fresh(timeout)
+        if resource_version != "0":
+            wanted = parse_resource_version(resource_version)
+            if self.cache.revision < wanted and not await self.cache.wait_for(wanted, timeout=timeout):
+                raise too_large(wanted, self.cache.revision)
+        return True
+
+    def selection(self, rt: ResourceType, namespace: str, opts: ListOptions) -> Selection:
+        """The request's filter, parsed once (400 for a malformed selector)."""
+        try:
+            labels = parse_label_selector(opts.label_selector)
+            fields = parse_field_selector(opts.field_selector, rt.strategy.field_labels)
+        except SelectorError as exc:
+            raise errors.BadRequest(str(exc)) from None
+        return Selection(namespace if rt.namespaced else "", labels, fields, rt.strategy.selectable_fields)
+
+    def authorized_selection(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str,
+                             opts: ListOptions) -> Selection:
+        """Authorize a collection request and parse its filter.
+
+        A list or watch is authorized for the name a field selector pins (as
+        Kubernetes' RequestInfo does), so rules with resourceNames can allow
+        it. Authorization comes first, as in Kubernetes' filter chain: a caller
+        not allowed to list learns nothing about its malformed selector (403,
+        not 400).
+        """
+        def authorize(name: str) -> None:
+            # A collection is authorized in the path's namespace, whatever the kind (no item scope).
+            self.authorize(resource_attributes(user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
+                                               namespace=namespace if rt.namespaced else "", name=name))
+        try:
+            selection = self.selection(rt, namespace, opts)
+        except errors.BadRequest:
+            authorize("")
+            raise
+        authorize(selection.pinned_name if verb in ("list", "watch") else "")
+        self.check_verb(rt, verb)
+        return selection
+
+    # ---- writes ------------------------------------------------------------------------------------
+
+    async def admit(self, user: UserInfo, rt: ResourceType, operation: str, obj: dict[str, Any],
+                    old: dict[str, Any] | None, dry_run: bool) -> None:
+        """The kind's own admission (e.g. RBAC escalation), then the user's plug-ins in order."""
+        request = AdmissionRequest(user, rt, operation, obj, old, dry_run)
+        await rt.strategy.admit(self, request)
+        await run_plugins(self.admission, request)
+
+    async def create_object(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
+                            opts: WriteOptions, warnings: list[str], *, operation: str = "Update") -> WriteResult:
+        """Create the decoded `obj` (201); `operation` "Apply": apply already set its managedFields.
+
+        Namespaced objects are created only in an open namespace (404 for a
+        missing one, 403 for one being terminated). Raises AlreadyExists,
+        Invalid, Forbidden. Dry run answers the object that would be stored.
+        """
+        meta = obj["metadata"]
+        claim_namespace(rt, meta, namespace)
+        if meta.get("resourceVersion"):
+            raise errors.InternalError("resourceVersion should not be set on objects to be created")
+        if not rt.namespaced:
+            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+        # From the namespace check to the write, a delete cannot close the namespace (no orphans).
+        async with self.namespace_gate.creating(namespace):
+            await self._check_namespace_open(rt, namespace, meta.get("name", ""))
+            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+
+    async def _create_in_open_scope(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
+                                    opts: WriteOptions, warnings: list[str], operation: str) -> WriteResult:
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + random_suffix()
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        meta["generation"] = 1
+        for server_set in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(server_set, None)
+        rt.strategy.prepare_for_create(obj)
+        errs = rt.strategy.validate(obj)
+        if errs:
+            raise invalid_error(rt.kind, rt.group_kind, meta.get("name", ""), errs)
+        if operation == "Update":
+            _track_managers(rt, None, obj, opts, now_rfc3339())
+        warnings = warnings + rt.strategy.warnings(None, obj, opts.field_manager)
+        await self.admit(user, rt, "create", obj, None, opts.dry_run)
+        name = meta["name"]
+        key = rt.storage_key(namespace if rt.namespaced else None, name)
+        with store_errors(rt, name):
+            if opts.dry_run:
+                # Kubernetes' dry-run storage still answers 409 for a taken name.
+                if await self.store.get(key) is not None:
+                    raise errors.AlreadyExists(f'{rt.group_resource} "{name}" already exists', name=name,
+                                               group=rt.group, kind=rt.plural)
+                return WriteResult(StoredObject(key, obj, 0), True, warnings)
+            entry = await self.store.create(key, _encoder(obj))
+        return WriteResult(StoredObject(key, obj, entry.mod_revision, entry.value), True, warnings)
+
+    async def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
+        namespaces = self.namespaces
+        key = namespaces.storage_key(None, namespace)
+        if await self.cache.wait_fresh():
+            ns = self.kind_cache(namespaces).get(key)
+        else:
+            ns = await self.read_current(namespaces, key, namespace)  # the cache lags: it may not be terminating yet
+        if ns is None:
+            raise not_found(namespaces, namespace)
+        if ns.obj["metadata"].get("deletionTimestamp"):
+            raise errors.Forbidden(
+                f'{rt.group_resource} "{name}" is forbidden: unable to create new content in namespace '
+                f"{namespace} because it is being terminated", name=name, group=rt.group, kind=rt.plural,
+                causes=[errors.Cause("NamespaceTerminating",
+                                     f"namespace {namespace} is being terminated", "metadata.namespace")])
+
+    async def guaranteed_update(self, user: UserInfo, rt: ResourceType, key: str, name: str,
+                                transform: Callable[[StoredObject], dict[str, Any]], opts: WriteOptions,
+                                warnings: list[str], *, precondition_rv: str | None = None,
+                                subresource: str = "", first: StoredObject | None = None,
+                                operation: str = "Update") -> WriteResult:
+        """Read-modify-write with retries on conflict (Kubernetes' GuaranteedUpdate).
+
+        `transform(old)` returns the new object; a precondition resourceVersion
+        that differs from the stored one is a 409 Conflict, never retried.
+        `operation` "Apply": the transform (server-side apply) tracked the
+        managers itself. Dry run stops right before the store write and
+        answers the new object at the stored resourceVersion. An update that
+        removes a terminating object's last finalizer deletes it.
+        """
+        current = first
+        # Retried until it applies: a conflict means another write to this key committed, so some
+        # writer always progresses. A fixed cap would turn heavy contention (50 writers on one
+        # object, one winner per group commit) into 409s for unconditional writes.
+        while True:
+            if current is None:
+                current = await self.read_current(rt, key, name)
+                if current is None:
+                    raise not_found(rt, name)
+            if precondition_rv and precondition_rv != current.obj["metadata"].get("resourceVersion"):
+                raise conflict(rt, name)
+            new = transform(current)
+            old = current.obj
+            strategy = rt.strategy
+            strategy.prepare_for_update(new, old, subresource)
+            errs = strategy.validate_update(new, old)
+            if errs:
+                raise invalid_error(rt.kind, rt.group_kind, name, errs)
+            if operation == "Update":
+                _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
+            result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
+            await self.admit(user, rt, "update", new, old, opts.dry_run)
+            if _same_object(new, old):
+                return WriteResult(current, False, result_warnings)
+            if opts.dry_run:
+                new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", str(current.revision))
+                return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
+            with store_errors(rt, name):
+                try:
+                    if strategy.should_delete_on_update(new):
+                        revision, _ = await self.store.delete(key, expected_revision=current.revision)
+                        return WriteResult(StoredObject(key, new, revision), False, result_warnings)
+                    entry = await self.store.update(key, _encoder(new), expected_revision=current.revision)
+                except RevisionConflict as exc:
+                    if precondition_rv:
+                        raise conflict(rt, name) from None
+                    # The state that won, carried by the store's conflict: no second read.
+                    current = decode_stored(key, exc.current.value, exc.current.mod_revision)
+                    continue
+            return WriteResult(StoredObject(key, new, entry.mod_revision, entry.value), False, result_warnings)
+
+
+def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions,
+                    now: str, subresource: str = "") -> None:
+    """Record a non-apply write (create, update, non-apply patch) in metadata.managedFields.
+
+    The fields this write adds or changes become the writer's (an `Update`
+    entry; see `runtime.patch.update_managed_fields`). `metadata.managedFields`
+    itself is not writable this way: whatever the body says is replaced by the
+    stored entries (none on create) before the write is recorded; only apply
+    changes ownership on a manager's behalf.
+    """
+    meta = new["metadata"]
+    stored = ((old or {}).get("metadata") or {}).get("managedFields")
+    if stored:
+        meta["managedFields"] = stored
+    else:
+        meta.pop("managedFields", None)
+    tracked = update_managed_fields(old, new, manager=field_manager(opts), operation="Update", model=rt.model,
+                                    api_version=rt.api_version, now=now, subresource=subresource)
+    new["metadata"] = tracked["metadata"]
+
+
+def _encoder(obj: dict[str, Any]) -> Callable[[int], bytes]:
+    def encode(revision: int) -> bytes:
+        obj["metadata"]["resourceVersion"] = str(revision)
+        return dumps_json(obj)
+    return encode
+
+
+def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """An update that changes nothing is not written (Kubernetes skips no-op updates)."""
+    a = dict(new, metadata={k: v for k, v in new["metadata"].items() if k != "resourceVersion"})
+    b = dict(old, metadata={k: v for k, v in old["metadata"].items() if k != "resourceVersion"})
+    return a == b

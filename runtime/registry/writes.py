@@ -1,0 +1,66 @@
+"""POST and PUT: create an object, replace one (or create it, for kinds that allow it).
+
+Both decode the body against the kind's model (field validation), then go
+through the kind's strategy (defaults, validation, admission) and the store,
+in `RegistryCore.create_object` and `RegistryCore.guaranteed_update`. Dry run
+runs every stage and stops right before the store write.
+"""
+
+from __future__ import annotations
+
+from runtime import errors
+from runtime.rbac.user import UserInfo
+from runtime.registry.common import WriteResult, claim_namespace, not_found
+from runtime.registry.core import RegistryCore
+from runtime.requests import Body, WriteOptions
+from runtime.scheme import ResourceType
+
+__all__ = ["create", "update"]
+
+
+async def create(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
+                 opts: WriteOptions) -> WriteResult:
+    """POST: a new object (201). 409 AlreadyExists if the name is taken.
+
+    With `opts.dry_run` every stage runs (defaulting, validation, admission,
+    the name check) and the answer is the object that would have been
+    stored, without a resourceVersion; nothing is written.
+    """
+    core.authorize_request(user, "create", rt, namespace)
+    core.check_verb(rt, "create")
+    obj, warnings = rt.strategy.decode(body, opts.field_validation)
+    return await core.create_object(user, rt, namespace, obj, opts, warnings)
+
+
+async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
+                 opts: WriteOptions, subresource: str = "") -> WriteResult:
+    """PUT: replace an object (200), or create it when missing and the kind allows it (201).
+
+    With metadata.resourceVersion set, a stale version is 409 Conflict;
+    without, the update is unconditional. With `opts.dry_run` the answer is
+    the object that would have been stored, at the stored resourceVersion;
+    nothing is written.
+    """
+    key = rt.storage_key(namespace if rt.namespaced else None, name)
+    current = await core.read_current(rt, key, name)
+    creates = current is None and not subresource
+    if creates:
+        core.authorize_request(user, "create", rt, namespace, name)
+    else:
+        core.authorize_request(user, "update", rt, namespace, name, subresource)
+    core.check_verb(rt, "update", subresource)
+    obj, warnings = rt.strategy.decode(body, opts.field_validation)
+    meta = obj["metadata"]
+    if meta.get("name") and meta["name"] != name:
+        raise errors.BadRequest(f"the name of the object ({meta['name']}) does not match the name "
+                                f"on the URL ({name})")
+    meta["name"] = name
+    if current is None:
+        if not creates or not rt.strategy.allow_create_on_update:
+            raise not_found(rt, name)
+        meta.pop("resourceVersion", None)
+        return await core.create_object(user, rt, namespace, obj, opts, warnings)
+    claim_namespace(rt, obj["metadata"], namespace)
+    return await core.guaranteed_update(user, rt, key, name, lambda _old: obj, opts, warnings,
+                                        precondition_rv=meta.get("resourceVersion"), subresource=subresource,
+                                        first=current)
