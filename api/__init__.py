@@ -1,5 +1,10 @@
 """miniplane's HTTP layer: the Quart-trio app, negotiation and codecs, authentication,
 discovery, OpenAPI and the TLS material the server and its kubeconfig need.
 
-Only HTTP concerns live here; every request is handed to `runtime.registry`.
+Contract: handlers are HTTP only and reach data through the `runtime.registry`
+facade. `api.assembly` is the one module that opens a store and wires the
+registry, the compactor, the built-in controllers and the app; `api.server`
+puts it behind Hypercorn and TLS; `api.cli` is the `miniplane` command.
 """
+
+__all__: list[str] = []

@@ -27,8 +27,9 @@ from quart_trio import QuartTrio
 
 from api.app import ServerState, create_app
 from api.authn import Authenticator, TokenFile
-from controllers import builtin_manager
+from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
 from runtime.bootstrap import SYSTEM_USER, bootstrap
+from runtime.client_local import LocalClient
 from runtime.featuregates import DEFAULT_GATES
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
@@ -131,7 +132,9 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
             await bootstrap(registry)
             nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
             if options.controllers:
-                await nursery.start(builtin_manager(registry, SYSTEM_USER).run)
+                client = LocalClient(registry, SYSTEM_USER, field_manager=CONTROLLERS_FIELD_MANAGER,
+                                     user_agent=CONTROLLERS_FIELD_MANAGER)
+                await nursery.start(builtin_manager(client).run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
                                 min_compress_bytes=options.min_compress_bytes)
             yield ControlPlane(options, store, registry, state, create_app(state), token)

@@ -46,6 +46,7 @@ import yaml
 from pydantic import BaseModel
 
 from runtime import models
+from runtime.codec.proto import openapi_v2_pb2 as pb
 from runtime.models.base import field_extensions
 from runtime.requests import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from runtime.scheme import ResourceType, Scheme
@@ -478,8 +479,6 @@ def openapi_v2_protobuf(scheme: Scheme) -> bytes:
     kubectl parses these bytes with `proto.Unmarshal` into gnostic's
     Document (no envelope, no prefix).
     """
-    from runtime.codec.proto import openapi_v2_pb2 as pb
-
     doc = openapi_v2_document(scheme)
     message = pb.Document(swagger=doc["swagger"], info=pb.Info(**doc["info"]), paths=pb.Paths())
     message.definitions.SetInParent()

@@ -51,8 +51,8 @@ from runtime.client_http import open_http_client  # noqa: E402
 from runtime.client_local import LocalClient  # noqa: E402
 from runtime.informer import Informer  # noqa: E402
 from runtime.manager import Manager  # noqa: E402
-from runtime.registry import Registry
-from runtime.requests import Body, ListOptions, WriteOptions# noqa: E402
+from runtime.registry import Registry  # noqa: E402
+from runtime.requests import Body, ListOptions, WriteOptions  # noqa: E402
 from runtime.scheme import ResourceType, Scheme  # noqa: E402
 from runtime.storage import MemoryStore  # noqa: E402
 from runtime.bootstrap import bootstrap as bootstrap_registry

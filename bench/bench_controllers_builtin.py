@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import trio  # noqa: E402
 
 from controllers.aggregation import aggregate_rules, same_rules  # noqa: E402
-from controllers.builtin import builtin_manager  # noqa: E402
+from controllers.builtin import FIELD_MANAGER, builtin_manager  # noqa: E402
 from runtime.client_local import LocalClient  # noqa: E402
-from runtime.registry import Registry
-from runtime.requests import Body, WriteOptions# noqa: E402
+from runtime.registry import Registry  # noqa: E402
+from runtime.requests import Body, WriteOptions  # noqa: E402
 from runtime.scheme import Scheme  # noqa: E402
 from runtime.storage import open_store  # noqa: E402
 from runtime.bootstrap import bootstrap as bootstrap_registry
@@ -62,7 +62,7 @@ async def open_registry(nursery: trio.Nursery, store: str = "memory", path: str 
 
 
 async def start_controllers(nursery: trio.Nursery, registry: Registry) -> None:
-    await nursery.start(builtin_manager(registry, ADMIN).run)
+    await nursery.start(builtin_manager(LocalClient(registry, ADMIN, field_manager=FIELD_MANAGER)).run)
 
 
 async def write_all(registry: Registry, objects: list[dict[str, Any]], writers: int = WRITERS) -> None:

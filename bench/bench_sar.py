@@ -38,8 +38,8 @@ from api.server import serve
 from runtime.bootstrap import SYSTEM_USER, bootstrap  # noqa: E402
 from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
 from runtime.rbac.user import UserInfo  # noqa: E402
-from runtime.registry import Registry
-from runtime.requests import Body, WriteOptions# noqa: E402
+from runtime.registry import Registry  # noqa: E402
+from runtime.requests import Body, WriteOptions  # noqa: E402
 from runtime.scheme import Scheme  # noqa: E402
 from runtime.storage import open_store  # noqa: E402
 from runtime.storage import MemoryStore  # noqa: E402

@@ -15,14 +15,23 @@ aggregated into edit, edit into admin) because an aggregated role's own
 change reaches the roles aggregating it.
 
 Label keys are never assumed: the selectors are read from the roles.
+
+What one event costs does not grow with the number of ClusterRoles: the
+shared ClusterRole informer gets two indexes. `AGGREGATING_INDEX` holds the
+(few) roles with an `aggregationRule`, so a changed role is matched against
+those selectors only; `runtime.indexers.LABEL_INDEX` answers each selector of
+a reconciled role with the roles filed under its labels, so a reconcile reads
+the selected roles, not all of them (see `runtime.indexers` for the one
+exception: a selector with no positive requirement, such as `{}`, scans).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runtime.client import APPLY_PATCH, Client, ObjectKey, object_meta
+from runtime.client import APPLY_PATCH, Client, ObjectKey, key_of, object_meta
 from runtime.controller import Result, TerminalError
+from runtime.indexers import LABEL_INDEX, by_label_selector, label_index_values
 from runtime.informer import Informer, ObjectEvent
 from runtime.kinds import AGGREGATION_MANAGER
 from runtime.manager import Manager
@@ -30,18 +39,29 @@ from runtime.manager import Manager
 from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
 from runtime.selectors import SelectorError
 
-__all__ = ["FIELD_MANAGER", "AggregationController", "aggregate_rules", "same_rules", "setup"]
+__all__ = ["FIELD_MANAGER", "AGGREGATING_INDEX", "AggregationController", "aggregate_rules", "same_rules",
+           "setup"]
 
 FIELD_MANAGER = AGGREGATION_MANAGER  # the registry spares this manager its rules warning
+#: Informer index: the ClusterRoles with an aggregationRule, all under the value "true".
+AGGREGATING_INDEX = "clusterrole-aggregating"
+
+
+def _aggregating(role: dict[str, Any]) -> list[str]:
+    return ["true"] if role.get("aggregationRule") else []
 
 
 class AggregationController:
-    """The reconciler of aggregated ClusterRoles, reading the shared ClusterRole cache."""
+    """The reconciler of aggregated ClusterRoles, reading the shared ClusterRole cache.
+
+    Adds `AGGREGATING_INDEX` and `LABEL_INDEX` to `roles` (see the module docs).
+    """
 
     def __init__(self, client: Client, roles: Informer) -> None:
         self.client = client
         self.roles = roles
         self.rt = roles.kind
+        roles.add_indexers({AGGREGATING_INDEX: _aggregating, LABEL_INDEX: label_index_values})
 
     @staticmethod
     def aggregated(event: ObjectEvent) -> bool:
@@ -53,8 +73,8 @@ class AggregationController:
         labels = object_meta(obj).get("labels") or {}
         name = object_meta(obj).get("name")
         keys = []
-        for role in self.roles.list():
-            if not role.get("aggregationRule") or object_meta(role).get("name") == name:
+        for role in self.roles.by_index(AGGREGATING_INDEX, "true"):
+            if object_meta(role).get("name") == name:
                 continue
             try:
                 if any(s.matches(labels) for s in aggregation_selectors(role)):
@@ -63,12 +83,23 @@ class AggregationController:
                 continue  # reported when that role itself is reconciled
         return keys
 
+    def selected(self, role: dict[str, Any]) -> list[dict[str, Any]]:
+        """The cached roles some selector of `role`'s aggregationRule matches, through the label index.
+
+        Raises SelectorError for a malformed selector.
+        """
+        found: dict[ObjectKey, dict[str, Any]] = {}
+        for selector in aggregation_selectors(role):
+            for other in by_label_selector(self.roles, selector):
+                found[key_of(other)] = other
+        return list(found.values())
+
     async def reconcile(self, key: ObjectKey) -> Result:
         role = self.roles.get(key)
         if role is None or not role.get("aggregationRule"):
             return Result()
         try:
-            rules = aggregate_rules(role, self.roles.list())
+            rules = aggregate_rules(role, self.selected(role))
         except SelectorError as exc:
             raise TerminalError(f"clusterrole {key.name}: bad aggregationRule: {exc}") from exc
         if same_rules(rules, role.get("rules") or []):

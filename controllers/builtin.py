@@ -1,9 +1,10 @@
 """The built-in controllers, assembled on one manager.
 
-`builtin_manager(registry, user)` is what the server runs in-process: a
-`Manager` on a `LocalClient` acting as `user`, with every built-in
-controller (`setup`). `controllers.cli` runs the same `setup` out of process
-over HTTP.
+`setup(manager)` adds every built-in controller to any manager, in process
+or over HTTP (`controllers.cli`); `builtin_manager(client)` is a manager
+running them on `client`. The server (`api.assembly`) runs one in-process,
+on a `LocalClient` acting as its own identity with field manager
+`FIELD_MANAGER`.
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
 aggregation (`controllers.aggregation`) and the garbage collector
@@ -12,10 +13,8 @@ aggregation (`controllers.aggregation`) and the garbage collector
 
 from __future__ import annotations
 
-from runtime.client_local import LocalClient
+from runtime.client import Client
 from runtime.manager import Manager
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
 
 from controllers import aggregation, gc, namespace
 
@@ -32,9 +31,8 @@ def setup(manager: Manager) -> None:
     gc.setup(manager)
 
 
-def builtin_manager(registry: Registry, user: UserInfo) -> Manager:
-    """A manager running the built-in controllers in-process against `registry` as `user` (not started)."""
-    client = LocalClient(registry, user, field_manager=FIELD_MANAGER, user_agent=FIELD_MANAGER)
+def builtin_manager(client: Client) -> Manager:
+    """A manager running the built-in controllers on `client` (not started)."""
     manager = Manager(client, name=FIELD_MANAGER)
     setup(manager)
     return manager

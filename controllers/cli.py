@@ -39,7 +39,8 @@ from typing import Any, Sequence
 import trio
 
 from runtime.client_http import open_http_client
-from runtime.kubeconfig import KubeConfig
+from controllers.builtin import setup as builtin_setup
+from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
 from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
 
@@ -89,8 +90,7 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
                                 user_agent=FIELD_MANAGER) as client:
         manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
         if builtin:
-            from controllers.builtin import setup
-            setup(manager)
+            builtin_setup(manager)
         for module in modules:
             module.setup(manager)
         async with trio.open_nursery() as nursery:
@@ -102,7 +102,6 @@ def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = 
                        context: str | None = None, domain: str | None = None, protobuf: bool = False,
                        leader_election: LeaderElectionConfig | None = None) -> int:
     """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
-    from runtime.kubeconfig import KubeConfigError, load_kubeconfig
     try:
         config = load_kubeconfig(kubeconfig, context)
     except (OSError, KubeConfigError) as exc:

@@ -6,7 +6,12 @@ content. For a terminating namespace still holding `kubernetes`, this
 controller (Kubernetes' `namespaced_resources_deleter.go`):
 
 1. deletes every object of every namespaced kind in it (the kinds come from
-   `scheme.namespaced_types()`), each with its uid as precondition;
+   `scheme.namespaced_types()`), each with its uid as precondition. The
+   objects are found in the informers' namespace index (O(the namespace's
+   content), whatever the size of the store); before the namespace is
+   released, a live list of one item per kind confirms that nothing the
+   caches had not seen yet is left (if something is, that kind is listed and
+   deleted live);
 2. counts what remains (objects whose own finalizers hold them) and reports
    progress in `status.conditions` through the `status` subresource, with
    Kubernetes' condition types, reasons and messages:
@@ -28,12 +33,12 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from runtime import errors
 from runtime.client import Client, ObjectKey, object_meta
 from runtime.controller import Result
-from runtime.informer import Informer, ObjectEvent
+from runtime.informer import NAMESPACE_INDEX, Informer, ObjectEvent
 from runtime.manager import Manager
 from runtime.kinds import NAMESPACE_FINALIZER
 from runtime.scheme import ResourceType, Scheme
@@ -127,14 +132,20 @@ def _terminating(obj: dict[str, Any] | None) -> bool:
 
 
 class NamespaceController:
-    """The reconciler of namespace deletion (see the module docs)."""
+    """The reconciler of namespace deletion (see the module docs).
 
-    def __init__(self, client: Client, namespaces: Informer, scheme: Scheme, *, recheck: float = 5.0) -> None:
+    `content` maps namespaced kinds to their informers, whose namespace index
+    finds what to delete; a kind without one is listed live.
+    """
+
+    def __init__(self, client: Client, namespaces: Informer, scheme: Scheme, *, recheck: float = 5.0,
+                 content: Mapping[ResourceType, Informer] | None = None) -> None:
         self.client = client
         self.namespaces = namespaces
         self.scheme = scheme
         self.recheck = recheck
         self.rt = scheme.by_kind("Namespace")
+        self.content = dict(content or {})
 
     # ---- event mapping ---------------------------------------------------------------------------
 
@@ -183,19 +194,38 @@ class NamespaceController:
         failures: list[str] = []
         for rt in self.scheme.namespaced_types():
             resource = f"{rt.plural}.{rt.group}"
+            informer = self.content.get(rt)
             try:
+                if informer is not None:
+                    left = await self._delete_all(rt, name, informer.by_index(NAMESPACE_INDEX, name), failures)
+                    if left or (await self.client.list(rt, namespace=name, limit=1)).items == []:
+                        self._count(resource, left, remaining, finalizers)
+                        continue
+                    # The cache has not seen everything yet: this kind is listed live.
                 page = await self.client.list(rt, namespace=name)
             except errors.StatusError as exc:
                 failures.append(f"failed to list {resource}: {exc}")
                 continue
-            for item in page.items:
-                item = await self._delete_one(rt, name, item, failures)
-                if item is None:
-                    continue
-                remaining[resource] = remaining.get(resource, 0) + 1
-                for finalizer in object_meta(item).get("finalizers") or []:
-                    finalizers[finalizer] = finalizers.get(finalizer, 0) + 1
+            self._count(resource, await self._delete_all(rt, name, page.items, failures), remaining, finalizers)
         return remaining, finalizers, failures
+
+    async def _delete_all(self, rt: ResourceType, namespace: str, items: list[dict[str, Any]],
+                          failures: list[str]) -> list[dict[str, Any]]:
+        """Delete `items`; return what is left of them (terminating, held by finalizers, or failed)."""
+        left = []
+        for item in items:
+            item = await self._delete_one(rt, namespace, item, failures)
+            if item is not None:
+                left.append(item)
+        return left
+
+    @staticmethod
+    def _count(resource: str, left: list[dict[str, Any]], remaining: dict[str, int],
+               finalizers: dict[str, int]) -> None:
+        for item in left:
+            remaining[resource] = remaining.get(resource, 0) + 1
+            for finalizer in object_meta(item).get("finalizers") or []:
+                finalizers[finalizer] = finalizers.get(finalizer, 0) + 1
 
     async def _delete_one(self, rt: ResourceType, namespace: str, item: dict[str, Any],
                           failures: list[str]) -> dict[str, Any] | None:
@@ -236,8 +266,9 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
     """Add the namespace controller to `manager`: namespaces, plus every namespaced kind as content."""
     scheme = manager.scheme
     namespaces_rt = scheme.by_kind("Namespace")
+    content = {rt: manager.informers.informer(rt) for rt in scheme.namespaced_types()}
     controller = NamespaceController(manager.client, manager.informers.informer(namespaces_rt), scheme,
-                                     recheck=recheck)
+                                     recheck=recheck, content=content)
     builder = manager.controller("namespace").for_(namespaces_rt, controller.namespace_terminating)
     for rt in scheme.namespaced_types():
         builder.watches(rt, controller.content_owner, controller.content_progress)

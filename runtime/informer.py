@@ -13,8 +13,15 @@ resourceVersion, asking for bookmarks:
   doubling to 30 s, as client-go's reflector).
 
 The store of current objects is owned by the informer's `run()` task; reads
-(`get`, `list`, `by_index`) are sync and never block. Indexers map an object
-to index values (`namespace` is built in). Handlers are sync callables
+(`get`, `list`, `by_index`) are sync and never block. Indexers (client-go's
+`Indexer`) are named functions mapping an object to index values
+(`namespace` is built in; add more with `add_indexers({name: fn})`);
+`by_index(name, value)` returns the objects filed under a value, costing
+O(those objects), never O(the cache). Reads return objects in no particular
+order: sort where order matters. `statistics()` counts the reads and the
+objects they visited (a `list()` visits every cached object, `by_index` its
+bucket, `get` one), so a test can prove what one event costs a controller
+as the cache grows. Handlers are sync callables
 receiving an `ObjectEvent`; they run inline, in per-object order, after the
 store has changed, and must be quick (enqueue a key). A handler added after
 the first list gets an ADDED for every object first (replayed adds).
@@ -101,7 +108,14 @@ def _namespace_index(obj: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class InformerStatistics:
-    """A snapshot: objects held, lists and watches made, events applied, relists after 410, errors."""
+    """A snapshot: objects held, lists and watches made, events applied, relists after 410, errors.
+
+    Work counters (monotonic): `reads` calls of `get`, `list`, `keys`,
+    `by_index` and `index_keys`; `visited` the objects (or keys) those reads
+    went through: the whole cache for `list` and `keys`, the bucket for
+    `by_index` and `index_keys`, one for a `get` that found its object.
+    `index_updates` counts index entries added or removed by store changes.
+    """
 
     objects: int
     lists: int
@@ -111,6 +125,9 @@ class InformerStatistics:
     errors: int
     resource_version: str
     synced: bool
+    reads: int = 0
+    visited: int = 0
+    index_updates: int = 0
 
 
 class Informer:
@@ -143,8 +160,9 @@ class Informer:
         self._running = False
         self._backoff = ItemExponentialRateLimiter(base=0.8, cap=30.0)
         self._lists = self._watches = self._events = self._relists = self._errors = 0
-        for name, fn in (indexers or {}).items():
-            self.add_indexer(name, fn)
+        self._reads = self._visited = self._index_updates = 0
+        if indexers:
+            self.add_indexers(indexers)
 
     def __repr__(self) -> str:
         return f"<Informer {self.kind.group_resource} ns={self.namespace!r}>"
@@ -155,42 +173,77 @@ class Informer:
         """The cached object of `key` (an ObjectKey or `ns/name`), None if absent. Do not mutate it."""
         if isinstance(key, str):
             key = ObjectKey.parse(key)
-        return self._objects.get(key)
+        obj = self._objects.get(key)
+        self._reads += 1
+        self._visited += obj is not None
+        return obj
 
     def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Cached objects, sorted by key; only `namespace`'s when given."""
-        if namespace is None:
-            return [self._objects[k] for k in sorted(self._objects)]
-        return self.by_index(NAMESPACE_INDEX, namespace)
+        """Cached objects, in no particular order; only `namespace`'s when given (by the namespace index).
+
+        Without a namespace this visits the whole cache: an event handler or
+        a reconciler that runs per event should read an index instead.
+        """
+        if namespace is not None:
+            return self.by_index(NAMESPACE_INDEX, namespace)
+        self._reads += 1
+        self._visited += len(self._objects)
+        return list(self._objects.values())
 
     def keys(self) -> list[ObjectKey]:
-        """Keys of the cached objects, sorted."""
-        return sorted(self._objects)
+        """Keys of the cached objects, in no particular order."""
+        self._reads += 1
+        self._visited += len(self._objects)
+        return list(self._objects)
 
     def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
-        """Objects whose index function `index` yields `value`, sorted by key. KeyError for an unknown index."""
-        keys = self._indices[index].get(value) or set()
-        return [self._objects[k] for k in sorted(keys)]
+        """Objects whose index function `index` yields `value`, in no particular order.
+
+        Costs O(those objects). Raises KeyError for an unknown index.
+        """
+        keys = self._indices[index].get(value) or ()
+        self._reads += 1
+        self._visited += len(keys)
+        objects = self._objects
+        return [objects[k] for k in keys]
 
     def index_keys(self, index: str, value: str) -> list[ObjectKey]:
-        """Keys of the objects `by_index(index, value)` returns."""
-        return sorted(self._indices[index].get(value) or set())
+        """Keys of the objects `by_index(index, value)` returns (same order). KeyError for an unknown index."""
+        keys = self._indices[index].get(value) or ()
+        self._reads += 1
+        self._visited += len(keys)
+        return list(keys)
+
+    def index_size(self, index: str, value: str) -> int:
+        """How many objects `by_index(index, value)` would return, in O(1) (visits none). KeyError if unknown."""
+        return len(self._indices[index].get(value) or ())
+
+    def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
+        """Add (or replace) named indexes; objects already cached are indexed at once.
+
+        An index function returns the values to file an object under (none:
+        the object is not in that index). It must be pure and quick: it runs
+        on every change of every object, inline in the informer's task.
+        """
+        for name, fn in indexers.items():
+            self._indexers[name] = fn
+            index: dict[str, set[ObjectKey]] = {}
+            self._indices[name] = index
+            for key, obj in self._objects.items():
+                for value in fn(obj):
+                    index.setdefault(value, set()).add(key)
 
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
-        """Add (or replace) a named index; objects already cached are indexed at once."""
-        self._indexers[name] = fn
-        self._indices[name] = {}
-        for key, obj in self._objects.items():
-            for value in fn(obj):
-                self._indices[name].setdefault(value, set()).add(key)
+        """`add_indexers({name: fn})`: one index."""
+        self.add_indexers({name: fn})
 
     # ---- handlers ---------------------------------------------------------------------------------
 
     def add_handler(self, handler: Handler) -> None:
         """Call `handler` for every future event; if already synced, first an ADDED for each object."""
         if self._synced:
-            for key in sorted(self._objects):
-                handler(ObjectEvent("ADDED", self._objects[key]))
+            for obj in list(self._objects.values()):
+                handler(ObjectEvent("ADDED", obj))
         self._handlers.append(handler)
 
     def remove_handler(self, handler: Handler) -> None:
@@ -222,7 +275,8 @@ class Informer:
 
     def statistics(self) -> InformerStatistics:
         return InformerStatistics(len(self._objects), self._lists, self._watches, self._events, self._relists,
-                                  self._errors, self._resource_version, self._synced)
+                                  self._errors, self._resource_version, self._synced, self._reads, self._visited,
+                                  self._index_updates)
 
     # ---- the run task -----------------------------------------------------------------------------
 
@@ -343,8 +397,10 @@ class Informer:
             self._unindex(key, self._objects[key])
         self._objects[key] = obj
         for name, fn in self._indexers.items():
+            index = self._indices[name]
             for value in fn(obj):
-                self._indices[name].setdefault(value, set()).add(key)
+                index.setdefault(value, set()).add(key)
+                self._index_updates += 1
 
     def _unstore(self, key: ObjectKey) -> None:
         obj = self._objects.pop(key, None)
@@ -358,6 +414,7 @@ class Informer:
                 keys = index.get(value)
                 if keys is not None:
                     keys.discard(key)
+                    self._index_updates += 1
                     if not keys:
                         del index[value]
 
@@ -377,7 +434,7 @@ class Informer:
         while True:
             await trio.sleep(self.resync_period)
             if self._synced:
-                self._dispatch([ObjectEvent("MODIFIED", obj, obj) for _, obj in sorted(self._objects.items())])
+                self._dispatch([ObjectEvent("MODIFIED", obj, obj) for obj in list(self._objects.values())])
 
 
 class InformerFactory:

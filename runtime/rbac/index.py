@@ -32,13 +32,14 @@ RBAC_KINDS = ("ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
 
 @dataclass(frozen=True)
 class IndexStatistics:
-    """Counts of what an `RBACIndex` holds."""
+    """Counts of what an `RBACIndex` holds; `bindings_visited` (monotonic) counts the bindings lookups returned."""
 
     cluster_roles: int
     roles: int
     cluster_role_bindings: int
     role_bindings: int
     unjudgeable_bindings: int
+    bindings_visited: int = 0
 
 
 class _BindingBucket:
@@ -116,6 +117,7 @@ class RBACIndex:
         self._roles: dict[tuple[str, str], dict[str, Any]] = {}
         self._cluster_bindings = _BindingBucket()
         self._bindings: dict[str, _BindingBucket] = {}
+        self._visited = 0
         self.replace(objects)
 
     # -- writes ---------------------------------------------------------------
@@ -178,14 +180,18 @@ class RBACIndex:
 
     def cluster_role_bindings_for(self, user: UserInfo) -> list[dict[str, Any]]:
         """Return the ClusterRoleBindings that may apply to `user`, sorted by name."""
-        return self._cluster_bindings.candidates(user)
+        found = self._cluster_bindings.candidates(user)
+        self._visited += len(found)
+        return found
 
     def role_bindings_for(self, namespace: str, user: UserInfo) -> list[dict[str, Any]]:
         """Return the RoleBindings of `namespace` that may apply to `user`, sorted by name."""
         bucket = self._bindings.get(namespace)
         if bucket is None:
             return []
-        return bucket.candidates(user)
+        found = bucket.candidates(user)
+        self._visited += len(found)
+        return found
 
     # -- PolicySource ---------------------------------------------------------
 
@@ -218,4 +224,5 @@ class RBACIndex:
             role_bindings=sum(len(b) for b in self._bindings.values()),
             unjudgeable_bindings=len(self._cluster_bindings.unjudgeable)
             + sum(len(b.unjudgeable) for b in self._bindings.values()),
+            bindings_visited=self._visited,
         )

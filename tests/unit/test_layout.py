@@ -1,41 +1,247 @@
-"""The architecture's rules: runtime/ imports neither api/ nor controllers/; packages state their contract."""
+"""The architecture's rules (docs/design.md), each checked on the source; each check is shown failing on a plant.
+
+- runtime/ imports neither api/ nor controllers/;
+- controllers/ import neither api/ nor storage nor registry internals (only the `runtime.registry` facade);
+- storage imports nothing of miniplane but storage (no registry, no kinds);
+- in api/, only the assembly (and the command that calls it) opens stores or imports controllers;
+  handlers reach data through the registry facade;
+- no module imports a private name (`_x`) from another module;
+- no import inside a function, except one that breaks a real cycle and says so in a comment;
+- no kind-name comparison outside the strategies (`runtime/kinds/`) and the RBAC policy library
+  (`runtime/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
+- the registry package imports one way: common <- core <- verbs <- facade, without cycles;
+- no module over 600 lines (generated protobuf code aside);
+- every package has a contract docstring and `__all__`;
+- `runtime.client_http` loads no server code (checked in a fresh interpreter).
+"""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
+import pytest
+
+from runtime.kinds import BUILTIN_KINDS
+
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("runtime", "api", "controllers")
+KIND_NAMES = {info.kind for info, _ in BUILTIN_KINDS}
+MAX_LINES = 600
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    found = set()
+def _sources(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py") if "proto" not in p.parts)
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _imports(tree: ast.AST, module: str = "") -> list[tuple[str, list[str], ast.stmt]]:
+    """(imported module, names, node) for every import; relative imports resolved against `module`."""
+    found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            found += [(alias.name, [], node) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")[: -node.level]
+                base = ".".join([*parts, base] if base else parts)
+            found.append((base, [a.name for a in node.names], node))
     return found
 
 
-def test_runtime_imports_neither_api_nor_controllers():
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "runtime").rglob("*.py")
-                 if _imports(p) & {"api", "controllers"}]
-    assert offenders == []
+def _parse(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(), filename=str(path))
 
 
-def test_controllers_never_import_api():
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "controllers").rglob("*.py")
-                 if "api" in _imports(p)]
-    assert offenders == []
+# ---- the rules, as functions of one module's source (so a plant can be checked too) ----------------
+
+def forbidden_imports(source: str, module: str, prefixes: tuple[str, ...], allowed: tuple[str, ...] = ()) -> list[str]:
+    """Imports of `module` that start with one of `prefixes` (and are not in `allowed`)."""
+    out = []
+    for name, names, _ in _imports(ast.parse(source), module):
+        targets = [name] + [f"{name}.{n}" for n in names]
+        if any(t == p or t.startswith(p + ".") for t in targets for p in prefixes) \
+                and not any(name == a or name.startswith(a + ".") for a in allowed):
+            out.append(name)
+    return out
 
 
-def test_every_package_has_a_contract_docstring_and_exports():
-    for init in list((ROOT / "runtime").rglob("__init__.py")) + [ROOT / "api" / "__init__.py"]:
-        if "proto" in init.parts:
+def private_imports(source: str, module: str) -> list[str]:
+    """`from other import _name` (a private name of another module)."""
+    return [f"{name}.{n}" for name, names, _ in _imports(ast.parse(source), module)
+            for n in names if n.startswith("_") and not n.startswith("__") and name != module]
+
+
+def function_imports(source: str) -> list[int]:
+    """Lines of imports inside a function that do not say which cycle they break."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    out = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    near = " ".join(lines[max(0, node.lineno - 3):node.lineno]).lower()
+                    if "cycle" not in near:
+                        out.append(node.lineno)
+    return sorted(set(out))
+
+
+def kind_comparisons(source: str) -> list[int]:
+    """Lines comparing something with a served kind's name (`x == "Namespace"`, `k in ("Role", ...)`)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
             continue
-        module = ".".join(init.relative_to(ROOT).parts[:-1])
-        mod = importlib.import_module(module)
-        assert (mod.__doc__ or "").strip(), f"{module} has no contract docstring"
+        for operand in [node.left, *node.comparators]:
+            values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            if any(isinstance(v, ast.Constant) and v.value in KIND_NAMES for v in values):
+                out.append(node.lineno)
+    return out
+
+
+# ---- plants: each rule fails on a violation ------------------------------------------------------
+
+def test_each_rule_fails_on_a_planted_violation():
+    assert forbidden_imports("from api.app import create_app\n", "runtime.x", ("api", "controllers")) == ["api.app"]
+    assert forbidden_imports("import controllers.gc\n", "runtime.x", ("api", "controllers")) == ["controllers.gc"]
+    assert forbidden_imports("from runtime.registry.core import RegistryCore\n", "controllers.x",
+                             ("runtime.registry",), allowed=()) == ["runtime.registry.core"]
+    assert forbidden_imports("from runtime import registry\n", "runtime.storage.x", ("runtime.registry",)) \
+        == ["runtime"]
+    assert private_imports("from runtime.registry.core import _encoder\n", "runtime.registry.writes") \
+        == ["runtime.registry.core._encoder"]
+    assert function_imports("def f():\n    import json\n") == [2]
+    assert function_imports("def f():\n    # breaks the cycle a <-> b\n    import json\n") == []
+    assert kind_comparisons('if rt.kind == "Namespace":\n    pass\n') == [1]
+    assert kind_comparisons('ok = kind in ("Role", "ClusterRole")\n') == [1]
+    assert kind_comparisons('ok = verb == "get"\n') == []
+    assert _cycles({"a": {"b"}, "b": {"a"}}) != []
+    assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
+
+
+# ---- the rules on the tree ------------------------------------------------------------------------
+
+def _offenders(folders: tuple[str, ...], check) -> list[str]:
+    out = []
+    for path in _sources(*folders):
+        found = check(path.read_text(), _module(path))
+        if found:
+            out.append(f"{path.relative_to(ROOT)}: {found}")
+    return out
+
+
+def test_runtime_imports_neither_api_nor_controllers():
+    assert _offenders(("runtime",), lambda s, m: forbidden_imports(s, m, ("api", "controllers"))) == []
+
+
+def test_controllers_import_neither_api_nor_storage_nor_registry_internals():
+    def check(source: str, module: str) -> list[str]:
+        found = forbidden_imports(source, module, ("api", "runtime.storage", "runtime.watchcache"))
+        # The registry's facade (`runtime.registry`) is public; its modules are not.
+        return found + [n for n, _, _ in _imports(ast.parse(source), module) if n.startswith("runtime.registry.")]
+    assert _offenders(("controllers",), check) == []
+
+
+def test_storage_imports_nothing_of_miniplane_but_storage():
+    def check(source: str, module: str) -> list[str]:
+        return [n for n, _, _ in _imports(ast.parse(source), module)
+                if (n == "runtime" or n.startswith(("runtime.", "api", "controllers")))
+                and not n.startswith("runtime.storage")]
+    assert _offenders(("runtime/storage",), check) == []
+
+
+def test_only_the_assembly_opens_stores_and_starts_controllers():
+    allowed = {"api.assembly", "api.cli"}
+    offenders = [f"{p.relative_to(ROOT)}: {found}" for p in _sources("api") if _module(p) not in allowed
+                 for found in [forbidden_imports(p.read_text(), _module(p),
+                                                 ("runtime.storage", "runtime.watchcache", "controllers",
+                                                  "runtime.registry.core"))] if found]
+    assert offenders == []
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert _offenders(PACKAGES, private_imports) == []
+
+
+def test_imports_inside_functions_only_break_cycles_and_say_so():
+    assert _offenders(PACKAGES, lambda s, m: function_imports(s)) == []
+
+
+def test_no_kind_name_comparison_outside_the_strategies():
+    offenders = [o for o in _offenders(PACKAGES, lambda s, m: kind_comparisons(s))
+                 if not o.startswith(("runtime/kinds/", "runtime/rbac/"))]
+    assert offenders == []
+
+
+def _registry_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in _sources("runtime/registry"):
+        module = _module(path)
+        graph[module] = {n for n, _, _ in _imports(_parse(path), module)
+                         if n.startswith("runtime.registry.") and n != module}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt] if nxt in stack else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+def test_the_registry_imports_one_way_without_cycles():
+    graph = _registry_graph()
+    assert _cycles(graph) == []
+    assert graph["runtime.registry.common"] == set()
+    verbs = {"reads", "listing", "watching", "writes", "patching", "deletion", "reviews"}
+    core_imports = {m.rsplit(".", 1)[1] for m in graph["runtime.registry.core"]}
+    assert not core_imports & (verbs | {"registry"})
+    for verb in verbs:
+        assert "runtime.registry.registry" not in graph[f"runtime.registry.{verb}"], verb
+
+
+def _too_long(source: str) -> bool:
+    return len(source.splitlines()) > MAX_LINES
+
+
+def test_no_module_is_over_600_lines():
+    assert [str(p.relative_to(ROOT)) for p in _sources(*PACKAGES) if _too_long(p.read_text())] == []
+
+
+@pytest.mark.parametrize("init", [p for folder in PACKAGES for p in (ROOT / folder).rglob("__init__.py")
+                                  if "proto" not in p.parts], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_package_has_a_contract_docstring_and_exports(init: Path):
+    module = importlib.import_module(_module(init))
+    assert (module.__doc__ or "").strip(), f"{module.__name__} has no contract docstring"
+    assert hasattr(module, "__all__"), f"{module.__name__} has no __all__"
+
+
+def test_the_http_client_loads_no_server_code():
+    script = textwrap.dedent("""
+        import sys
+        import runtime.client_http
+        server = ("runtime.registry", "runtime.storage", "runtime.watchcache", "runtime.bootstrap", "api",
+                  "controllers", "quart", "quart_trio", "hypercorn", "sqlite3")
+        print(sorted(m for m in sys.modules if m.split(".")[0] in server or m.startswith(server)))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 
 from controllers.aggregation import FIELD_MANAGER, aggregate_rules, same_rules
-from controllers.builtin import builtin_manager
+from controllers.builtin import FIELD_MANAGER as BUILTIN_MANAGER, builtin_manager
 from runtime.testing import ADMIN, open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
@@ -38,7 +38,7 @@ async def view_labels(env) -> dict:
 async def test_labelled_role_rules_appear_in_view_edit_and_admin_and_go_when_unlabelled(autojump_clock):
     async with open_test_env() as env:
         roles = env.scheme.by_kind("ClusterRole")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         labels = await view_labels(env)
         await env.client.create(cluster_role("widget-viewer", labels, [WIDGETS]))
         with trio.fail_after(60):
@@ -53,7 +53,7 @@ async def test_labelled_role_rules_appear_in_view_edit_and_admin_and_go_when_unl
 async def test_deleting_a_selected_role_removes_its_rules(autojump_clock):
     async with open_test_env() as env:
         roles = env.scheme.by_kind("ClusterRole")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
         with trio.fail_after(60):
             await env.wait_for(roles, "admin", has(WIDGETS))
@@ -65,7 +65,7 @@ async def test_deleting_a_selected_role_removes_its_rules(autojump_clock):
 async def test_aggregated_rules_are_written_by_server_side_apply_of_the_controller(autojump_clock):
     async with open_test_env() as env:
         roles = env.scheme.by_kind("ClusterRole")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
         with trio.fail_after(60):
             view = await env.wait_for(roles, "view", has(WIDGETS))
@@ -76,7 +76,7 @@ async def test_aggregated_rules_are_written_by_server_side_apply_of_the_controll
 async def test_rules_are_rewritten_only_when_they_differ(autojump_clock):
     async with open_test_env() as env:
         roles = env.scheme.by_kind("ClusterRole")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
         with trio.fail_after(60):
             admin = await env.wait_for(roles, "admin", has(WIDGETS))
@@ -91,7 +91,7 @@ async def test_rules_are_rewritten_only_when_they_differ(autojump_clock):
 async def test_a_rule_edited_into_an_aggregated_role_is_overwritten(autojump_clock):
     async with open_test_env() as env:
         roles = env.scheme.by_kind("ClusterRole")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("mine", selectors=[{"matchLabels": {"pick": "me"}}]))
         await env.client.create(cluster_role("source", {"pick": "me"}, [WIDGETS]))
         with trio.fail_after(60):

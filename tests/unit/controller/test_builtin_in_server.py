@@ -9,7 +9,7 @@ from controllers.aggregation import same_rules
 from runtime.client_http import open_http_client
 from runtime.informer import Informer
 from runtime.testing import wait_for_object
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 WIDGETS = {"apiGroups": ["widgets.example.com"], "resources": ["widgets"], "verbs": ["get"]}
 

@@ -10,7 +10,7 @@ from runtime.kubeconfig import load_kubeconfig
 from controllers.cli import load_controller_module, run_controllers, run_out_of_process
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 USER_MODULE = textwrap.dedent('''
     from runtime.client import ObjectKey

@@ -13,7 +13,7 @@ import trio
 
 from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 REPO = Path(__file__).resolve().parents[3]
 

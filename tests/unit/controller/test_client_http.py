@@ -15,7 +15,7 @@ from runtime.client_http import HTTPClient, open_http_client
 from runtime.kubeconfig import KubeConfig
 from runtime.codec import protobuf
 from runtime.scheme import Scheme
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 CONFIG = KubeConfig("http://miniplane.test")
 

@@ -13,7 +13,7 @@ from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 from runtime.bootstrap import bootstrap as bootstrap_registry
 from runtime.testing import ADMIN
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 
 @pytest.fixture(params=["local", "http"])

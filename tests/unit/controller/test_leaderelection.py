@@ -352,7 +352,7 @@ async def test_two_managers_over_http_have_a_single_leader_and_fail_over(nursery
     from runtime.kubeconfig import load_kubeconfig
     from runtime.client_http import open_http_client
     from runtime.manager import Manager
-    from tests.conftest import start_server
+    from tests.support.server import start_server
 
     server = await start_server(nursery, tmp_path)
     settings = load_kubeconfig(server.kubeconfig)

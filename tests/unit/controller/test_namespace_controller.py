@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 
 from controllers import namespace as nsctl
-from controllers.builtin import builtin_manager
+from controllers.builtin import FIELD_MANAGER, builtin_manager
 from runtime.finalizers import remove_finalizer
 from runtime.testing import ADMIN, open_test_env
 
@@ -39,7 +39,7 @@ def condition(ns: dict | None, ctype: str) -> dict:
 
 async def test_deleting_a_namespace_removes_its_roles_and_bindings_then_itself(autojump_clock):
     async with open_test_env() as env:
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "team")
         for i in range(3):
             await env.client.create(role(f"r{i}", "team"))
@@ -58,7 +58,7 @@ async def test_deleting_a_namespace_removes_its_roles_and_bindings_then_itself(a
 async def test_content_finalizers_hold_the_namespace_and_are_reported_in_conditions(autojump_clock):
     async with open_test_env() as env:
         namespaces, roles = env.scheme.by_kind("Namespace"), env.scheme.by_kind("Role")
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "held")
         await env.client.create(role("sticky", "held", ["example.com/hold"]))
         await env.client.create(role("plain", "held"))
@@ -88,7 +88,7 @@ async def test_a_restart_in_the_middle_of_a_cascade_finishes_it(autojump_clock):
         await env.client.create(role("sticky", "midway", ["example.com/hold"]))
         await env.client.create(binding("b", "midway"))
 
-        first = builtin_manager(env.registry, ADMIN)
+        first = builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER))
         scope = trio.CancelScope()
 
         async def run_first(task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -105,14 +105,14 @@ async def test_a_restart_in_the_middle_of_a_cascade_finishes_it(autojump_clock):
         await remove_finalizer(env.client, sticky, "example.com/hold")
         await trio.sleep(60)
         assert (await env.client.get(namespaces, "midway"))["spec"]["finalizers"] == ["kubernetes"]
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         with trio.fail_after(60):
             await env.wait_for(namespaces, "midway", lambda o: o is None)
 
 
 async def test_live_namespaces_and_their_content_are_left_alone(autojump_clock):
     async with open_test_env() as env:
-        await env.start(builtin_manager(env.registry, ADMIN))
+        await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "live")
         await env.client.create(role("r", "live"))
         await trio.sleep(60)
