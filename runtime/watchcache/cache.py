@@ -363,21 +363,30 @@ class KindCache:
 class WatchCache:
     """Every kind's cache, fed in order by one watch of the whole store."""
 
-    def __init__(self, store: Store, prefixes: Iterable[str], *, history_seconds: float = 300.0,
+    def __init__(self, store: Store, prefixes: Iterable[str] = (), *, history_seconds: float = 300.0,
                  capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
         self.store = store
         self.history_seconds = history_seconds
         self.max_history_bytes = max_history_bytes
         #: What the history of every kind counts for against `max_history_bytes`.
         self.history_bytes = 0
-        self.kinds = {p: KindCache(self, p, capacity) for p in prefixes}
+        self._capacity = capacity
+        #: One cache per kind prefix (`/<group>/<plural>/`), made when a kind is asked for or its first key
+        #: is seen: kinds added while the server runs (custom kinds) find their objects already here.
+        self.kinds: dict[str, KindCache] = {}
+        for prefix in prefixes:
+            self.kind(prefix)
         self.revision = 0
         self.oldest_revision = 0  # history is complete for every revision > this
         self._progress = trio.Event()
         self._handlers: list[Callable[[CacheEvent], None]] = []
 
     def kind(self, prefix: str) -> KindCache:
-        return self.kinds[prefix]
+        """The cache of the kind whose keys start with `prefix` (`/<group>/<plural>/`), made on first use."""
+        cache = self.kinds.get(prefix)
+        if cache is None:
+            cache = self.kinds[prefix] = KindCache(self, prefix, self._capacity)
+        return cache
 
     def add_handler(self, handler: Callable[[CacheEvent], None]) -> None:
         """Call `handler` (sync, quick) for every event after it is applied (e.g. the RBAC index)."""
@@ -409,11 +418,13 @@ class WatchCache:
             for entry in entries:
                 prefix = self._prefix_of(entry.key)
                 if prefix is not None:
+                    grouped.setdefault(prefix, [])
+                    corrupt.setdefault(prefix, {})
                     obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt[prefix])
                     if obj is not None:
                         grouped[prefix].append(obj)
             for prefix, objs in grouped.items():
-                self.kinds[prefix]._reset(objs)
+                self.kind(prefix)._reset(objs)
                 self.kinds[prefix].corrupt = corrupt[prefix]
             self.revision = self.oldest_revision = revision
             self._notify()
@@ -449,15 +460,16 @@ class WatchCache:
                 delay = min(delay * 2, RETRY_DELAYS[1])
 
     def _prefix_of(self, key: str) -> str | None:
-        for prefix in self.kinds:
-            if key.startswith(prefix):
-                return prefix
-        return None
+        """`/<group>/<plural>/` of a key `/<group>/<plural>/[<namespace>/]<name>` (None for other shapes)."""
+        parts = key.split("/", 3)
+        if len(parts) < 4 or parts[0] or not parts[1] or not parts[2]:
+            return None
+        return f"/{parts[1]}/{parts[2]}/"
 
     def _apply(self, event: Event) -> None:
         prefix = self._prefix_of(event.key)
         if prefix is not None:
-            cache = self.kinds[prefix]
+            cache = self.kind(prefix)
             prev = cache.objects.get(event.key)
             now = trio.current_time()
             size = len(event.value if event.value is not None else event.prev_value or b"") + EVENT_OVERHEAD
