@@ -1,21 +1,17 @@
-"""Shared fixtures: an in-process registry, and a real HTTPS server on a free port."""
+"""Shared fixtures: an in-process registry, a control plane served in process, and one behind real HTTPS.
+
+Helpers live in `tests/support/`; this file holds fixtures only.
+"""
 
 from __future__ import annotations
 
-import ssl
-from dataclasses import dataclass
-from pathlib import Path
-
-import httpx
 import pytest
 
-from runtime.kubeconfig import load_kubeconfig
-from api.assembly import ServeOptions
-from api.server import serve
 from runtime.bootstrap import bootstrap
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
+from tests.support.server import STARTERS, Server, start_in_process, start_server
 
 
 @pytest.fixture
@@ -27,43 +23,19 @@ async def registry(nursery):
     return reg
 
 
-@dataclass
-class Server:
-    url: str
-    data_dir: Path
-    kubeconfig: Path
-    token: str
-    ca_pem: bytes
-    domain: str
-
-    def client(self, token: str | None = "admin", **kw) -> httpx.AsyncClient:
-        """An httpx client trusting the server's CA; token "admin" means the admin token."""
-        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
-        headers = dict(kw.pop("headers", {}))
-        if token:
-            headers["Authorization"] = f"Bearer {self.token if token == 'admin' else token}"
-        return httpx.AsyncClient(base_url=self.url, verify=ctx, headers=headers, timeout=30, **kw)
-
-    @property
-    def rbac(self) -> str:
-        return f"/apis/rbac.authorization.{self.domain}/v1"
-
-    @property
-    def authz(self) -> str:
-        return f"/apis/authorization.{self.domain}/v1"
-
-
-async def start_server(nursery, tmp_path: Path, **options) -> Server:
-    options.setdefault("store", "memory")
-    options.setdefault("controllers", False)
-    opts = ServeOptions(data_dir=str(tmp_path / "data"), port=0, **options)
-    url = await nursery.start(serve, opts)
-    kubeconfig = tmp_path / "data" / "admin.kubeconfig"
-    cfg = load_kubeconfig(kubeconfig)
-    return Server(url, tmp_path / "data", kubeconfig, cfg.token, cfg.ca_pem, opts.api_domain)
+@pytest.fixture
+async def server(nursery, tmp_path) -> Server:
+    """A control plane served in process (memory store, no controllers) under the default domain."""
+    return await start_in_process(nursery, tmp_path)
 
 
 @pytest.fixture
-async def server(nursery, tmp_path) -> Server:
-    """A real HTTPS server (memory store, no controllers) under the default domain."""
+async def https_server(nursery, tmp_path) -> Server:
+    """The same behind real HTTPS (Hypercorn, TLS, a free port): for tests of sockets, TLS and processes."""
     return await start_server(nursery, tmp_path)
+
+
+@pytest.fixture(params=sorted(STARTERS))
+async def any_server(request, nursery, tmp_path) -> Server:
+    """Each in turn: in process, then behind real HTTPS (the smoke tests of the HTTPS path)."""
+    return await STARTERS[request.param](nursery, tmp_path)

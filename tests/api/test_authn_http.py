@@ -1,4 +1,7 @@
-"""Authentication through real HTTPS: token file, client certificates, anonymous, impersonation.
+"""Authentication: token file, client certificates, anonymous, impersonation.
+
+Client certificates go through real HTTPS (a TLS handshake); the rest through
+the HTTP app in process.
 
 Who the server thinks the caller is, is read back with SelfSubjectReview
 (`authentication.<domain>/v1`), which every caller may create.
@@ -12,15 +15,13 @@ import httpx
 import pytest
 
 from api.certs import ensure_pki, issue_client_cert
-from tests.api.test_authz import TOKENS, grant, rule, user
-from tests.conftest import Server, start_server
+from tests.support.rbac import grant, rule, token_file, user
+from tests.support.server import Server, start_in_process, start_server
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    return await start_server(nursery, tmp_path, token_auth_file=str(tokens))
+    return await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path))
 
 
 async def whoami(client: httpx.AsyncClient, srv: Server, **kw) -> httpx.Response:
@@ -75,15 +76,13 @@ async def test_no_credentials_is_system_anonymous_in_system_unauthenticated(srv)
 
 
 async def test_anonymous_auth_off_makes_no_credentials_a_401(nursery, tmp_path):
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    srv = await start_server(nursery, tmp_path, token_auth_file=str(tokens), anonymous_auth=False)
+    srv = await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path), anonymous_auth=False)
     async with srv.client(token=None) as anonymous, srv.client(token="bob-token") as bob:
         assert (await anonymous.get("/healthz")).status_code == 401
         assert (await bob.get("/healthz")).status_code == 200
 
 
-# ---- client certificates -------------------------------------------------------------------------
+# ---- client certificates (real HTTPS: the certificate is the TLS handshake's) ------------------------
 
 def _cert_client(srv: Server, tmp_path, cert_pem: bytes, key_pem: bytes) -> httpx.AsyncClient:
     (tmp_path / "client.crt").write_bytes(cert_pem)

@@ -1,4 +1,4 @@
-"""RBAC authorization of every request, through real HTTPS with token users from `--token-auth-file`.
+"""RBAC authorization of every request, through the HTTP app (in process) with token users from `--token-auth-file`.
 
 The rule matching itself is unit-tested in tests/unit/rbac; here each test
 proves one rule end to end: how a request's method, path and query become the
@@ -13,88 +13,22 @@ the built-in controllers (`controllers=True`) and lets them do it.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import trio
 
 from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object
-from tests.conftest import Server, start_server
-
-TOKENS = "\n".join([
-    'alice-token,alice,alice-uid,"devs,qa"',
-    "bob-token,bob,bob-uid",
-    "robot-token,system:serviceaccount:team:robot,robot-uid",
-    "root-token,root,root-uid,system:masters",
-]) + "\n"
-
-_names = itertools.count()
+from tests.support.rbac import bind, grant, group, namespaces, ok, rule, token_file, user
+from tests.support.server import Server, start_in_process
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    return await start_server(nursery, tmp_path, token_auth_file=str(tokens))
+    return await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path))
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-
-def user(name: str) -> dict:
-    return {"kind": "User", "name": name}
-
-
-def group(name: str) -> dict:
-    return {"kind": "Group", "name": name}
-
-
-def rule(verbs, resources=(), groups=("",), names=(), urls=()) -> dict:
-    out: dict = {"verbs": list(verbs)}
-    if urls:
-        out["nonResourceURLs"] = list(urls)
-    else:
-        out["apiGroups"], out["resources"] = list(groups), list(resources)
-    if names:
-        out["resourceNames"] = list(names)
-    return out
-
-
-async def ok(response, code: int = 200) -> dict:
-    assert response.status_code == code, response.text
-    return response.json()
-
-
-async def namespaces(srv: Server, *names: str) -> None:
-    async with srv.client() as admin:
-        for name in names:
-            await ok(await admin.post("/api/v1/namespaces", json={"metadata": {"name": name}}), 201)
-
-
-async def grant(srv: Server, subject: dict, *rules: dict, namespace: str = "", role_kind: str = "ClusterRole",
-                name: str = "") -> str:
-    """Create a role with `rules` and bind `subject` to it (RoleBinding in `namespace`, else cluster-wide)."""
-    name = name or f"grant-{next(_names)}"
-    async with srv.client() as admin:
-        if role_kind == "ClusterRole":
-            await ok(await admin.post(f"{srv.rbac}/clusterroles",
-                                      json={"metadata": {"name": name}, "rules": list(rules)}), 201)
-        else:
-            await ok(await admin.post(f"{srv.rbac}/namespaces/{namespace}/roles",
-                                      json={"metadata": {"name": name}, "rules": list(rules)}), 201)
-        await bind(srv, name, role_kind, name, [subject], namespace=namespace)
-    return name
-
-
-async def bind(srv: Server, name: str, role_kind: str, role_name: str, subjects: list[dict],
-               namespace: str = "") -> None:
-    body = {"metadata": {"name": name}, "subjects": subjects,
-            "roleRef": {"apiGroup": f"rbac.authorization.{srv.domain}", "kind": role_kind, "name": role_name}}
-    path = f"{srv.rbac}/namespaces/{namespace}/rolebindings" if namespace else f"{srv.rbac}/clusterrolebindings"
-    async with srv.client() as admin:
-        await ok(await admin.post(path, json=body), 201)
-
 
 async def aggregate(srv: Server, target: str) -> None:
     """Write `target`'s rules as the ClusterRole aggregation controller would (see the module docstring)."""
@@ -128,14 +62,12 @@ async def test_view_in_one_namespace_lists_roles_there_only_and_cannot_create_ro
 
 async def test_view_aggregated_by_the_controller_lists_roles_in_its_namespace(nursery, tmp_path):
     """The same, with the built-in controllers running: `view` gets its rules by aggregation."""
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    srv = await start_server(nursery, tmp_path, token_auth_file=str(tokens), controllers=True)
+    srv = await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path), controllers=True)
 
     def reads_roles(view: dict | None) -> bool:
         return bool(view) and any("roles" in r.get("resources", []) for r in view.get("rules") or [])
     with trio.fail_after(30):
-        async with open_http_client(load_kubeconfig(srv.kubeconfig)) as client:
+        async with open_http_client(load_kubeconfig(srv.kubeconfig), transport=srv.transport) as client:
             await wait_for_object(client, client.scheme.by_kind("ClusterRole"), "view", reads_roles)
     await namespaces(srv, "a", "b")
     await bind(srv, "alice-view", "ClusterRole", "view", [user("alice")], namespace="a")

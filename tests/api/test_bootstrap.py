@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from runtime.rbac import load_bootstrap_policy
-from tests.api.test_authz import ok
-from tests.conftest import Server, start_server
+from tests.support.rbac import ok
+from tests.support.server import Server, start_in_process
 
 LABEL = "kubernetes.io/bootstrapping=rbac-defaults"
 
@@ -23,7 +23,7 @@ LABEL = "kubernetes.io/bootstrapping=rbac-defaults"
 async def run_server(tmp_path, step: Callable[[Server], Awaitable[None]], **options) -> None:
     """Start a sqlite-backed server on `tmp_path`, run `step` against it, then stop it."""
     async with trio.open_nursery() as nursery:
-        srv = await start_server(nursery, tmp_path, store="sqlite", **options)
+        srv = await start_in_process(nursery, tmp_path, store="sqlite", **options)
         await step(srv)
         nursery.cancel_scope.cancel()
 
@@ -49,7 +49,7 @@ async def test_first_start_creates_every_bootstrap_object_labelled_rbac_defaults
 
 
 async def test_bootstrap_policy_follows_the_api_domain(nursery, tmp_path):
-    srv = await start_server(nursery, tmp_path, api_domain="k8s.io")
+    srv = await start_in_process(nursery, tmp_path, api_domain="k8s.io")
     role = await get_cluster(srv, "clusterroles", "system:basic-user")
     assert role["apiVersion"] == "rbac.authorization.k8s.io/v1"
     assert {g for r in role["rules"] for g in r["apiGroups"]} == {"authorization.k8s.io", "authentication.k8s.io"}

@@ -1,4 +1,9 @@
-"""The foundation's API rules, through real HTTPS against a server started by the test."""
+"""The foundation's API rules, through the HTTP app in process.
+
+A few run behind real HTTPS too (`any_server`): create and get, a watch, and
+a 413 answered only once the whole body was read (else the client would see
+the connection reset, not the Status).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ def cr(name: str = "reader", **extra) -> dict:
     return body
 
 
-async def test_create_answers_201_with_uid_creation_timestamp_and_resource_version(server):
+async def test_create_answers_201_with_uid_creation_timestamp_and_resource_version(any_server):
+    server = any_server
     async with server.client() as c:
         r = await c.post(f"{server.rbac}/clusterroles", json=cr())
         assert r.status_code == 201, r.text
@@ -217,7 +223,8 @@ async def test_request_without_valid_token_is_401(server):
         assert r.status_code == 401 and r.json()["reason"] == "Unauthorized"
 
 
-async def test_body_over_the_limit_is_413(server):
+async def test_body_over_the_limit_is_413(any_server):
+    server = any_server
     async with server.client() as c:
         body = cr()
         body["metadata"]["annotations"] = {"big": "x" * (3 * 1024 * 1024 + 10)}
@@ -267,7 +274,8 @@ async def test_deleting_default_namespace_is_refused(server):
         assert r.status_code == 403
 
 
-async def test_watch_streams_changes_after_a_resource_version(server):
+async def test_watch_streams_changes_after_a_resource_version(any_server, autojump_clock):
+    server = any_server
     async with server.client() as c:
         rv = (await c.get(f"{server.rbac}/clusterroles")).json()["metadata"]["resourceVersion"]
         await c.post(f"{server.rbac}/clusterroles", json=cr("w1"))
@@ -282,7 +290,7 @@ async def test_watch_streams_changes_after_a_resource_version(server):
         assert seen == [("ADDED", "w1"), ("DELETED", "w1")]
 
 
-async def test_watch_on_an_item_path_sees_only_that_object(server):
+async def test_watch_on_an_item_path_sees_only_that_object(server, autojump_clock):
     async with server.client() as c:
         rv = (await c.get(f"{server.rbac}/clusterroles")).json()["metadata"]["resourceVersion"]
         await c.post(f"{server.rbac}/clusterroles", json=cr("other"))

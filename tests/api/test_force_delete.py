@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from runtime.featuregates import DEFAULT_GATES
-from tests.conftest import start_server
+from tests.support.server import start_in_process
 
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
 GARBAGE = b"\x00\xffnot json at all"
@@ -44,7 +44,7 @@ async def broken_server(nursery, tmp_path, *, gate: bool):
     """A sqlite server holding ClusterRoles `fine`, and `broken` and `held` (finalizer) made corrupt."""
     gates = dict(DEFAULT_GATES, AllowUnsafeMalformedObjectDeletion=gate)
     async with trio.open_nursery() as first:
-        srv = await start_server(first, tmp_path, store="sqlite", feature_gates=gates)
+        srv = await start_in_process(first, tmp_path, store="sqlite", feature_gates=gates)
         async with srv.client() as c:
             for name, meta in (("fine", {}), ("broken", {}), ("held", {"finalizers": ["x/hold"]})):
                 r = await c.post(f"{srv.rbac}/clusterroles", json=cr(srv.domain, name, **meta))
@@ -62,7 +62,7 @@ async def broken_server(nursery, tmp_path, *, gate: bool):
     db = tmp_path / "data" / "state.db"
     for name in ("broken", "held"):
         corrupt(db, f"/rbac.authorization/clusterroles/{name}")
-    return await start_server(nursery, tmp_path, store="sqlite", feature_gates=gates), db
+    return await start_in_process(nursery, tmp_path, store="sqlite", feature_gates=gates), db
 
 
 @pytest.fixture

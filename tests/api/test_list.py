@@ -7,8 +7,8 @@ import base64
 import pytest
 import trio
 
-from tests.api.support import cr
-from tests.conftest import start_server
+from tests.support.objects import cr
+from tests.support.server import start_in_process
 
 
 def role(ns: str, name: str) -> dict:
@@ -18,7 +18,7 @@ def role(ns: str, name: str) -> dict:
 
 @pytest.fixture
 async def srv(nursery, tmp_path, autojump_clock):
-    return await start_server(nursery, tmp_path)
+    return await start_in_process(nursery, tmp_path)
 
 
 async def make_roles(c, srv, names, **labels) -> None:
@@ -147,7 +147,7 @@ async def test_a_modified_continue_token_is_400_not_a_crash(srv, autojump_clock)
 
 
 async def test_a_continue_token_expires_after_the_continue_ttl_with_410_expired(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, continue_ttl=60)
+    srv = await start_in_process(nursery, tmp_path, continue_ttl=60)
     async with srv.client() as c:
         await make_roles(c, srv, ["p-a", "p-b"])
         token = (await c.get(f"{srv.rbac}/clusterroles", params={"limit": "1"})).json()["metadata"]["continue"]
@@ -161,7 +161,7 @@ async def test_a_continue_token_expires_after_the_continue_ttl_with_410_expired(
 
 
 async def test_a_continue_token_expires_when_its_version_is_compacted(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=1, continue_ttl=3600)
+    srv = await start_in_process(nursery, tmp_path, watch_history=5, compaction_interval=1, continue_ttl=3600)
     async with srv.client() as c:
         await make_roles(c, srv, ["p-a", "p-b"])
         token = (await c.get(f"{srv.rbac}/clusterroles", params={"limit": "1"})).json()["metadata"]["continue"]
@@ -237,7 +237,7 @@ async def test_continue_token_survives_a_server_restart(nursery, tmp_path):
     server continues a list from its store's log (a forged token is still 400)."""
     with trio.CancelScope() as first:
         async with trio.open_nursery() as inner:
-            srv = await start_server(inner, tmp_path, store="sqlite")
+            srv = await start_in_process(inner, tmp_path, store="sqlite")
             async with srv.client() as c:
                 for i in range(3):
                     await c.post(f"{srv.rbac}/clusterroles", json={
@@ -247,7 +247,7 @@ async def test_continue_token_survives_a_server_restart(nursery, tmp_path):
             token = page["metadata"]["continue"]
             inner.cancel_scope.cancel()
     assert not first.cancelled_caught
-    again = await start_server(nursery, tmp_path, store="sqlite")
+    again = await start_in_process(nursery, tmp_path, store="sqlite")
     async with again.client() as c:
         r = await c.get(f"{again.rbac}/clusterroles", params={"limit": "1", "continue": token})
         assert r.status_code == 200, r.text

@@ -13,14 +13,14 @@ import pytest
 
 from runtime.codec import cbor
 from runtime.featuregates import DEFAULT_GATES
-from tests.conftest import Server, start_server
+from tests.support.server import Server, start_in_process
 
 CBOR = "application/cbor"
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    return await start_server(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
+    return await start_in_process(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
 
 
 def role(srv: Server, name: str, **extra) -> dict:

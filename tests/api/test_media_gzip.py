@@ -11,7 +11,7 @@ import pytest
 
 from runtime.codec import protobuf
 from runtime.featuregates import DEFAULT_GATES
-from tests.conftest import Server, start_server
+from tests.support.server import Server, start_in_process
 
 GZIP = {"Accept-Encoding": "gzip"}
 PLAIN = {"Accept-Encoding": "identity"}  # httpx asks for gzip unless told otherwise
@@ -46,14 +46,14 @@ async def test_gzip_q_zero_is_a_refusal(server):
 
 
 async def test_compression_is_off_with_its_gate(nursery, tmp_path):
-    srv = await start_server(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "APIResponseCompression": False})
+    srv = await start_in_process(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "APIResponseCompression": False})
     r, body = await raw_get(srv, f"{srv.rbac}/clusterroles", GZIP)
     assert r.status_code == 200
     assert "content-encoding" not in r.headers and json.loads(body)["kind"] == "ClusterRoleList"
 
 
 async def test_answers_smaller_than_min_compress_bytes_are_sent_plain(nursery, tmp_path):
-    srv = await start_server(nursery, tmp_path, min_compress_bytes=1_000_000)
+    srv = await start_in_process(nursery, tmp_path, min_compress_bytes=1_000_000)
     small, _ = await raw_get(srv, f"{srv.rbac}/clusterroles/admin", GZIP)
     listed, body = await raw_get(srv, f"{srv.rbac}/clusterroles", GZIP)
     assert "content-encoding" not in small.headers and "content-encoding" not in listed.headers
@@ -80,7 +80,9 @@ async def fill(srv: Server, count: int) -> None:
 @pytest.mark.parametrize("accept,encoding", [("application/json", PLAIN),
                                              ("application/vnd.kubernetes.protobuf", PLAIN),
                                              ("application/json", GZIP)])
-async def test_large_lists_are_streamed_in_chunks(server, accept, encoding):
+async def test_large_lists_are_streamed_in_chunks(https_server, accept, encoding):
+    # Over real HTTPS: chunked transfer encoding is Hypercorn's, and this is the smoke test of gzip on the wire.
+    server = https_server
     await fill(server, 120)
     async with server.client() as c:
         async with c.stream("GET", f"{server.rbac}/clusterroles", headers={"Accept": accept, **encoding}) as r:

@@ -9,7 +9,7 @@ import yaml
 
 from runtime.codec import cbor, protobuf
 from runtime.featuregates import DEFAULT_GATES
-from tests.conftest import Server, start_server
+from tests.support.server import Server, start_in_process
 
 MEDIA = {"json": "application/json", "yaml": "application/yaml",
          "protobuf": "application/vnd.kubernetes.protobuf", "cbor": "application/cbor"}
@@ -20,7 +20,7 @@ POML = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    return await start_server(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
+    return await start_in_process(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
 
 
 async def make_role(srv: Server, name: str = "r") -> dict:

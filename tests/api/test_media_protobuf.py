@@ -16,7 +16,7 @@ import pytest
 
 from runtime.codec import protobuf
 from runtime.scheme import Scheme
-from tests.conftest import Server, start_server
+from tests.support.server import STARTERS, Server, start_in_process
 
 PB = "application/vnd.kubernetes.protobuf"
 POM = "as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
@@ -136,7 +136,13 @@ def envelope(data: bytes) -> tuple[str, str, dict[str, Any]]:
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    return await start_server(nursery, tmp_path, api_domain="k8s.io")
+    return await start_in_process(nursery, tmp_path, api_domain="k8s.io")
+
+
+@pytest.fixture(params=sorted(STARTERS))
+async def any_srv(request, nursery, tmp_path) -> Server:
+    """In process, then behind real HTTPS (the smoke test of Protobuf on the wire)."""
+    return await STARTERS[request.param](nursery, tmp_path, api_domain="k8s.io")
 
 
 async def seed(srv: Server) -> None:
@@ -154,7 +160,8 @@ async def seed(srv: Server) -> None:
             "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "default"}]})
 
 
-async def test_every_kind_and_list_is_kubernetes_protobuf_by_field_number(srv):
+async def test_every_kind_and_list_is_kubernetes_protobuf_by_field_number(any_srv):
+    srv = any_srv
     await seed(srv)
     paths = {"ClusterRole": f"{srv.rbac}/clusterroles/agg", "Role": f"{srv.rbac}/namespaces/default/roles/r",
              "RoleBinding": f"{srv.rbac}/namespaces/default/rolebindings/rb",
@@ -220,7 +227,8 @@ async def test_protobuf_lists_stream_the_bytes_of_the_whole_list(srv):
     assert r.content == protobuf.encode(dict(decoded, items=decoded["items"]))
 
 
-async def test_watch_streams_are_length_prefixed_watch_events_holding_enveloped_objects(srv, autojump_clock):
+async def test_watch_streams_are_length_prefixed_watch_events_holding_enveloped_objects(any_srv, autojump_clock):
+    srv = any_srv
     async with srv.client() as c:
         async with c.stream("GET", f"{srv.rbac}/clusterroles", params={"watch": "1", "timeoutSeconds": "1"},
                             headers={"Accept": f"{PB};stream=watch"}) as r:
@@ -247,7 +255,7 @@ async def test_table_has_no_protobuf_form_406_alone_json_with_a_fallback(srv):
 
 
 async def test_the_domains_protobuf_media_type_is_answered_as_asked(nursery, tmp_path):
-    srv = await start_server(nursery, tmp_path)  # domain svc.io
+    srv = await start_in_process(nursery, tmp_path)  # domain svc.io
     async with srv.client() as c:
         r = await c.get(f"{srv.rbac}/clusterroles/admin", headers={"Accept": "application/vnd.svc.protobuf"})
         body = protobuf.encode({"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",

@@ -17,7 +17,7 @@ import yaml
 
 from runtime.codec import cbor, protobuf
 from runtime.featuregates import DEFAULT_GATES
-from tests.conftest import Server, start_server
+from tests.support.server import Server, start_in_process
 
 MEDIA = {"json": "application/json", "yaml": "application/yaml",
          "protobuf": "application/vnd.kubernetes.protobuf", "cbor": "application/cbor"}
@@ -26,7 +26,7 @@ PAIRS = [(req, resp) for req in MEDIA for resp in MEDIA]
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    return await start_server(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
+    return await start_in_process(nursery, tmp_path, feature_gates={**DEFAULT_GATES, "CBORServingAndStorage": True})
 
 
 def encode_body(codec: str, obj: dict[str, Any]) -> bytes:

@@ -10,7 +10,7 @@ import yaml
 
 from runtime.kinds import age
 from runtime.scheme import Scheme
-from tests.conftest import Server
+from tests.support.server import Server
 
 TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1"
 

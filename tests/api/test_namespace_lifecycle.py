@@ -2,7 +2,7 @@
 
 The registry's side runs on the plain `server` fixture (no controllers, so a
 terminating namespace stays terminating); the cascade needs the built-in
-controllers (`start_server(..., controllers=True)`).
+controllers (`start_in_process(..., controllers=True)`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import trio
 from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from runtime.testing import wait_for_object
-from tests.conftest import start_server
+from tests.support.server import start_in_process
 
 NS = "/api/v1/namespaces"
 HOLD = "example.com/hold"
@@ -124,7 +124,7 @@ async def test_orphan_dependents_false_on_a_namespace_is_foreground_and_answers_
 # ---- with the built-in controllers ---------------------------------------------------------------
 
 async def test_a_deleted_namespace_is_emptied_then_goes_and_nothing_else_is_touched(nursery, tmp_path):
-    server = await start_server(nursery, tmp_path, controllers=True)
+    server = await start_in_process(nursery, tmp_path, controllers=True)
     async with server.client() as c:
         for ns in ("gone", "kept"):
             await create(c, NS, namespace(ns))
@@ -133,7 +133,7 @@ async def test_a_deleted_namespace_is_emptied_then_goes_and_nothing_else_is_touc
                 await create(c, f"{server.rbac}/namespaces/{ns}/rolebindings", binding(server, f"b{i}", ns))
         kept = (await c.get(f"{server.rbac}/namespaces/kept/roles")).json()["items"]
         await c.delete(f"{NS}/gone")
-        async with open_http_client(load_kubeconfig(server.kubeconfig)) as client:
+        async with open_http_client(load_kubeconfig(server.kubeconfig), transport=server.transport) as client:
             with trio.fail_after(30):
                 await wait_for_object(client, client.scheme.by_kind("Namespace"), "gone", lambda o: o is None)
         for resource in ("roles", "rolebindings"):
@@ -142,8 +142,8 @@ async def test_a_deleted_namespace_is_emptied_then_goes_and_nothing_else_is_touc
 
 
 async def test_content_finalizers_show_as_progress_conditions_until_released(nursery, tmp_path):
-    server = await start_server(nursery, tmp_path, controllers=True)
-    async with server.client() as c, open_http_client(load_kubeconfig(server.kubeconfig)) as client:
+    server = await start_in_process(nursery, tmp_path, controllers=True)
+    async with server.client() as c, open_http_client(load_kubeconfig(server.kubeconfig), transport=server.transport) as client:
         namespaces = client.scheme.by_kind("Namespace")
         await create(c, NS, namespace("held"))
         await create(c, f"{server.rbac}/namespaces/held/roles", role(server, "sticky", "held", [HOLD]))
@@ -164,8 +164,8 @@ async def test_content_finalizers_show_as_progress_conditions_until_released(nur
 
 
 async def test_a_namespace_deleted_in_foreground_goes_once_both_finalizers_are_released(nursery, tmp_path):
-    server = await start_server(nursery, tmp_path, controllers=True)
-    async with server.client() as c, open_http_client(load_kubeconfig(server.kubeconfig)) as client:
+    server = await start_in_process(nursery, tmp_path, controllers=True)
+    async with server.client() as c, open_http_client(load_kubeconfig(server.kubeconfig), transport=server.transport) as client:
         await create(c, NS, namespace("fg"))
         await create(c, f"{server.rbac}/namespaces/fg/roles", role(server, "r", "fg"))
         await c.request("DELETE", f"{NS}/fg", json={"propagationPolicy": "Foreground"})

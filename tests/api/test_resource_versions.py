@@ -11,13 +11,13 @@ import json
 import pytest
 import trio
 
-from tests.api.support import collection_rv, create
-from tests.conftest import start_server
+from tests.support.objects import collection_rv, create
+from tests.support.server import start_in_process
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path, autojump_clock):
-    return await start_server(nursery, tmp_path)
+    return await start_in_process(nursery, tmp_path)
 
 
 def item_names(doc: dict) -> set[str]:
@@ -277,7 +277,7 @@ async def test_list_exact_is_the_collection_at_exactly_that_version(srv, limit, 
 async def test_list_exact_answers_the_same_from_a_snapshot_and_from_the_store(nursery, tmp_path, autojump_clock,
                                                                              gates):
     from runtime.featuregates import DEFAULT_GATES
-    srv = await start_server(nursery, tmp_path, feature_gates=dict(DEFAULT_GATES, **gates))
+    srv = await start_in_process(nursery, tmp_path, feature_gates=dict(DEFAULT_GATES, **gates))
     async with srv.client() as c:
         at = await create(c, srv, "s-1")
         await c.patch(f"{srv.rbac}/clusterroles/s-1", json={"metadata": {"labels": {"x": "y"}}},
@@ -299,7 +299,7 @@ async def test_list_exact_of_a_version_that_never_arrives_is_504(srv, autojump_c
 
 
 async def test_list_exact_of_a_compacted_version_is_410_expired(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=1)
+    srv = await start_in_process(nursery, tmp_path, watch_history=5, compaction_interval=1)
     async with srv.client() as c:
         at = await create(c, srv, "old")
         await create(c, srv, "newer")
@@ -357,7 +357,7 @@ async def test_list_not_older_than_a_version_that_never_arrives_is_504(srv, limi
 
 async def test_not_older_than_with_limit_is_410_once_its_version_is_no_longer_available(
         nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=1)
+    srv = await start_in_process(nursery, tmp_path, watch_history=5, compaction_interval=1)
     async with srv.client() as c:
         rv = await create(c, srv, "aaa-1")
         await create(c, srv, "aaa-2")

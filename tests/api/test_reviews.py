@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_authz import TOKENS, bind, grant, namespaces, ok, rule, user
-from tests.conftest import Server, start_server
+from tests.support.rbac import bind, grant, namespaces, ok, rule, token_file, user
+from tests.support.server import Server, start_in_process
 
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    return await start_server(nursery, tmp_path, token_auth_file=str(tokens))
+    return await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path))
 
 
 def res(**attrs) -> dict:

@@ -1,4 +1,5 @@
-"""Robustness under load and failure, through real HTTPS (and the registry where HTTP cannot reach).
+"""Robustness under load and failure, through the HTTP app in process, real HTTPS where the connection
+matters (disconnects, shutdown, stalled bodies, oversized heads), and the registry where HTTP cannot reach.
 
 - Concurrency: contended writes to one object lose nothing, create/delete of
   one name and delete against finalizer removal stay consistent, creates
@@ -13,7 +14,8 @@
   namespace gate forgets idle namespaces.
 
 Tests that wait in trio time run on the MockClock (`autojump_clock`); the
-ones over SQLite (worker threads) use the real clock with generous guards.
+ones over SQLite (worker threads) use the real clock with generous guards
+(`store_clock`: the MockClock for the memory store only).
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ from runtime.requests import Body
 from runtime.requests import ListOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
-from tests.conftest import Server, start_server
+from runtime.client_http import open_http_client
+from runtime.kubeconfig import load_kubeconfig
+from runtime.testing import wait_for_object
+from tests.support.server import Server, start_in_process, start_server
 
 RBAC = "rbac.authorization.svc.io/v1"
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -85,8 +90,19 @@ def captured(monkeypatch) -> Captured:
     return got
 
 
+@pytest.fixture
+def store_clock(store):
+    """The autojump MockClock for the memory store; None (the real clock) for SQLite, whose work runs in
+    threads the MockClock cannot see (it would jump past their timeouts)."""
+    return trio.testing.MockClock(autojump_threshold=0) if store == "memory" else None
+
+
 async def settle(predicate, *, step: float = 0.05, limit: float = 30.0) -> None:
-    """Wait (trio time) until `predicate()` holds; fail after `limit` s."""
+    """Wait (trio time) until `predicate()` holds; fail after `limit` s.
+
+    Polls: only for what a real server notices about its sockets (a closed connection), where no event
+    reaches the test; on the MockClock the polling costs no real time.
+    """
     with trio.fail_after(limit):
         while not predicate():
             await trio.sleep(step)
@@ -95,8 +111,8 @@ async def settle(predicate, *, step: float = 0.05, limit: float = 30.0) -> None:
 # ---- 1. concurrent writes ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, tmp_path, store):
-    srv = await start_server(nursery, tmp_path, store=store)
+async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, tmp_path, store, store_clock):
+    srv = await start_in_process(nursery, tmp_path, store=store)
     async with srv.client() as c:
         await create(c, srv, "contended")
         codes: Counter[int] = Counter()
@@ -116,8 +132,8 @@ async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, t
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_path, store):
-    srv = await start_server(nursery, tmp_path, store=store)
+async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_path, store, store_clock):
+    srv = await start_in_process(nursery, tmp_path, store=store)
     url = f"{srv.rbac}/clusterroles/counter"
     async with srv.client() as c:
         await create(c, srv, "counter", annotations={"count": "0"})
@@ -133,7 +149,8 @@ async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_p
                     won.append((count, int(r.json()["metadata"]["resourceVersion"])))
                     return
                 assert r.status_code == 409, r.text
-                await trio.sleep(random.uniform(0, 0.02))  # a client's jittered backoff
+                # The client's jittered backoff: the behaviour under test (trio's clock; real for SQLite).
+                await trio.sleep(random.uniform(0, 0.02))
 
         async with trio.open_nursery() as writers:
             for _ in range(50):
@@ -146,7 +163,7 @@ async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_p
 
 
 async def test_concurrent_creates_and_deletes_of_one_name_stay_consistent(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path)
+    srv = await start_in_process(nursery, tmp_path)
     url = f"{srv.rbac}/clusterroles"
     async with srv.client() as c:
         start = (await c.get(url)).json()["metadata"]["resourceVersion"]
@@ -182,7 +199,7 @@ async def test_concurrent_creates_and_deletes_of_one_name_stay_consistent(nurser
 @pytest.mark.parametrize("delete_first", [True, False])
 async def test_a_delete_racing_the_removal_of_the_last_finalizer_always_removes_the_object(
         nursery, tmp_path, delete_first, autojump_clock):
-    srv = await start_server(nursery, tmp_path)
+    srv = await start_in_process(nursery, tmp_path)
     url = f"{srv.rbac}/clusterroles"
     names = [f"held-{i}" for i in range(20)]
     async with srv.client() as c:
@@ -211,33 +228,38 @@ async def test_a_delete_racing_the_removal_of_the_last_finalizer_always_removes_
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery, tmp_path, store):
-    srv = await start_server(nursery, tmp_path, store=store, controllers=True)
+async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery, tmp_path, store, store_clock):
+    srv = await start_in_process(nursery, tmp_path, store=store, controllers=True)
     codes: Counter[int] = Counter()
-    async with srv.client() as c:
+    async with srv.client() as c, \
+            open_http_client(load_kubeconfig(srv.kubeconfig), transport=srv.transport) as client:
         for round_ in range(6):
             ns = f"race-{round_}"
             r = await c.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
                                                          "metadata": {"name": ns}})
             assert r.status_code == 201, r.text
+            made, under_way = 0, trio.Event()
 
             async def creator(worker: int) -> None:
+                nonlocal made
                 for i in range(10_000):
                     r = await c.post(f"{srv.rbac}/namespaces/{ns}/roles", json=role(f"r-{worker}-{i}"))
                     codes[r.status_code] += 1
                     if r.status_code in (403, 404):  # terminating (or already gone): refused from now on
                         return
                     assert r.status_code == 201, r.text
+                    made += 1
+                    if made >= 8 * (round_ % 3 + 1):  # the delete comes later each round, creates under way
+                        under_way.set()
 
             async with trio.open_nursery() as creators:
                 for worker in range(8):
                     creators.start_soon(creator, worker)
-                await trio.sleep(0.02 * (round_ % 3 + 1))
+                await under_way.wait()
                 r = await c.delete(f"/api/v1/namespaces/{ns}")
                 assert r.status_code == 200, r.text
             with trio.fail_after(60):
-                while (await c.get(f"/api/v1/namespaces/{ns}")).status_code != 404:
-                    await trio.sleep(0.02)
+                await wait_for_object(client, client.scheme.by_kind("Namespace"), ns, lambda o: o is None)
             left = (await c.get(f"{srv.rbac}/namespaces/{ns}/roles")).json()["items"]
             assert [o["metadata"]["name"] for o in left] == [], f"orphans in deleted namespace {ns}"
     assert codes[201] > 0 and codes[403] > 0
@@ -289,12 +311,19 @@ async def test_the_namespace_gate_holds_creates_while_a_namespace_closes(autojum
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_writers(nursery, tmp_path, store):
-    srv = await start_server(nursery, tmp_path, store=store)
+async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_writers(nursery, tmp_path, store,
+                                                                                        store_clock):
+    srv = await start_in_process(nursery, tmp_path, store=store)
     url = f"{srv.rbac}/clusterroles"
     async with srv.client() as c:
         start = int((await c.get(url)).json()["metadata"]["resourceVersion"])
         seen: dict[int, list[int]] = {}
+        caught_up = [trio.Event() for _ in range(4)]
+        final = 0  # the last revision written, once known
+
+        def check(i: int) -> None:
+            if final and seen[i] and seen[i][-1] >= final:
+                caught_up[i].set()
 
         async def watcher(i: int, task_status=trio.TASK_STATUS_IGNORED) -> None:
             got = seen[i] = []
@@ -304,6 +333,7 @@ async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_
                 async for line in r.aiter_lines():
                     if line:
                         got.append(int(json.loads(line)["object"]["metadata"]["resourceVersion"]))
+                        check(i)
 
         async def writer(w: int) -> None:
             for i in range(15):
@@ -321,7 +351,10 @@ async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_
                 for w in range(6):
                     writers.start_soon(writer, w)
             final = int((await create(c, srv, "final-marker"))["metadata"]["resourceVersion"])
-            await settle(lambda: all(got and got[-1] >= final for got in seen.values()), limit=120)
+            with trio.fail_after(120):
+                for i, event in enumerate(caught_up):
+                    check(i)
+                    await event.wait()
             group.cancel_scope.cancel()
     # Only this test writes, and only ClusterRoles: every revision after the start is one of its events.
     expected = list(range(start + 1, final + 1))
@@ -334,11 +367,11 @@ async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_
 
 async def test_clients_that_disconnect_mid_watch_leave_no_watcher_or_task(nursery, tmp_path, captured,
                                                                           autojump_clock):
-    srv = await start_server(nursery, tmp_path)
+    srv = await start_server(nursery, tmp_path)  # real HTTPS: the server must notice the connection close
     roles = captured.registry.kind_cache(captured.registry.scheme.by_kind("ClusterRole"))
     async with srv.client() as c:
         await create(c, srv, "seen")
-    await trio.sleep(1)
+    await trio.sleep(1)  # mock time: the server sees that client's connection close
     watchers, tasks = roles.watchers, count_tasks()
     for bookmarks in ("false", "true"):
         for _ in range(10):
@@ -353,13 +386,13 @@ async def test_clients_that_disconnect_mid_watch_leave_no_watcher_or_task(nurser
 
 
 async def test_a_client_that_disconnects_mid_list_stream_leaves_no_task(nursery, tmp_path, captured, autojump_clock):
-    srv = await start_server(nursery, tmp_path)
+    srv = await start_server(nursery, tmp_path)  # real HTTPS: the server must notice the connection close
     registry = captured.registry
     rt = registry.scheme.by_kind("ClusterRole")
     big = "x" * 1000
     for i in range(3000):
         await registry.create(ADMIN, rt, "", Body(cr(f"bulk-{i:05}", annotations={"pad": big})))
-    await trio.sleep(1)
+    await trio.sleep(1)  # mock time: the writes' background work settles before counting tasks
     tasks = count_tasks()
     for _ in range(5):
         async with srv.client() as c:
@@ -381,7 +414,7 @@ async def test_shutdown_with_open_watches_ends_them_and_returns(tmp_path, autoju
     async def run_server(task_status=trio.TASK_STATUS_IGNORED) -> None:
         with server_scope:
             async with trio.open_nursery() as inner:
-                task_status.started(await start_server(inner, tmp_path))
+                task_status.started(await start_server(inner, tmp_path))  # real HTTPS: Hypercorn's graceful stop
                 await trio.sleep_forever()
         stopped.set()
 
@@ -463,7 +496,7 @@ def flaky(monkeypatch) -> FlakyStore:
 
 async def test_store_errors_answer_500_statuses_and_the_server_recovers(nursery, tmp_path, flaky, caplog,
                                                                         autojump_clock):
-    srv = await start_server(nursery, tmp_path)
+    srv = await start_in_process(nursery, tmp_path)
     url = f"{srv.rbac}/clusterroles"
     caplog.set_level(logging.CRITICAL, logger="api.app")  # the 500s are logged with their traceback
     async with srv.client() as c:
@@ -490,10 +523,9 @@ async def test_store_errors_answer_500_statuses_and_the_server_recovers(nursery,
         assert (await c.get(f"{url}/kept")).json()["metadata"]["labels"] == {"a": "b"}
 
 
-async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_path, captured, flaky,
-                                                                   caplog, autojump_clock):
-    srv = await start_server(nursery, tmp_path)
-    cache = captured.registry.cache
+async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_path, flaky, caplog, autojump_clock):
+    srv = await start_in_process(nursery, tmp_path)
+    cache = srv.registry.cache
     caplog.set_level(logging.CRITICAL, logger="runtime.watchcache.cache")
     async with srv.client() as c:
         flaky.break_watch = 3  # three failures in a row: backoff, then resume where it stopped
@@ -514,7 +546,7 @@ async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_
 async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succeeds(nursery, tmp_path,
                                                                                    monkeypatch, caplog):
     from runtime.storage.sqlite import SqliteStore
-    srv = await start_server(nursery, tmp_path, store="sqlite")
+    srv = await start_in_process(nursery, tmp_path, store="sqlite")
     real = SqliteStore._apply_batch
     failures = [1]
 
@@ -542,7 +574,7 @@ async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succ
 async def test_a_commit_that_lands_but_reports_an_error_does_not_wedge_the_store(nursery, tmp_path, monkeypatch,
                                                                                 caplog):
     from runtime.storage.sqlite import SqliteStore
-    srv = await start_server(nursery, tmp_path, store="sqlite")
+    srv = await start_in_process(nursery, tmp_path, store="sqlite")
     real = SqliteStore._apply_batch
     failures = [1]
 
@@ -584,7 +616,7 @@ async def test_corrupt_rows_in_the_log_are_contained(nursery, tmp_path):
     async def run_first(task_status=trio.TASK_STATUS_IGNORED) -> None:
         with first:
             async with trio.open_nursery() as inner:
-                task_status.started(await start_server(inner, tmp_path, store="sqlite"))
+                task_status.started(await start_in_process(inner, tmp_path, store="sqlite"))
                 await trio.sleep_forever()
         done.set()
 
@@ -611,7 +643,7 @@ async def test_corrupt_rows_in_the_log_are_contained(nursery, tmp_path):
             db.execute("INSERT INTO latest(key, rev) VALUES (?, ?)", (key(None, name), rev))
     db.close()
 
-    srv = await start_server(nursery, tmp_path, store="sqlite")
+    srv = await start_in_process(nursery, tmp_path, store="sqlite")
     url = f"{srv.rbac}/clusterroles"
     async with srv.client() as c:
         for name in ("victim", "array", "null"):
@@ -701,7 +733,8 @@ async def raw_request(srv: Server, data: bytes, *, wait: float) -> bytes:
     return received
 
 
-async def test_a_body_that_stops_arriving_is_a_504_and_the_server_keeps_serving(server, caplog, autojump_clock):
+async def test_a_body_that_stops_arriving_is_a_504_and_the_server_keeps_serving(https_server, caplog, autojump_clock):
+    server = https_server  # real HTTPS: a connection that hangs up or stalls mid-body
     head = (f"POST {server.rbac}/clusterroles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.token}\r\n"
             "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n").encode()
     # Hung up mid-body: nothing to answer, nothing logged as a server error.
@@ -714,7 +747,8 @@ async def test_a_body_that_stops_arriving_is_a_504_and_the_server_keeps_serving(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("api")]
 
 
-async def test_huge_request_heads_are_refused_before_the_app(server):
+async def test_huge_request_heads_are_refused_before_the_app(https_server):
+    server = https_server  # real HTTPS: Hypercorn's limits
     async with server.client() as c:
         assert (await c.get(f"{server.rbac}/clusterroles", headers={"X-Big": "a" * 100_000})).status_code == 431
         # A request line past hypercorn's 16 KiB head limit: refused before the app (400 or 431).

@@ -16,9 +16,9 @@ import yaml
 from runtime.client import DecodeError
 from runtime.codec import protobuf
 from runtime.resourceversion import Incomparable, compare, is_at_least, parse
-from tests.api.test_authz import TOKENS, grant, rule, user
-from tests.conftest import Server, start_server
-from tests.unit.controller.test_client_http import mock_client
+from tests.support.mock_http import mock_client
+from tests.support.rbac import grant, rule, token_file, user
+from tests.support.server import Server, start_in_process
 
 TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1"
 POM = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
@@ -27,9 +27,7 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 
 @pytest.fixture
 async def srv(nursery, tmp_path) -> Server:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    return await start_server(nursery, tmp_path, token_auth_file=str(tokens))
+    return await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path))
 
 
 def cluster_role(srv: Server, name: str, **meta) -> dict:

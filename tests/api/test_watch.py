@@ -1,5 +1,6 @@
-"""The spec's watch rules through real HTTPS: stream shape, start versions, bookmarks, initial
-events, history and 410, waiting for future versions, timeouts, selectors, informer resume.
+"""The spec's watch rules through the HTTP app in process: stream shape (also over real HTTPS), start
+versions, bookmarks, initial events, history and 410, waiting for future versions, timeouts, selectors,
+informer resume.
 
 Every test runs on trio's MockClock (autojump): a watch's timeoutSeconds ends
 it as soon as everything else is idle, deterministically.
@@ -14,8 +15,8 @@ import httpx
 import pytest
 import trio
 
-from tests.api.support import collection_rv, cr, create
-from tests.conftest import start_server
+from tests.support.objects import collection_rv, cr, create
+from tests.support.server import start_in_process
 
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -23,7 +24,7 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 
 @pytest.fixture
 async def srv(nursery, tmp_path, autojump_clock):
-    return await start_server(nursery, tmp_path)
+    return await start_in_process(nursery, tmp_path)
 
 
 async def relabel(c, srv, name: str, **labels) -> int:
@@ -47,7 +48,8 @@ def typed(events: list[dict], *, bookmarks: bool = False) -> list[tuple[str, str
 # ---- 1. the stream -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag", ["1", "true"])
-async def test_watch_is_a_chunked_stream_of_type_and_object_documents(srv, flag, autojump_clock):
+async def test_watch_is_a_chunked_stream_of_type_and_object_documents(https_server, flag, autojump_clock):
+    srv = https_server  # real HTTPS: the chunked transfer encoding is Hypercorn's
     async with srv.client() as c:
         rv = await collection_rv(c, srv)
         await create(c, srv, "w")
@@ -337,7 +339,7 @@ async def test_invalid_watch_options_are_422(srv, params, detail, autojump_clock
 
 async def test_watch_from_a_version_no_longer_kept_is_a_200_stream_starting_with_a_410_error(
         nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=1)
+    srv = await start_in_process(nursery, tmp_path, watch_history=5, compaction_interval=1)
     async with srv.client() as c:
         rv = await collection_rv(c, srv)
         await create(c, srv, "a")
@@ -352,7 +354,7 @@ async def test_watch_from_a_version_no_longer_kept_is_a_200_stream_starting_with
 
 
 async def test_watch_older_than_the_cache_history_is_served_from_the_stores_log(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=5, compaction_interval=100_000)
+    srv = await start_in_process(nursery, tmp_path, watch_history=5, compaction_interval=100_000)
     async with srv.client() as c:
         rv = await collection_rv(c, srv)
         await create(c, srv, "a", team="x")
@@ -366,7 +368,7 @@ async def test_watch_older_than_the_cache_history_is_served_from_the_stores_log(
 
 
 async def test_history_within_the_window_is_served(nursery, tmp_path, autojump_clock):
-    srv = await start_server(nursery, tmp_path, watch_history=60, compaction_interval=1)
+    srv = await start_in_process(nursery, tmp_path, watch_history=60, compaction_interval=1)
     async with srv.client() as c:
         rv = await collection_rv(c, srv)
         await create(c, srv, "a")

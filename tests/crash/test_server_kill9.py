@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import trio
 
-from tests.serverproc import admin_client, spawn_server
+from tests.support.serverproc import admin_client, spawn_server
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"
 

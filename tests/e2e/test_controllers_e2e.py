@@ -24,14 +24,14 @@ import pytest
 import trio
 
 from runtime.kubeconfig import load_kubeconfig
-from tests.serverproc import spawn_server
+from tests.support.serverproc import spawn_server
 from controllers.aggregation import same_rules
 from runtime.client import Client
 from runtime.client_http import open_http_client
 from runtime.finalizers import has_finalizer, remove_finalizer
 from runtime.testing import wait_for_object
-from tests.conftest import Server, start_server
-from tests.e2e.conftest import Kubectl
+from tests.support.server import Server, start_server
+from tests.support.kubectl import Kubectl
 
 DOMAIN = "k8s.io"
 GROUP = f"rbac.authorization.{DOMAIN}"

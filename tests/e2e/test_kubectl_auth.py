@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from tests.conftest import Server, start_server
-from tests.e2e.conftest import Kubectl
+from tests.support.server import Server, start_server
+from tests.support.kubectl import Kubectl
 
 TOKENS = 'alice-token,alice,alice-uid,"devs"\nbob-token,bob,bob-uid\n'
 

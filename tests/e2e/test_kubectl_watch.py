@@ -7,7 +7,7 @@ from functools import partial
 
 import trio
 
-from tests.e2e.conftest import KUBECTL
+from tests.support.kubectl import KUBECTL
 
 
 async def read_until(stream, needle: str, seen: list[str]) -> None:

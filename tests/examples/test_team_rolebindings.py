@@ -14,7 +14,7 @@ from runtime.kubeconfig import load_kubeconfig
 from controllers import builtin
 from runtime.client_http import open_http_client
 from runtime.testing import open_test_env, wait_for_object
-from tests.conftest import start_server
+from tests.support.server import start_server
 
 REPO = Path(__file__).resolve().parents[2]
 

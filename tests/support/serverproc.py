@@ -12,7 +12,7 @@ import trio
 
 from runtime.kubeconfig import load_kubeconfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = ["spawn_server", "admin_client"]
 

@@ -1,0 +1,46 @@
+"""The real kubectl, run against a test's server.
+
+Contract: `Kubectl(server, cache_dir)` is awaitable with kubectl's
+arguments (`await kubectl("get", "roles", "-A")`); it runs `KUBECTL` with
+the server's admin kubeconfig, its own discovery cache and a 30 s request
+timeout, and returns a `Result` (exit code, stdout, stderr). With
+`check=True` (the default) a non-zero exit raises AssertionError with
+kubectl's output. `KUBECTL` is the kubectl on PATH (else /usr/bin/kubectl).
+kubectl is another process: the server must be a real HTTPS one
+(`tests.support.server.start_server`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+import trio
+
+from tests.support.server import Server
+
+__all__ = ["KUBECTL", "Kubectl", "Result"]
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class Kubectl:
+    server: Server
+    cache_dir: str
+
+    async def __call__(self, *args: str, stdin: bytes | None = None, check: bool = True) -> Result:
+        cmd = [KUBECTL, "--kubeconfig", str(self.server.kubeconfig), "--cache-dir", self.cache_dir,
+               "--request-timeout", "30s", *args]
+        proc = await trio.run_process(cmd, stdin=stdin, capture_stdout=True, capture_stderr=True, check=False)
+        result = Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+        if check and result.code != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.code}): {result.err}{result.out}")
+        return result
