@@ -26,12 +26,28 @@ Paging: every page carries the first page's resourceVersion;
 `remainingItemCount` is set except with selectors and on the last page.
 Continue tokens are opaque, signed (a modified one is 400) and expire (410
 Expired) after the server's continue TTL or when their revision is compacted.
+
+What a page costs: O(log n + page), wherever it is read from. The cache and
+its snapshots are bisected from the page's first key (`KindCache.view`);
+the store is read with a start key and a limit (`Store.list(prefix,
+revision=, start_after=, limit=)`), `limit + 1` entries at a time (500 at
+least with selectors), so a paged list read from the database costs what one
+full list does, not a full list per page. A page with selectors reads on
+until it is full and one more match shows that the list goes on (at worst
+the part of the collection up to the next match, which the next page reads
+again).
+
+Caveats:
+    A page read from the store gives `remainingItemCount` as the cache now
+    counts the keys after the page, an estimate when the list's revision is
+    older (Kubernetes documents the field as an estimate; counting exactly at
+    an old revision means reading the rest of the collection).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
+from typing import Protocol
 
 from runtime import errors
 from runtime.errors import Cause
@@ -43,6 +59,7 @@ from runtime.registry.common import (
 from runtime.registry.core import READ_WAIT, RegistryCore, Selection
 from runtime.requests import ListOptions
 from runtime.scheme import ResourceType
+from runtime.watchcache import SortedObjects
 
 __all__ = ["list_objects", "validate_list_options", "SNAPSHOT_GATE"]
 
@@ -116,37 +133,90 @@ async def _reach(core: RegistryCore, revision: int, wait: float) -> None:
         raise too_large(revision, core.cache.revision)
 
 
-async def _from_store(core: RegistryCore, rt: ResourceType, prefix: str, revision: int | None,
-                      *, continuation: bool) -> tuple[list[StoredObject], int]:
-    """The store's list at `revision` (None: now); objects the cache holds at that version are reused."""
-    with store_errors(rt, continuation=continuation):
-        entries, at, _ = await core.store.list(prefix, revision=revision)
-    current = core.kind_cache(rt).objects
-    items = []
-    for e in entries:
-        cached = current.get(e.key)
-        # A value that does not decode fails the list with Kubernetes' 500 "corrupt object".
-        items.append(cached if cached is not None and cached.revision == e.mod_revision
-                     else decode_stored(e.key, e.value, e.mod_revision))
-    return items, at
+#: Entries read per store page of a selective list (a non-selective page reads limit + 1).
+SELECTIVE_CHUNK = 500
 
 
-async def _at_revision(core: RegistryCore, rt: ResourceType, prefix: str, revision: int,
-                       *, continuation: bool) -> list[StoredObject]:
+class _Pages(Protocol):
+    """A list's objects at one revision, read in key order a chunk at a time."""
+
+    revision: int
+
+    async def read(self, start_after: str, limit: int) -> tuple[list[StoredObject], bool]:
+        """Up to `limit` (0: all) objects with keys > `start_after`, and whether more remain."""
+        ...
+
+    def remaining(self, after: str) -> int:
+        """How many objects come after key `after` (see the module Caveats for the store)."""
+        ...
+
+
+class _CachePages:
+    """Pages of the cache's state (current or a snapshot): bisected, nothing copied."""
+
+    def __init__(self, view: SortedObjects, prefix: str, revision: int) -> None:
+        self.view, self.prefix, self.revision = view, prefix, revision
+
+    async def read(self, start_after: str, limit: int) -> tuple[list[StoredObject], bool]:
+        # No checkpoint: the current state's keys cannot change while a page is read.
+        return self.view.page(self.prefix, start_after, limit)
+
+    def remaining(self, after: str) -> int:
+        return self.view.count_after(self.prefix, after)
+
+
+class _StorePages:
+    """Pages of the store at `revision` (None: now, fixed by the first read); objects the cache holds at
+    their version are reused, others decoded (500 for a value that does not decode)."""
+
+    def __init__(self, core: RegistryCore, rt: ResourceType, prefix: str, revision: int | None,
+                 *, continuation: bool) -> None:
+        self.core, self.rt, self.prefix, self.continuation = core, rt, prefix, continuation
+        self._at = revision
+        self.revision = revision or 0
+
+    async def read(self, start_after: str, limit: int) -> tuple[list[StoredObject], bool]:
+        with store_errors(self.rt, continuation=self.continuation):
+            entries, at, more = await self.core.store.list(self.prefix, revision=self._at, start_after=start_after,
+                                                           limit=limit)
+        self._at = self.revision = at
+        current = self.core.kind_cache(self.rt).objects
+        items = []
+        for e in entries:
+            cached = current.get(e.key)
+            items.append(cached if cached is not None and cached.revision == e.mod_revision
+                         else decode_stored(e.key, e.value, e.mod_revision))
+        return items, more
+
+    def remaining(self, after: str) -> int:
+        kind = self.core.kind_cache(self.rt)
+        view = kind.view(kind.revision)
+        assert view is not None  # the current state always has a view
+        return view.count_after(self.prefix, after)
+
+
+async def _pages_at(core: RegistryCore, rt: ResourceType, prefix: str, revision: int,
+                    *, continuation: bool) -> _Pages:
     """The list under `prefix` exactly at `revision` (<= the cache's): cache, snapshot or store."""
     kind = core.kind_cache(rt)
     if revision == core.cache.revision:
-        return kind.list(prefix)
+        return _current(core, rt, prefix)
     with store_errors(rt):
         compacted = await core.store.compacted_revision()
     if revision < compacted:
         raise expired_continue() if continuation else expired_list()
     if core.gate(SNAPSHOT_GATE):
-        snapshot = kind.snapshot(revision, prefix)
-        if snapshot is not None:
-            return snapshot
-    items, _ = await _from_store(core, rt, prefix, revision, continuation=continuation)
-    return items
+        view = kind.view(revision)
+        if view is not None:
+            return _CachePages(view, prefix, revision)
+    return _StorePages(core, rt, prefix, revision, continuation=continuation)
+
+
+def _current(core: RegistryCore, rt: ResourceType, prefix: str) -> _CachePages:
+    kind = core.kind_cache(rt)
+    view = kind.view(kind.revision)
+    assert view is not None  # the current state always has a view
+    return _CachePages(view, prefix, kind.revision)
 
 
 async def list_objects(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
@@ -171,6 +241,7 @@ async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: Lis
     wait = READ_WAIT if not opts.timeout_seconds or opts.timeout_seconds <= 0 else \
         min(READ_WAIT, float(opts.timeout_seconds))
     start_after = ""
+    pages: _Pages
     if opts.continue_token:
         # Continuation: the token's revision and position. The table wins over the error
         # list: resourceVersion "0" with continue is a continuation too.
@@ -180,37 +251,45 @@ async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: Lis
         if tokens.expired(issued):
             raise expired_continue()
         await _reach(core, revision, wait)
-        items = await _at_revision(core, rt, prefix, revision, continuation=True)
+        pages = await _pages_at(core, rt, prefix, revision, continuation=True)
     elif rv_match == "Exact" or (not rv_match and limit and rv not in ("", "0")):
         revision = parse_resource_version(rv)
         await _reach(core, revision, wait)
-        items = await _at_revision(core, rt, prefix, revision, continuation=False)
+        pages = await _pages_at(core, rt, prefix, revision, continuation=False)
     elif rv == "":
         # Most Recent: a consistent read; the store answers while the cache lags.
         if await core.cache.wait_fresh(wait):
-            revision, items = core.cache.revision, kind.list(prefix)
+            pages = _current(core, rt, prefix)
         else:
-            items, revision = await _from_store(core, rt, prefix, None, continuation=False)
+            pages = _StorePages(core, rt, prefix, None, continuation=False)
     else:
         if rv != "0":  # Not older than N
             await _reach(core, parse_resource_version(rv), wait)
-        revision, items = core.cache.revision, kind.list(prefix)
-    first = bisect.bisect_right(items, start_after, key=_key) if start_after else 0
-    if not limit:
-        return ListResult([o for o in items[first:] if match(o)], revision)
-    page: list[StoredObject] = []
-    i = first
-    while i < len(items) and len(page) < limit:
-        if match(items[i]):
-            page.append(items[i])
-        i += 1
+        pages = _current(core, rt, prefix)
     selective = match.selective
-    more = any(match(o) for o in items[i:]) if selective else i < len(items)
+    page, more = await _read_page(pages, start_after, limit, match, selective)
     if not more or not page:
-        return ListResult(page, revision)
-    token = tokens.encode(revision, page[-1].key, prefix)
-    return ListResult(page, revision, token, None if selective else len(items) - i)
+        return ListResult(page, pages.revision)
+    token = tokens.encode(pages.revision, page[-1].key, prefix)
+    return ListResult(page, pages.revision, token, None if selective else pages.remaining(page[-1].key))
 
 
-def _key(obj: StoredObject) -> str:
-    return obj.key
+async def _read_page(pages: _Pages, start_after: str, limit: int, match: Selection,
+                     selective: bool) -> tuple[list[StoredObject], bool]:
+    """The first `limit` (0: all) objects after `start_after` that `match` keeps; and whether another follows."""
+    if not limit:
+        items, _ = await pages.read(start_after, 0)
+        return [o for o in items if match(o)], False
+    chunk = max(limit + 1, SELECTIVE_CHUNK) if selective else limit + 1
+    page: list[StoredObject] = []
+    after = start_after
+    while True:
+        items, more = await pages.read(after, chunk)
+        for obj in items:
+            if match(obj):
+                if len(page) == limit:
+                    return page, True
+                page.append(obj)
+        if not more or not items:
+            return page, False
+        after = items[-1].key

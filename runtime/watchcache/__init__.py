@@ -9,11 +9,12 @@ store's current revision, and lists at older revisions from snapshots
 """
 
 from runtime.watchcache.cache import (
-    DEFAULT_CAPACITY, SNAPSHOT_FRESH_SECONDS, CacheEvent, KindCache, Matcher, TooOld, WatchCache, Watcher,
-    as_seen,
+    DEFAULT_CAPACITY, INITIAL_LIST_CHUNK, SNAPSHOT_FRESH_SECONDS, CacheEvent, KindCache, Matcher, TooOld,
+    WatchCache, Watcher, as_seen,
 )
+from runtime.watchcache.pages import SortedObjects
 
 __all__ = [
-    "CacheEvent", "KindCache", "TooOld", "WatchCache", "Watcher", "Matcher", "as_seen",
-    "DEFAULT_CAPACITY", "SNAPSHOT_FRESH_SECONDS",
+    "CacheEvent", "KindCache", "TooOld", "WatchCache", "Watcher", "Matcher", "as_seen", "SortedObjects",
+    "DEFAULT_CAPACITY", "SNAPSHOT_FRESH_SECONDS", "INITIAL_LIST_CHUNK",
 ]

@@ -21,6 +21,13 @@ Contract:
   older than `SNAPSHOT_FRESH_SECONDS` (75 s) are given up, as Kubernetes does
   with a full cache; the caller then reads the store. (Compaction of the store
   also ends snapshots: the caller checks the store's compacted revision.)
+- `KindCache.view(R)` is the state at R (the current one, or a snapshot) as
+  a `SortedObjects`: a page of a paged list costs O(log n + page), never the
+  collection (`runtime.watchcache.pages`).
+- The first list of the store (and a relist) is read in pages of
+  `INITIAL_LIST_CHUNK` entries, all at the first page's revision, so a huge
+  store is never held twice (raw and decoded) and other tasks run between
+  pages.
 - `KindCache.watch()` registers a `Watcher` atomically with respect to
   incoming events: initial state and/or history replay first, then live
   events, each filtered by the watcher's matcher (an object that stops
@@ -42,10 +49,12 @@ import trio
 
 from runtime.objects import CorruptObject, StoredObject, decode_stored
 from runtime.storage import Compacted, Event, Store
+from runtime.watchcache.pages import SortedObjects
 
 __all__ = [
     "CacheEvent", "Watcher", "KindCache", "WatchCache", "TooOld", "Matcher", "as_seen",
     "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY", "DEFAULT_MAX_HISTORY_BYTES", "EVENT_OVERHEAD",
+    "INITIAL_LIST_CHUNK",
 ]
 
 log = logging.getLogger(__name__)
@@ -60,6 +69,8 @@ _MEMO_SNAPSHOTS = 4
 DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024
 #: What one history event counts for besides its object's bytes (the event, the decoded dict's frame).
 EVENT_OVERHEAD = 256
+#: Entries per store read of the cache's (re)list.
+INITIAL_LIST_CHUNK = 1000
 #: First and longest wait (s) before reading the store again after a failed read.
 RETRY_DELAYS = (0.1, 5.0)
 
@@ -219,8 +230,10 @@ class KindCache:
 
     def list(self, prefix: str = "", match: Matcher | None = None) -> list[StoredObject]:
         """Objects under `prefix`, sorted by key, at `self.revision`."""
-        keys = _under(self._keys, prefix) if prefix and prefix != self.prefix else self._keys
-        objs = [self.objects[k] for k in keys]
+        if prefix and prefix != self.prefix:
+            objs = SortedObjects(self._keys, lambda i: self.objects[self._keys[i]]).page(prefix)[0]
+        else:
+            objs = [self.objects[k] for k in self._keys]
         return [o for o in objs if match(o)] if match is not None else objs
 
     def snapshot(self, revision: int, prefix: str = "") -> list[StoredObject] | None:
@@ -231,6 +244,14 @@ class KindCache:
         """
         if revision == self.revision:
             return self.list(prefix)
+        view = self.view(revision)
+        return None if view is None else view.page(prefix)[0]
+
+    def view(self, revision: int) -> SortedObjects | None:
+        """The objects at `revision` sorted by key: the current state, or a snapshot (None: none kept)."""
+        if revision == self.revision:
+            keys, objects = self._keys, self.objects
+            return SortedObjects(keys, lambda i: objects[keys[i]])
         if revision > self.revision or revision < self.snapshot_floor:
             return None
         memo = self._memo.get(revision)
@@ -241,12 +262,7 @@ class KindCache:
                 self._memo.popitem(last=False)
         else:
             self._memo.move_to_end(revision)
-        keys, objs = memo
-        if prefix and prefix != self.prefix:
-            lo = bisect.bisect_left(keys, prefix)
-            hi = bisect.bisect_left(keys, prefix + "\U0010ffff")
-            return objs[lo:hi]
-        return list(objs)
+        return SortedObjects(memo[0], memo[1].__getitem__)
 
     def _roll_back(self, revision: int) -> tuple[list[str], list[StoredObject]]:
         # The oldest event after `revision` of each key holds, in `prev`, the key's state at it.
@@ -404,7 +420,7 @@ class WatchCache:
         delay = RETRY_DELAYS[0]
         while True:
             try:
-                entries, revision, _ = await self.store.list("/")
+                grouped, corrupt, revision = await self._list_store()
             except Exception:
                 if not started:
                     raise
@@ -413,16 +429,6 @@ class WatchCache:
                 delay = min(delay * 2, RETRY_DELAYS[1])
                 continue
             delay = RETRY_DELAYS[0]
-            grouped: dict[str, list[StoredObject]] = {p: [] for p in self.kinds}
-            corrupt: dict[str, dict[str, str]] = {p: {} for p in self.kinds}
-            for entry in entries:
-                prefix = self._prefix_of(entry.key)
-                if prefix is not None:
-                    grouped.setdefault(prefix, [])
-                    corrupt.setdefault(prefix, {})
-                    obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt[prefix])
-                    if obj is not None:
-                        grouped[prefix].append(obj)
             for prefix, objs in grouped.items():
                 self.kind(prefix)._reset(objs)
                 self.kinds[prefix].corrupt = corrupt[prefix]
@@ -441,6 +447,34 @@ class WatchCache:
                     nursery.cancel_scope.cancel()
             except Compacted:
                 log.warning("watch cache fell behind compaction; relisting")
+
+    async def _list_store(self) -> tuple[dict[str, list[StoredObject]], dict[str, dict[str, str]], int]:
+        """The store's objects by kind prefix, its corrupt keys by prefix, and the revision listed.
+
+        Read in pages of `INITIAL_LIST_CHUNK` at the first page's revision;
+        a page compacted away meanwhile starts the list over.
+        """
+        while True:
+            grouped: dict[str, list[StoredObject]] = {p: [] for p in self.kinds}
+            corrupt: dict[str, dict[str, str]] = {p: {} for p in self.kinds}
+            revision: int | None = None
+            after = ""
+            try:
+                while True:
+                    entries, revision, more = await self.store.list("/", revision=revision, start_after=after,
+                                                                    limit=INITIAL_LIST_CHUNK)
+                    for entry in entries:
+                        prefix = self._prefix_of(entry.key)
+                        if prefix is not None:
+                            objs = grouped.setdefault(prefix, [])
+                            obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt.setdefault(prefix, {}))
+                            if obj is not None:
+                                objs.append(obj)
+                    if not more or not entries:
+                        return grouped, corrupt, revision
+                    after = entries[-1].key
+            except Compacted:
+                log.warning("watch cache: the list's revision %s was compacted while paging; listing again", revision)
 
     async def _follow(self) -> None:
         """Apply the store's log after `self.revision`, resuming after a failed read. Raises Compacted."""
@@ -561,8 +595,3 @@ class WatchCache:
         """
         return await self.wait_for(await self.store.current_revision(), timeout)
 
-
-def _under(keys: list[str], prefix: str) -> list[str]:
-    lo = bisect.bisect_left(keys, prefix)
-    hi = bisect.bisect_left(keys, prefix + "\U0010ffff")
-    return keys[lo:hi]
