@@ -35,6 +35,12 @@ async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
     deleted: set[str] = set()
     deleting: set[str] = set()  # a delete was sent (it may have committed unacknowledged)
     acknowledged = [0]
+    enough = trio.Event()  # 600 writes and 8 deletes acknowledged: time to kill
+
+    def count_one() -> None:
+        acknowledged[0] += 1
+        if acknowledged[0] >= 600 and len(deleted) >= 8:
+            enough.set()
 
     async def worker(w: int, client: httpx.AsyncClient) -> None:
         mine = [f"obj-{w}-{j}" for j in range(OBJECTS)]
@@ -48,13 +54,13 @@ async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
                         r = await client.delete(f"{URL}/{name}")
                         if r.status_code == 200:
                             deleted.add(name)
-                            acknowledged[0] += 1
+                            count_one()
                         continue
                     r = await client.patch(f"{URL}/{name}", headers=MERGE,
                                            json={"metadata": {"annotations": {"seq": str(seq)}}})
                     if r.status_code == 200:
                         updates[name].append((seq, int(r.json()["metadata"]["resourceVersion"])))
-                        acknowledged[0] += 1
+                        count_one()
         except httpx.HTTPError:
             return  # the server is gone
 
@@ -67,8 +73,7 @@ async def test_every_acknowledged_update_and_delete_survives_sigkill(tmp_path):
             for w in range(WORKERS):
                 nursery.start_soon(worker, w, client)
             with trio.fail_after(120):
-                while acknowledged[0] < 600 or len(deleted) < 8:
-                    await trio.sleep(0.01)
+                await enough.wait()
             proc.send_signal(signal.SIGKILL)  # mid-stream: updates and deletes are in flight
         await proc.wait()
     assert proc.returncode == -signal.SIGKILL

@@ -21,6 +21,7 @@ async def test_every_acknowledged_create_survives_sigkill(tmp_path):
     data_dir = tmp_path / "data"
     proc, url = await _start(data_dir)
     acknowledged: list[str] = []
+    enough = trio.Event()  # 300 creates acknowledged: time to kill
 
     async def writer(worker: int, client: httpx.AsyncClient) -> None:
         for i in range(10_000):
@@ -33,14 +34,15 @@ async def test_every_acknowledged_create_survives_sigkill(tmp_path):
                 return  # the server is gone
             if r.status_code == 201:
                 acknowledged.append(name)
+                if len(acknowledged) >= 300:
+                    enough.set()
 
     async with admin_client(data_dir, url) as client:
         async with trio.open_nursery() as nursery:
             for worker in range(8):
                 nursery.start_soon(writer, worker, client)
             with trio.fail_after(120):
-                while len(acknowledged) < 300:
-                    await trio.sleep(0.01)
+                await enough.wait()
             proc.send_signal(signal.SIGKILL)  # mid-stream: writers are still sending
         await proc.wait()
     assert proc.returncode == -signal.SIGKILL

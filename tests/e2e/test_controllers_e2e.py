@@ -58,14 +58,22 @@ def condition(ns: dict[str, Any] | None, ctype: str) -> dict[str, Any]:
     return next((c for c in ((ns or {}).get("status") or {}).get("conditions") or [] if c["type"] == ctype), {})
 
 
-async def poll(read, check, deadline: float) -> Any:
-    """Read until `check(value)` holds; fail after `deadline` seconds. Returns the last value."""
+async def wait_fewer_than(client: Client, kind: str, namespace: str, bound: int, deadline: float) -> None:
+    """Return once fewer than `bound` objects of `kind` are left in `namespace` (a list, then its watch)."""
+    rt = client.scheme.by_kind(kind)
     with trio.fail_after(deadline):
-        while True:
-            value = await read()
-            if check(value):
-                return value
-            await trio.sleep(0.02)
+        page = await client.list(rt, namespace=namespace)
+        left = len(page.items)
+        if left < bound:
+            return
+        async with client.watch(rt, namespace=namespace, resource_version=page.resource_version) as events:
+            async for event in events:
+                if event.type == "ERROR":
+                    raise event.error() or RuntimeError("watch failed")
+                left += {"ADDED": 1, "DELETED": -1}.get(event.type, 0)
+                if left < bound:
+                    return
+    raise AssertionError(f"the watch of {kind} in {namespace} ended with {left} left")
 
 
 async def populate(client: Client, namespace: str, roles: int, bindings: int, held: int) -> None:
@@ -130,17 +138,20 @@ async def test_a_role_labelled_aggregate_to_view_reaches_view_edit_and_admin_wit
         await client.create({"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
                              "metadata": {"name": "widget-reader"}, "rules": [WIDGETS]})
 
-        async def aggregated() -> list[dict[str, Any]]:
-            return [await client.get(cluster_roles, name) for name in ("view", "edit", "admin")]
+        aggregated = ("view", "edit", "admin")
 
-        def has_widgets(roles: list[dict[str, Any]]) -> bool:
-            return all(any(same_rules([rule], [WIDGETS]) for rule in role.get("rules") or []) for role in roles)
+        def has_widgets(role: dict[str, Any] | None) -> bool:
+            return any(same_rules([rule], [WIDGETS]) for rule in (role or {}).get("rules") or [])
 
-        assert not has_widgets(await aggregated())
+        assert not all([has_widgets(await client.get(cluster_roles, name)) for name in aggregated])
         await kubectl_c("label", "clusterrole", "widget-reader", f"{GROUP}/aggregate-to-view=true")
-        await poll(aggregated, has_widgets, AGGREGATION_DEADLINE)
+        with trio.fail_after(AGGREGATION_DEADLINE):
+            for name in aggregated:
+                await wait_for_object(client, cluster_roles, name, has_widgets)
         await kubectl_c("label", "clusterrole", "widget-reader", f"{GROUP}/aggregate-to-view-")
-        await poll(aggregated, lambda roles: not any(has_widgets([r]) for r in roles), AGGREGATION_DEADLINE)
+        with trio.fail_after(AGGREGATION_DEADLINE):
+            for name in aggregated:
+                await wait_for_object(client, cluster_roles, name, lambda role: not has_widgets(role))
 
 
 # ---- garbage collection through kubectl ----------------------------------------------------------
@@ -270,7 +281,7 @@ async def test_a_server_killed_in_the_middle_of_deleting_content_finishes_after_
             before = await snapshot(client)
             await client.delete(client.scheme.by_kind("Namespace"), "team-a")
             # Content deletion has begun (Roles are deleted first) but is far from done.
-            await poll(lambda: count(client, "Role", "team-a"), lambda n: n < 490, CASCADE_DEADLINE)
+            await wait_fewer_than(client, "Role", "team-a", 490, CASCADE_DEADLINE)
         proc.send_signal(signal.SIGKILL)
         await proc.wait()
     finally:

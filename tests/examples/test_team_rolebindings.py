@@ -57,7 +57,7 @@ async def test_the_example_keeps_bindings_in_labelled_namespaces_in_process(auto
         await env.start(manager)
         await env.client.create(namespace("untouched"))
         await grants_view_to_team_x(env.client)
-        await trio.sleep(10)
+        await trio.sleep(10)  # mock time: a binding the example wrongly made in `untouched` would be there
         bindings = env.scheme.by_kind("RoleBinding")
         assert (await env.client.list(bindings, namespace="untouched")).items == []
         # What the binding is for: team-x may now read in team-b.

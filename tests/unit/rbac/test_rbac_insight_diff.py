@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.rbac import same_rules
 from runtime.rbac.insight import Permission, Subject, aggregate, diff
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )
 

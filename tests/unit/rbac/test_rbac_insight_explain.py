@@ -9,7 +9,7 @@ from runtime.rbac.insight import (
     AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, ObjectRef, aggregate,
     explain, with_attribute,
 )
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     ALICE, RBAC, cluster_role, cluster_scoped, crb, group, index, rb, role, rule, user,
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.rbac import load_bootstrap_policy
 from runtime.rbac.insight import ObjectRef, Severity, aggregate, lint, rule_risks
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, index, rb, role, rule, sa, user,
 )
 

@@ -6,7 +6,7 @@ from runtime.rbac import SYSTEM_MASTERS, UserInfo
 from runtime.rbac.insight import (
     MATRIX_VERBS, Access, access_matrix, resources_named_in_rules,
 )
-from tests.unit.rbac.insight_support import ALICE, RBAC, cluster_role, crb, index, rb, role, rule, user
+from tests.support.rbac_objects import ALICE, RBAC, cluster_role, crb, index, rb, role, rule, user
 
 
 def test_cells_are_allowed_denied_or_allowed_by_wildcard():

@@ -12,7 +12,7 @@ from runtime.rbac import RBACIndex, PolicySource, aggregate_rules, resource_attr
 from runtime.rbac.insight import (
     access_matrix, diff, explain, lint, who_can,
 )
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     ALICE, RBAC, cluster_role, cluster_scoped, crb, index, rb, role, rule, user,
 )
 

@@ -22,7 +22,7 @@ from runtime.rbac.insight import (
     access_matrix, aggregate, check_rule, diff, explain, policy_objects, probe_user,
     subjects_in, who_can_attributes, with_attribute,
 )
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     cluster_role, cluster_scoped, crb, group, rb, role, sa, user,
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.rbac import SYSTEM_MASTERS
 from runtime.rbac.insight import Subject, who_can, who_can_non_resource
-from tests.unit.rbac.insight_support import (
+from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )
 

@@ -9,16 +9,14 @@ that store's revision when the test began (etcd's are cluster-wide).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 
 from runtime.storage import EtcdStore, MemoryStore, Store
 from runtime.storage.sqlite import SqliteStore
 from tests.support.etcd import EtcdNotFound, EtcdServer, start_etcd
-
-__all__ = ["StoreFactory", "Revs", "Backend"]
+from tests.support.stores import Backend, Revs, StoreFactory
 
 
 @pytest.fixture(scope="session")
@@ -41,17 +39,7 @@ def etcd_endpoint(etcd_server: EtcdServer) -> str:
     return etcd_server.endpoint
 
 
-StoreFactory = Callable[..., Awaitable[Store]]
-
 _prefixes = itertools.count()
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A backend's name, and for etcd the session's endpoint."""
-
-    name: str
-    etcd_endpoint: str = ""
 
 
 def _backend(request: pytest.FixtureRequest) -> Backend:
@@ -110,20 +98,6 @@ async def make_local_store(local_backend: Backend, tmp_path) -> AsyncIterator[St
 async def store(make_store: StoreFactory) -> Store:
     """A fresh store of each backend."""
     return await make_store()
-
-
-@dataclass(frozen=True)
-class Revs:
-    """Revisions counted from `base`, the store's revision when the test began."""
-
-    base: int
-
-    def __call__(self, n: int) -> int:
-        return self.base + n
-
-    def value(self, text: str, n: int) -> bytes:
-        """What `val(text)` wrote at the test's n-th revision."""
-        return f"{text}@{self.base + n}".encode()
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from runtime.storage import (
 from runtime.storage import MemoryStore
 from runtime.storage.sqlite import SqliteStore
 
-if TYPE_CHECKING:  # the fixtures' types; pytest loads conftest.py itself
-    from tests.unit.storage.conftest import Revs, StoreFactory
+if TYPE_CHECKING:  # the fixtures' types
+    from tests.support.stores import Revs, StoreFactory
 
 
 def val(text: str) -> Callable[[int], bytes]:

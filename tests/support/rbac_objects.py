@@ -1,4 +1,4 @@
-"""Builders of RBAC objects for the insight tests (a support module, not collected)."""
+"""Builders of RBAC objects (roles, bindings, rules, an index) for the rbac insight tests: pure, no server."""
 
 from __future__ import annotations
 
