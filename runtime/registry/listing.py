@@ -30,9 +30,9 @@ Expired) after the server's continue TTL or when their revision is compacted.
 What a page costs: O(log n + page), wherever it is read from. The cache and
 its snapshots are bisected from the page's first key (`KindCache.view`);
 the store is read with a start key and a limit (`Store.list(prefix,
-revision=, start_after=, limit=)`), `limit + 1` entries at a time (500 at
-least with selectors), so a paged list read from the database costs what one
-full list does, not a full list per page. A page with selectors reads on
+revision=, start_after=, limit=)`), `limit` entries (500 at a time with
+selectors), so a paged list read from the database costs what one full list
+does, not a full list per page. A page with selectors reads on
 until it is full and one more match shows that the list goes on (at worst
 the part of the collection up to the next match, which the next page reads
 again).
@@ -133,7 +133,7 @@ async def _reach(core: RegistryCore, revision: int, wait: float) -> None:
         raise too_large(revision, core.cache.revision)
 
 
-#: Entries read per store page of a selective list (a non-selective page reads limit + 1).
+#: Entries read at a time for a page with selectors (a page without reads `limit`).
 SELECTIVE_CHUNK = 500
 
 
@@ -276,15 +276,20 @@ async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: Lis
 
 async def _read_page(pages: _Pages, start_after: str, limit: int, match: Selection,
                      selective: bool) -> tuple[list[StoredObject], bool]:
-    """The first `limit` (0: all) objects after `start_after` that `match` keeps; and whether another follows."""
+    """The first `limit` (0: all) objects after `start_after` that `match` keeps; and whether another follows.
+
+    Without selectors one read of `limit` entries answers (the store says
+    whether more follow); with selectors reads go on, `SELECTIVE_CHUNK` at a
+    time, until the page is full and one more match is seen, or the end.
+    """
     if not limit:
         items, _ = await pages.read(start_after, 0)
         return [o for o in items if match(o)], False
-    chunk = max(limit + 1, SELECTIVE_CHUNK) if selective else limit + 1
     page: list[StoredObject] = []
     after = start_after
     while True:
-        items, more = await pages.read(after, chunk)
+        wanted = limit - len(page)
+        items, more = await pages.read(after, max(wanted, SELECTIVE_CHUNK) if selective else wanted)
         for obj in items:
             if match(obj):
                 if len(page) == limit:
@@ -292,4 +297,6 @@ async def _read_page(pages: _Pages, start_after: str, limit: int, match: Selecti
                 page.append(obj)
         if not more or not items:
             return page, False
+        if not selective and len(page) == limit:
+            return page, True
         after = items[-1].key
