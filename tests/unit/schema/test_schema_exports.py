@@ -1,0 +1,10 @@
+"""The package's surface is its `__all__`, documented by its contract docstring."""
+
+import runtime.schema as schema
+
+
+def test_every_export_exists_and_is_documented_in_the_contract():
+    for name in schema.__all__:
+        assert hasattr(schema, name), name
+    for name in ("prune", "apply_defaults", "validate", "structural_errors", "schema_node", "Structural"):
+        assert name in schema.__doc__
