@@ -28,6 +28,7 @@ from api.requestinfo import RequestInfo, request_info
 from api.responses import Responder
 from api.tables import partial_object_metadata
 from runtime import errors
+from runtime.codec import protobuf
 from runtime.objects import dumps_json
 from runtime.rbac import non_resource_attributes, resource_attributes
 from runtime.rbac.user import UserInfo
@@ -85,7 +86,13 @@ class Handler(Responder):
         self.scheme = state.scheme
         self.registry = state.registry
 
-    async def _body(self, *, allow_empty: bool = False, codec: str | None = None) -> Body | None:
+    async def _body(self, *, allow_empty: bool = False, codec: str | None = None,
+                    rt: ResourceType | None = None) -> Body | None:
+        """The request body, decoded by its Content-Type (`codec` overrides it).
+
+        A Protobuf body for a kind without a Protobuf form (custom kinds) is
+        415, as Kubernetes answers; the body is read first either way.
+        """
         limit = self.state.max_body_bytes
         chunks: list[bytes] = []
         size = 0
@@ -107,6 +114,11 @@ class Handler(Responder):
         if codec is None:
             codec = request_codec(request.headers.get("Content-Type"), domain=self.domain,
                                   cbor=self.gate("CBORServingAndStorage"))
+        if codec == "protobuf" and rt is not None and not protobuf.supports(rt.api_version, rt.kind):
+            accepted = "application/json, application/yaml" + (
+                ", application/cbor" if self.gate("CBORServingAndStorage") else "")
+            raise errors.UnsupportedMediaType("the body of the request was in an unknown format - accepted media "
+                                              f"types include: {accepted}")
         return decode_body(codec, raw)
 
     def _authenticate(self) -> UserInfo:
@@ -259,19 +271,20 @@ class Handler(Responder):
         if verb == "create":
             # Writes answer in any negotiated form, Table included, as Kubernetes' transformResponseObject.
             choice = self._choice()
-            result = await self.registry.create(user, rt, namespace, await self._body(),
+            result = await self.registry.create(user, rt, namespace, await self._body(rt=rt),
                                                 write_options(args, ua, method=request.method))
             return self._object_response(201, result.obj, choice, rt, warnings=result.warnings)
         if verb == "update":
             choice = self._choice()
-            result = await self.registry.update(user, rt, namespace, name, await self._body(),
+            result = await self.registry.update(user, rt, namespace, name, await self._body(rt=rt),
                                                 write_options(args, ua, method=request.method), subresource=sub)
             return self._object_response(201 if result.created else 200, result.obj, choice, rt,
                                          warnings=result.warnings)
         if verb == "patch":
             choice = self._choice()
             content_type = request.headers.get("Content-Type") or ""
-            kind = patch_type(content_type, cbor=self.gate("CBORServingAndStorage"))
+            kind = patch_type(content_type, cbor=self.gate("CBORServingAndStorage"),
+                              strategic=rt.strategy.supports_strategic_merge)
             body = await self._body(codec=_APPLY_CODECS.get(content_type.split(";")[0].strip().lower(), "json"))
             result = await self.registry.patch(user, rt, namespace, name, kind, body,
                                                write_options(args, ua, method=request.method), subresource=sub)

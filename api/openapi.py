@@ -61,8 +61,10 @@ __all__ = [
 _REF = "#/components/schemas/"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {"meta": _META, "rbac": "io.k8s.api.rbac.v1", "core": "io.k8s.api.core.v1",
+             "events": "io.k8s.api.events.v1",
              "authorization": "io.k8s.api.authorization.v1",
-             "authentication": "io.k8s.api.authentication.v1", "coordination": "io.k8s.api.coordination.v1"}
+             "authentication": "io.k8s.api.authentication.v1", "coordination": "io.k8s.api.coordination.v1",
+             "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1"}
 _RENAMES = {"UserInfoModel": "UserInfo"}
 
 _DATA: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("openapi_descriptions.yaml").read_text("utf-8"))
@@ -89,6 +91,35 @@ def schema_name(model: type[BaseModel]) -> str:
 
 def _ref(model: type[BaseModel]) -> dict[str, Any]:
     return {"$ref": _REF + schema_name(model)}
+
+
+def _custom_name(t: ResourceType, kind: str) -> str:
+    """A custom kind's schema name, as Kubernetes publishes it: the group reversed (`com.example.v1.Widget`)."""
+    return ".".join([*reversed(t.group.split(".")), t.version, kind])
+
+
+def _kind_ref(t: ResourceType, *, listed: bool = False) -> dict[str, Any]:
+    """The schema of a kind's objects (or lists): its model's, or a custom kind's own."""
+    if t.strategy.openapi_schema is not None:
+        return {"$ref": _REF + _custom_name(t, t.list_kind if listed else t.kind)}
+    return _ref(t.info.list_model if listed else t.model)
+
+
+def _custom_schemas(t: ResourceType) -> dict[str, dict[str, Any]]:
+    """A custom kind's schema and its list's, as Kubernetes builds them from the CRD."""
+    schema = dict(t.strategy.openapi_schema or {"type": "object"})
+    properties = dict(schema.get("properties") or {})
+    properties["apiVersion"] = {"type": "string", "description": _FIELD_DESCRIPTIONS.get("apiVersion", "")}
+    properties["kind"] = {"type": "string", "description": _FIELD_DESCRIPTIONS.get("kind", "")}
+    properties["metadata"] = {"allOf": [_ref(models.ObjectMeta)], "description": _OBJECT_META}
+    schema.update(type="object", properties=properties,
+                  **{"x-kubernetes-group-version-kind": [{"group": t.group, "kind": t.kind, "version": t.version}]})
+    listed = {"type": "object", "description": f"{t.list_kind} is a list of {t.kind}", "required": ["items"],
+              "properties": {"apiVersion": properties["apiVersion"], "kind": properties["kind"],
+                             "items": {"type": "array", "items": _kind_ref(t)},
+                             "metadata": {"allOf": [_ref(models.ListMeta)], "description": _LIST_META}},
+              "x-kubernetes-group-version-kind": [{"group": t.group, "kind": t.list_kind, "version": t.version}]}
+    return {_custom_name(t, t.kind): schema, _custom_name(t, t.list_kind): listed}
 
 
 class _Schemas:
@@ -235,7 +266,7 @@ class _Paths:
 
     def _item(self, t: ResourceType, verbs: Iterable[str], op_id: str) -> dict[str, Any]:
         """Operations on one object (or one of its subresources): get, update, patch, delete."""
-        obj = self._content(_ref(t.model))
+        obj = self._content(_kind_ref(t))
         status = self._content(_ref(models.Status))
         ops: dict[str, Any] = {}
         if "get" in verbs:
@@ -257,9 +288,9 @@ class _Paths:
         collection = f"{prefix}/namespaces/{{namespace}}/{t.plural}" if t.namespaced else f"{prefix}/{t.plural}"
         ns_param = [_param("namespace", "path", "string", "object name and auth scope")] if t.namespaced else []
         name_param = [_param("name", "path", "string", f"name of the {t.kind}")]
-        obj = self._content(_ref(t.model))
-        listed = (self._content(_ref(t.info.list_model), [*self.media, *_WATCH_MEDIA])
-                  if t.info.list_model else obj)
+        obj = self._content(_kind_ref(t))
+        listed = (self._content(_kind_ref(t, listed=True), [*self.media, *_WATCH_MEDIA])
+                  if t.info.list_model or t.strategy.openapi_schema is not None else obj)
 
         ops: dict[str, Any] = {}
         if "list" in verbs:  # watch is the list operation with watch=true
@@ -300,6 +331,8 @@ def _gvks(scheme: Scheme) -> dict[type[BaseModel], list[dict[str, str]]]:
     """The `x-kubernetes-group-version-kind` of every model that is a kind (DeleteOptions: in every group)."""
     gvks: dict[type[BaseModel], list[dict[str, str]]] = {}
     for t in scheme.types:
+        if t.strategy.openapi_schema is not None:
+            continue  # a custom kind's schema carries its own
         gvks[t.model] = [{"group": t.group, "kind": t.kind, "version": t.version}]
         if t.info.list_model is not None:
             gvks[t.info.list_model] = [{"group": t.group, "kind": t.list_kind, "version": t.version}]
@@ -321,9 +354,13 @@ def openapi_v3_document(scheme: Scheme, group_version: str) -> dict[str, Any] | 
     if not served:
         return None
     pool = _Schemas(_gvks(scheme))
-    for model in (*(t.model for t in served), *(t.info.list_model for t in served if t.info.list_model),
-                  models.DeleteOptions, models.Status):
+    typed = [t for t in served if t.strategy.openapi_schema is None]
+    for model in (*(t.model for t in typed), *(t.info.list_model for t in typed if t.info.list_model),
+                  models.DeleteOptions, models.Status, models.ObjectMeta, models.ListMeta):
         pool.add(model)
+    for t in served:
+        if t.strategy.openapi_schema is not None:
+            pool.schemas.update(_custom_schemas(t))
     pool.schemas[f"{_META}.Patch"] = dict(_PATCH_SCHEMA)
 
     paths = _Paths(scheme)
@@ -344,12 +381,16 @@ def openapi_v3_document(scheme: Scheme, group_version: str) -> dict[str, Any] | 
     }
 
 
-@functools.lru_cache(maxsize=32)
 def openapi_v3_document_bytes(scheme: Scheme, group_version: str) -> bytes | None:
     """Return the document as the compact, key-sorted JSON served (and hashed); None if not served.
 
-    Cached per (scheme, group_version): the bytes never change while a scheme lives.
+    Cached per (scheme, its generation, group_version): the bytes change only when kinds come or go.
     """
+    return _v3_bytes(scheme, scheme.generation, group_version)
+
+
+@functools.lru_cache(maxsize=64)
+def _v3_bytes(scheme: Scheme, generation: int, group_version: str) -> bytes | None:
     doc = openapi_v3_document(scheme, group_version)
     if doc is None:
         return None
@@ -414,6 +455,11 @@ def openapi_v2_document(scheme: Scheme) -> dict[str, Any]:
     """
     pool = _Schemas(_gvks(scheme))
     for t in scheme.types:
+        if t.strategy.openapi_schema is not None:
+            pool.add(models.ObjectMeta)
+            pool.add(models.ListMeta)
+            pool.schemas.update(_custom_schemas(t))
+            continue
         pool.add(t.model)
         if t.info.list_model is not None:
             pool.add(t.info.list_model)
@@ -428,9 +474,13 @@ def openapi_v2_document(scheme: Scheme) -> dict[str, Any]:
     }
 
 
-@functools.lru_cache(maxsize=8)
 def openapi_v2_json(scheme: Scheme) -> bytes:
-    """Return the v2 document as compact, key-sorted JSON (cached per scheme)."""
+    """Return the v2 document as compact, key-sorted JSON (cached per scheme and generation)."""
+    return _v2_json(scheme, scheme.generation)
+
+
+@functools.lru_cache(maxsize=8)
+def _v2_json(scheme: Scheme, generation: int) -> bytes:
     return json.dumps(openapi_v2_document(scheme), sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -472,8 +522,13 @@ def _gnostic_schema(pb: Any, schema: dict[str, Any]) -> Any:
     return out
 
 
-@functools.lru_cache(maxsize=8)
 def openapi_v2_protobuf(scheme: Scheme) -> bytes:
+    """Return the v2 document as gnostic's Protobuf message (cached per scheme and generation)."""
+    return _v2_protobuf(scheme, scheme.generation)
+
+
+@functools.lru_cache(maxsize=8)
+def _v2_protobuf(scheme: Scheme, generation: int) -> bytes:
     """Return the v2 document as gnostic's `openapi.v2.Document` Protobuf message (cached per scheme).
 
     kubectl parses these bytes with `proto.Unmarshal` into gnostic's

@@ -7,8 +7,8 @@ on a `LocalClient` acting as its own identity with field manager
 `FIELD_MANAGER`.
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
-aggregation (`controllers.aggregation`) and the garbage collector
-(`controllers.gc`).
+aggregation (`controllers.aggregation`), the garbage collector
+(`controllers.gc`) and the CustomResourceDefinition controller (`controllers.crd`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from runtime.client import Client
 from runtime.manager import Manager
 
-from controllers import aggregation, gc, namespace
+from controllers import aggregation, crd, gc, namespace
 
 __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
 
@@ -29,6 +29,7 @@ def setup(manager: Manager) -> None:
     namespace.setup(manager)
     aggregation.setup(manager)
     gc.setup(manager)
+    crd.setup(manager)
 
 
 def builtin_manager(client: Client) -> Manager:

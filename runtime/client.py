@@ -233,16 +233,23 @@ class BaseClient(abc.ABC):
     def __init__(self, scheme: Scheme, *, field_manager: str = "") -> None:
         self.scheme = scheme
         self.field_manager = field_manager
-        self._models: dict[type[BaseModel], ResourceType] = {t.model: t for t in scheme.stored_types()}
+        #: Model classes bound to kinds by `bind` (a user's pydantic model of a custom kind).
+        self._models: dict[type[BaseModel], tuple[str, str]] = {}
 
     # ---- kinds and objects -----------------------------------------------------------------------
+
+    def bind(self, model: type[BaseModel], api_version: str, kind: str) -> None:
+        """Use `model` for objects of `apiVersion`/`kind` (e.g. a custom kind): typed calls with it
+        send and return instances of `model`. The kind is looked up when used, so it may be served later."""
+        self._models[model] = (api_version, kind)
 
     def resource(self, kind: Kind) -> ResourceType:
         """The ResourceType of a kind given as ResourceType or model class. Raises ValueError if unknown."""
         if isinstance(kind, ResourceType):
             return kind
-        rt = self._models.get(kind)
-        if rt is None:
+        bound = self._models.get(kind)
+        rt = self.scheme.by_api_version_kind(*bound) if bound else self.scheme.by_model(kind)
+        if rt is None or rt.virtual:
             raise ValueError(f"{kind!r} is not a stored kind of this scheme")
         return rt
 

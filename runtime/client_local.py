@@ -17,6 +17,7 @@ import copy
 from contextlib import aclosing, asynccontextmanager
 from typing import Any, AsyncIterator
 
+from runtime import errors
 from runtime.client import BaseClient, ObjectList, WatchEvent, WatchStream
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
@@ -49,6 +50,17 @@ class LocalClient(BaseClient):
     def with_user(self, user: UserInfo) -> "LocalClient":
         """A client for the same registry acting as another user."""
         return LocalClient(self.registry, user, field_manager=self.field_manager, user_agent=self.user_agent)
+
+    def resource(self, kind: Any) -> ResourceType:
+        """The kind as the registry serves it now (custom kinds come and go with their CRDs).
+
+        Raises NotFound when it is not served, as the server answers an unknown resource.
+        """
+        rt = super().resource(kind)
+        served = self.registry.scheme.by_resource(rt.group, rt.version, rt.plural)
+        if served is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        return served
 
     def _opts(self, opts: WriteOptions) -> WriteOptions:
         return WriteOptions(dry_run=opts.dry_run, field_manager=opts.field_manager,

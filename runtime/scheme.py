@@ -7,18 +7,22 @@ Group names derive from one domain (`--api-domain`, default `svc.io`):
 A kind may also name an absolute group (custom kinds).
 
 A `Scheme` starts with `runtime.kinds.BUILTIN_KINDS`; `register` adds a kind
-(a `KindInfo` and its `Strategy` class) and returns its `ResourceType`, the
-kind as served under this scheme, which carries the bound strategy.
+(a `KindInfo` and its `Strategy` class, or a factory of one) and returns its
+`ResourceType`, the kind as served under this scheme, which carries the bound
+strategy. Kinds may come and go while the server runs (custom kinds):
+`unregister` removes one, and `generation` counts the changes so that what is
+derived from the scheme (discovery, OpenAPI) is rebuilt when it moves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from pydantic import BaseModel
 
 from runtime.kinds import BUILTIN_KINDS, KindInfo, Strategy
+from runtime.models.base import K8sModel
 
 __all__ = ["ResourceType", "Scheme", "KindInfo", "DEFAULT_DOMAIN"]
 
@@ -33,6 +37,18 @@ class ResourceType:
     group: str
     version: str = "v1"
     strategy: Strategy = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool = True) -> "ResourceType":
+        """A kind a client addresses by its facts (a custom kind it knows), unregistered.
+
+        `client.get(ResourceType.of("example.com/v1", "Team", "teams"), "a", namespace="n")`: the
+        in-process client finds the served kind by group, version and plural; over HTTP the facts
+        make the path.
+        """
+        group, _, version = api_version.rpartition("/")
+        info = KindInfo("", kind, plural, kind.lower(), namespaced, K8sModel, group=group, version=version)
+        return cls(info, group, version)
 
     @property
     def kind(self) -> str:
@@ -101,11 +117,16 @@ class Scheme:
         self._by_kind: dict[tuple[str, str], ResourceType] = {}
         self._by_bare_kind: dict[str, ResourceType] = {}
         self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
+        #: Bumped by every register/unregister.
+        self.generation = 0
         for info, strategy in kinds:
             self.register(info, strategy)
 
-    def register(self, info: KindInfo, strategy: type[Strategy]) -> ResourceType:
-        """Serve `info` with `strategy`; returns its ResourceType. ValueError if the resource is taken."""
+    def register(self, info: KindInfo, strategy: Callable[["Scheme", ResourceType], Strategy]) -> ResourceType:
+        """Serve `info` with `strategy` (a Strategy class or a factory taking (scheme, rt)).
+
+        Returns its ResourceType. ValueError if the resource is already served.
+        """
         group = info.group if info.group is not None else self.group_name(info.group_prefix)
         rt = ResourceType(info, group, info.version)
         if (rt.group, rt.version, rt.plural) in self._by_resource:
@@ -113,11 +134,23 @@ class Scheme:
         # The strategy is bound to the ResourceType it serves, which is frozen: set it once, here.
         object.__setattr__(rt, "strategy", strategy(self, rt))
         self.types += (rt,)
-        self._by_resource[(rt.group, rt.version, rt.plural)] = rt
-        self._by_kind.setdefault((rt.group, rt.kind), rt)
-        self._by_bare_kind.setdefault(rt.kind, rt)
-        self._by_gvk.setdefault((rt.group, rt.version, rt.kind), rt)
+        self._index()
         return rt
+
+    def unregister(self, rt: ResourceType) -> None:
+        """Stop serving `rt` (a custom kind whose definition went away); nothing if not served."""
+        if rt in self.types:
+            self.types = tuple(t for t in self.types if t is not rt)
+            self._index()
+
+    def _index(self) -> None:
+        self.generation += 1
+        self._by_resource = {(t.group, t.version, t.plural): t for t in self.types}
+        self._by_kind, self._by_bare_kind, self._by_gvk = {}, {}, {}
+        for t in self.types:
+            self._by_kind.setdefault((t.group, t.kind), t)
+            self._by_bare_kind.setdefault(t.kind, t)
+            self._by_gvk.setdefault((t.group, t.version, t.kind), t)
 
     def group_name(self, prefix: str) -> str:
         return f"{prefix}.{self.domain}" if prefix else ""
@@ -160,6 +193,10 @@ class Scheme:
     def by_api_version_kind(self, api_version: str, kind: str) -> ResourceType | None:
         group, _, version = api_version.rpartition("/")
         return self._by_gvk.get((group, version, kind))
+
+    def by_model(self, model: type[BaseModel]) -> ResourceType | None:
+        """The kind a model class is bound to (the first served version)."""
+        return next((t for t in self.types if t.model is model), None)
 
     def stored_types(self) -> list[ResourceType]:
         return [t for t in self.types if not t.virtual]

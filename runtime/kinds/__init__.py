@@ -1,7 +1,8 @@
 """Kinds as data: each kind is a `KindInfo` (facts) and a `Strategy` (behaviour), registered on the `Scheme`.
 
 Contract: everything kind-specific lives here, one module per kind family
-(`namespace`, `rbac`, `coordination`, `reviews`). The registry, the HTTP
+(`namespace`, `rbac`, `coordination`, `reviews`, `crd`; `customresource` builds
+the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
 nothing outside this package compares kind names. Adding a kind means adding
 a model and a strategy, and registering them (`Scheme.register`).
@@ -16,6 +17,7 @@ from runtime.kinds.base import (
 )
 from runtime.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
 from runtime.kinds.coordination import LEASE, LeaseStrategy
+from runtime.kinds.events import CORE_EVENT, EVENTS_EVENT, CoreEventStrategy, EventsV1EventStrategy
 from runtime.kinds.namespace import (
     NAMESPACE, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES, NamespaceStrategy,
 )
@@ -26,6 +28,7 @@ from runtime.kinds.rbac import (
     AGGREGATION_MANAGER, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, ClusterRoleBindingStrategy,
     ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
 )
+from runtime.kinds.crd import CLEANUP_FINALIZER, CRD, CustomResourceDefinitionStrategy
 from runtime.kinds.reviews import REVIEW_KINDS
 
 __all__ = [
@@ -33,16 +36,19 @@ __all__ = [
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
-    "namespace_deletion_finalizers",
+    "namespace_deletion_finalizers", "CLEANUP_FINALIZER",
 ]
 
 #: Every built-in kind and its strategy, in discovery order (core first).
 BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
     (NAMESPACE, NamespaceStrategy),
+    (CORE_EVENT, CoreEventStrategy),
     (CLUSTER_ROLE, ClusterRoleStrategy),
     (CLUSTER_ROLE_BINDING, ClusterRoleBindingStrategy),
     (ROLE, RoleStrategy),
     (ROLE_BINDING, RoleBindingStrategy),
     *REVIEW_KINDS,
     (LEASE, LeaseStrategy),
+    (EVENTS_EVENT, EventsV1EventStrategy),
+    (CRD, CustomResourceDefinitionStrategy),
 )

@@ -8,7 +8,7 @@ read the facts and call the hooks below, whatever the kind. The defaults here
 are those of a plain stored kind, so a new kind overrides only what differs.
 
 Facts (class attributes): `allow_create_on_update` (a PUT of a missing object
-creates it), `namespace_kind` (objects of this kind are namespaces: other
+creates it; Kubernetes' AllowCreateOnUpdate), `namespace_kind` (objects of this kind are namespaces: other
 kinds live in them, and they are authorized in their own scope),
 `feeds_authorizer` (the RBAC index follows these objects),
 `returns_deleted_object` (an immediate delete answers the object, not a
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from runtime import errors
+
 from runtime.kinds.columns import DEFAULT_COLUMNS, Columns
 from runtime.kinds.decoding import decode_object
 from runtime.kinds.propagation import deletion_finalizers
@@ -33,6 +35,7 @@ from runtime.requests import Body, DeleteOptions
 from runtime.validation import FieldError, validate_object_meta
 
 if TYPE_CHECKING:
+    from runtime.objects import StoredObject
     from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS"]
@@ -106,6 +109,12 @@ class Strategy:
     """
 
     allow_create_on_update = True
+    #: Strategic merge patch is served (custom kinds: 415).
+    supports_strategic_merge = True
+    #: The OpenAPI v3 schema of the kind when it has no pydantic model of its own (custom kinds).
+    openapi_schema: dict[str, Any] | None = None
+    #: `observe(event_type, obj)` is called for every change of this kind the cache sees.
+    observes = False
     namespace_kind = False
     feeds_authorizer = False
     returns_deleted_object = False
@@ -118,6 +127,11 @@ class Strategy:
     def __init__(self, scheme: "Scheme", rt: "ResourceType") -> None:
         self.scheme = scheme
         self.rt = rt
+
+    @property
+    def merge_schema(self) -> Any:
+        """What the patch engines merge by: the model (its field markers), or a schema node."""
+        return self.rt.model
 
     # ---- scope -------------------------------------------------------------------------------------
 
@@ -140,8 +154,13 @@ class Strategy:
         """
         return decode_object(self.rt, body, field_validation=field_validation, extra_problems=extra_problems)
 
+    def default(self, obj: dict[str, Any]) -> None:
+        """Kubernetes' scheme defaulting of a new object as decoded (before its managed fields are
+        recorded: the creating manager owns what this sets). None by default."""
+
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        """Defaults a new object (after the server set uid, timestamps and generation)."""
+        """Defaults a new object (after the server set uid, timestamps and generation; what this
+        sets is not owned by the creating manager)."""
         _drop_empty_meta(obj["metadata"])
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
@@ -227,9 +246,16 @@ class Strategy:
         """A terminating object whose last finalizer an update removed is gone."""
         return bool(obj["metadata"].get("deletionTimestamp")) and not self.has_finalizers(obj)
 
-    def precondition_failed_message(self, key: str, detail: str) -> str:
-        """A failed delete precondition, as Kubernetes' storage words it (`NewInvalidObjError`)."""
-        return f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {detail}"
+    def precondition_failed(self, name: str, field: str, wanted: str, actual: str) -> errors.Conflict:
+        """A delete precondition (`field` "UID" or "ResourceVersion") that does not match, as Kubernetes'
+        rest.BeforeDelete words it: a Conflict on `<Kind>.<group>`, details naming the kind."""
+        tail = ("The object might have been deleted and then recreated" if field == "UID"
+                else "The object might have been modified")
+        rt = self.rt
+        qualified = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+        return errors.Conflict(f'Operation cannot be fulfilled on {qualified} "{name}": the {field} in the '
+                               f"precondition ({wanted}) does not match the {field} in record ({actual}). {tail}",
+                               name=name, group=rt.group, kind=rt.kind)
 
     # ---- reads -------------------------------------------------------------------------------------
 
@@ -237,6 +263,34 @@ class Strategy:
         """The values a field selector matches `obj` on (Kubernetes' `<Kind>ToSelectableFields`)."""
         meta = obj["metadata"]
         return {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+
+    #: Objects are stored in another version than this kind's (a custom kind's non-storage version):
+    #: `present` rewrites what is read.
+    converts = False
+
+    def present(self, obj: "StoredObject") -> "StoredObject":
+        """A stored object as this kind's version shows it (the object itself unless `converts`)."""
+        return obj
+
+    def has_view(self, subresource: str) -> bool:
+        """Whether `subresource` is another kind's view of the object (a Scale), not the object itself."""
+        return False
+
+    def view(self, subresource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """What a GET of `subresource` answers (the object itself, unless the subresource is another kind)."""
+        return obj
+
+    def from_view(self, subresource: str, view: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+        """The object a write of a subresource that is another kind (a Scale) makes of `current`."""
+        raise NotImplementedError(f"{subresource} of {self.rt.kind} is the object itself")
+
+    def observe(self, event_type: str, obj: dict[str, Any]) -> None:
+        """Follow a change of one object of this kind (only when `observes`)."""
+
+    def observe_list(self, objs: list[dict[str, Any]]) -> None:
+        """Follow a (re)list: `objs` are every object of this kind now."""
+        for obj in objs:
+            self.observe("ADDED", obj)
 
     # ---- virtual kinds -----------------------------------------------------------------------------
 

@@ -1,13 +1,14 @@
 """Core `Namespace`: the scope other kinds live in (Kubernetes' `pkg/registry/core/namespace`).
 
-- Create: `spec.finalizers` gets `kubernetes` (the namespace controller's),
+- Create (POST only: a PUT of a missing namespace is 404): `spec.finalizers` gets `kubernetes` (the namespace controller's),
   `status.phase` is `Active`, and the `kubernetes.io/metadata.name` label
   always names the namespace (it cannot be removed or changed).
 - Update: the main resource changes neither spec nor status; `status`
   changes only status (an empty phase defaults to Active); `finalize`
   changes only `spec.finalizers`. The phase follows `deletionTimestamp`.
 - Delete: `default` may never be deleted; the first delete makes it
-  Terminating; it goes once both `metadata.finalizers` and `spec.finalizers`
+  Terminating (no `deletionGracePeriodSeconds`: the namespace storage sets
+  none); it goes once both `metadata.finalizers` and `spec.finalizers`
   are empty, and the answer is the namespace itself.
 - Fields: `metadata.name` and `status.phase` (no `metadata.namespace`).
 """
@@ -23,6 +24,7 @@ from runtime.kinds.propagation import namespace_deletion_finalizers
 from runtime.requests import DeleteOptions
 from runtime.validation import FieldError
 from runtime.validation.fielderrors import invalid
+from runtime.validation.names import qualified_name_errors
 
 __all__ = ["NAMESPACE", "NamespaceStrategy", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
@@ -57,11 +59,16 @@ class NamespaceStrategy(Strategy):
 
     namespace_kind = True
     returns_deleted_object = True
+    allow_create_on_update = False  # PUT of a missing namespace is 404, as Kubernetes' namespace strategy
     field_labels = ("metadata.name", "status.phase")
     name_rule = "dns-label"
     # Only `finalize` changes the spec, and Kubernetes' namespaces do not count generations.
     counts_generation = False
     columns = Columns((NAME_COLUMN, column("Status", "The status of the namespace"), AGE_COLUMN), _cells)
+
+    def default(self, obj: dict[str, Any]) -> None:
+        # SetDefaults_Namespace: the name label is a default, so the creating manager owns it.
+        _label_namespace(obj)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         super().prepare_for_create(obj)
@@ -97,10 +104,13 @@ class NamespaceStrategy(Strategy):
         _label_namespace(new)
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
+        # ValidateNamespace: each finalizer at `spec.finalizers` (no index), a qualified name, and
+        # either standard (`kubernetes`) or fully qualified (with a '/').
         errs: list[FieldError] = []
-        for i, fin in enumerate((obj.get("spec") or {}).get("finalizers") or []):
+        for fin in (obj.get("spec") or {}).get("finalizers") or []:
+            errs.extend(invalid("spec.finalizers", fin, p) for p in qualified_name_errors(fin))
             if "/" not in fin and fin != NAMESPACE_FINALIZER:
-                errs.append(invalid(f"spec.finalizers[{i}]", fin,
+                errs.append(invalid("spec.finalizers", fin,
                                     "name is neither a standard finalizer name nor is it fully qualified"))
         return errs
 
@@ -123,9 +133,13 @@ class NamespaceStrategy(Strategy):
 
     def prepare_for_delete(self, obj: dict[str, Any]) -> None:
         obj.setdefault("status", {})["phase"] = "Terminating"
+        obj["metadata"].pop("deletionGracePeriodSeconds", None)
 
-    def precondition_failed_message(self, key: str, detail: str) -> str:
-        return detail  # the namespace REST storage words it bare
+    def precondition_failed(self, name: str, field: str, wanted: str, actual: str) -> errors.Conflict:
+        # The namespace REST storage checks its preconditions itself, in its own words.
+        return errors.Conflict(f'Operation cannot be fulfilled on namespaces "{name}": Precondition failed: '
+                               f"{field} in precondition: {wanted}, {field} in object meta: {actual}",
+                               name=name, kind="namespaces")
 
     def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
         return {"metadata.name": obj["metadata"].get("name", ""),

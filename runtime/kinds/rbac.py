@@ -212,6 +212,9 @@ class RoleBindingStrategy(_RBACStrategy):
                                "global namespace. If the RoleRef cannot be resolved, the Authorizer must return "
                                "an error.", "roleBinding")
 
+    def default(self, obj: dict[str, Any]) -> None:
+        self._default_subjects(obj)  # SetDefaults_Subject (and the roleRef's group)
+
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         super().prepare_for_create(obj)
         self._default_subjects(obj)

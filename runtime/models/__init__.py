@@ -29,6 +29,13 @@ from runtime.models.authorization import (
 from runtime.models.authentication import SelfSubjectReview, SelfSubjectReviewStatus, UserInfoModel
 from runtime.models.core import Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus
 from runtime.models.coordination import Lease, LeaseList, LeaseSpec
+from runtime.models.events import (
+    Event, EventList, EventSeries, EventSource, EventsV1Event, EventsV1EventList, EventsV1EventSeries, ObjectReference,
+)
+from runtime.models.apiextensions import (
+    CustomResourceDefinition, CustomResourceDefinitionList, CustomResourceDefinitionNames,
+    CustomResourceDefinitionSpec, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
+)
 
 __all__ = [
     "K8sModel", "list_field", "map_field",
@@ -45,4 +52,8 @@ __all__ = [
     "SelfSubjectReview", "SelfSubjectReviewStatus", "UserInfoModel",
     "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
     "Lease", "LeaseList", "LeaseSpec",
+    "ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EventsV1Event", "EventsV1EventList",
+    "EventsV1EventSeries",
+    "CustomResourceDefinition", "CustomResourceDefinitionList", "CustomResourceDefinitionNames",
+    "CustomResourceDefinitionSpec", "CustomResourceDefinitionStatus", "CustomResourceDefinitionVersion",
 ]

@@ -38,7 +38,7 @@ from runtime.patch.managed_fields import (
     STRIPPED_FIELDS, Managed, ManagerKey, Ownership, decode_managed_fields, record_update, reconcile,
     set_managed_fields, strip_meta, without_managed_fields,
 )
-from runtime.patch.schema import Node, schema_for
+from runtime.patch.schema import Node, merge_node
 from runtime.patch.typed import MISSING, compare, ensure_named_fields, merge, remove_items, to_field_set
 
 __all__ = ["server_side_apply", "conflict_message", "LAST_APPLIED_ANNOTATION", "BEFORE_FIRST_APPLY"]
@@ -68,7 +68,7 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         raise MalformedPatch(f"invalid object type: {_gvk(applied)}")
     if (applied.get("metadata") or {}).get("managedFields") is not None:
         raise MalformedPatch("metadata.managedFields must be nil")
-    node = schema_for(model)
+    node = merge_node(model)
     try:
         managed = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
     except PatchError as e:

@@ -33,7 +33,7 @@ from typing import Any
 
 from runtime.patch.errors import CorruptManagedFields, PatchError
 from runtime.patch.fieldpath import FieldSet, PathElement
-from runtime.patch.schema import Node, schema_for
+from runtime.patch.schema import Node, merge_node
 from runtime.patch.typed import compare, to_field_set
 
 __all__ = [
@@ -105,7 +105,7 @@ def manager_from_user_agent(user_agent: str) -> str:
 
 def fields_of(obj: dict[str, Any], model: type) -> FieldSet:
     """The fields `obj` (an object or apply configuration) sets, minus the never-owned ones."""
-    return strip_meta(to_field_set(without_managed_fields(obj), schema_for(model)))
+    return strip_meta(to_field_set(without_managed_fields(obj), merge_node(model)))
 
 
 def strip_meta(fields: FieldSet) -> FieldSet:
@@ -242,7 +242,7 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
     result = without_managed_fields(new)
     if not managed and old is not None:
         return result  # an existing object without managed fields stays untracked
-    node = schema_for(model)
+    node = merge_node(model)
     key = ManagerKey(manager, operation, api_version if operation == "Update" else "", subresource)
     managed = record_update(without_managed_fields(old), result, node, managed, key, api_version, now)
     return set_managed_fields(result, managed)

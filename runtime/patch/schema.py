@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 __all__ = [
     "Node", "Scalar", "Struct", "ListNode", "MapNode", "Untyped", "Field",
-    "SCALAR", "UNTYPED", "UNTYPED_FIELD", "schema_for", "node_for_annotation",
+    "SCALAR", "UNTYPED", "UNTYPED_FIELD", "schema_for", "merge_node", "node_for_annotation",
 ]
 
 
@@ -110,6 +110,12 @@ class ListNode(Node):
 
     def __repr__(self) -> str:
         return f"ListNode({self.item!r}, {self.list_type}{', ' + ','.join(self.map_keys) if self.map_keys else ''})"
+
+
+def merge_node(schema: "type[BaseModel] | Node") -> "Node":
+    """A kind's merge schema: a pydantic model's tree (`schema_for`), or a node given as is (a custom
+    kind's, built from its structural schema)."""
+    return schema if isinstance(schema, Node) else schema_for(schema)
 
 
 @functools.cache

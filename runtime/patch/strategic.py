@@ -42,7 +42,7 @@ from typing import Any
 
 from runtime.patch.errors import MalformedPatch, PatchNotApplicable
 from runtime.patch.merge import decode_object_patch
-from runtime.patch.schema import UNTYPED, Field, ListNode, Node, schema_for
+from runtime.patch.schema import UNTYPED, Field, ListNode, Node, merge_node
 
 __all__ = ["apply_strategic_merge_patch"]
 
@@ -60,7 +60,7 @@ def apply_strategic_merge_patch(doc: dict[str, Any], patch: Any, model: type) ->
     merging. The inputs are never modified. Raises PatchError (400/422).
     """
     patch = decode_object_patch(patch)
-    result = _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema_for(model))
+    result = _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), merge_node(model))
     return result
 
 

@@ -37,8 +37,8 @@ from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry.admission import AdmissionPlugin, run_plugins
 from runtime.registry.common import (
-    WriteResult, claim_namespace, conflict, forbidden, method_not_allowed, not_found, now_rfc3339, parse_resource_version,
-    random_suffix, store_errors, too_large,
+    WriteResult, claim_namespace, conflict, forbidden, invalid_object, method_not_allowed, not_found, now_rfc3339,
+    parse_resource_version, random_suffix, store_errors, too_large,
 )
 from runtime.registry.continuation import ContinueTokens
 from runtime.registry.namespace_gate import NamespaceGate
@@ -47,6 +47,7 @@ from runtime.scheme import ResourceType, Scheme
 from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from runtime.storage import RevisionConflict, Store
 from runtime.validation import invalid_error
+from runtime.validation.names import validate_object_meta_update
 from runtime.watchcache import KindCache, WatchCache
 
 __all__ = ["RegistryCore", "Selection", "field_manager"]
@@ -116,8 +117,10 @@ class RegistryCore:
         self.namespaces = scheme.namespace_type
         self._policy_prefixes = tuple(t.storage_prefix for t in scheme.stored_types()
                                       if t.strategy.feeds_authorizer)
-        self._rbac_listed_at = -1
-        self.cache.add_handler(self._feed_rbac_index)
+        #: Kinds whose strategy follows their objects (CRDs: every server serves what they define).
+        self._observers = {t.storage_prefix: t.strategy for t in scheme.stored_types() if t.strategy.observes}
+        self._listed_at = -1
+        self.cache.add_handler(self._follow_cache)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Fill and follow the watch cache; started() once the first list is in."""
@@ -127,21 +130,27 @@ class RegistryCore:
         """Whether feature gate `name` is on (the spec's defaults unless the server set it)."""
         return self.feature_gates.get(name, False)
 
-    def _feed_rbac_index(self, event: Any) -> None:
+    def _follow_cache(self, event: Any) -> None:
+        """Keep the RBAC index and the observing strategies current with the cache."""
         if event.revision <= self.cache.revision:
             # A (re)list replays what the cache now holds (a live event is newer than the cache):
-            # rebuild the index, so that bindings deleted while the cache was behind stop granting.
-            if self._rbac_listed_at != self.cache.revision:
-                self._rbac_listed_at = self.cache.revision
+            # rebuild from it once, so that objects deleted while the cache was behind are forgotten.
+            if self._listed_at != self.cache.revision:
+                self._listed_at = self.cache.revision
                 self.rbac.replace(o.obj for prefix in self._policy_prefixes
                                   for o in self.cache.kind(prefix).list())
+                for prefix, strategy in self._observers.items():
+                    strategy.observe_list([o.obj for o in self.cache.kind(prefix).list()])
             return
-        if not event.obj.key.startswith(self._policy_prefixes):
-            return
-        if event.type == "DELETED":
-            self.rbac.remove(event.obj.obj)
-        else:
-            self.rbac.upsert(event.obj.obj)
+        key = event.obj.key
+        if key.startswith(self._policy_prefixes):
+            if event.type == "DELETED":
+                self.rbac.remove(event.obj.obj)
+            else:
+                self.rbac.upsert(event.obj.obj)
+        for prefix, strategy in self._observers.items():
+            if key.startswith(prefix):
+                strategy.observe(event.type, event.obj.obj)
 
     # ---- policy ------------------------------------------------------------------------------------
 
@@ -256,22 +265,30 @@ class RegistryCore:
 
     async def _create_in_open_scope(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
                                     opts: WriteOptions, warnings: list[str], operation: str) -> WriteResult:
+        # Kubernetes' order: scheme defaulting and the field manager on the object as sent, then the
+        # kind's storage (RBAC escalation), then BeforeCreate (server fields, PrepareForCreate,
+        # validation), then validating admission.
         meta = obj["metadata"]
+        strategy = rt.strategy
+        strategy.default(obj)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + random_suffix()
+        if operation == "Update":
+            _track_managers(rt, None, obj, opts, now_rfc3339())
+            meta = obj["metadata"]  # a new dict
+        request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run)
+        await strategy.admit(self, request)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
         meta["generation"] = 1
         for server_set in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(server_set, None)
-        rt.strategy.prepare_for_create(obj)
-        errs = rt.strategy.validate(obj)
+        strategy.prepare_for_create(obj)
+        errs = strategy.validate(obj)
         if errs:
             raise invalid_error(rt.kind, rt.group_kind, meta.get("name", ""), errs)
-        if operation == "Update":
-            _track_managers(rt, None, obj, opts, now_rfc3339())
-        warnings = warnings + rt.strategy.warnings(None, obj, opts.field_manager)
-        await self.admit(user, rt, "create", obj, None, opts.dry_run)
+        warnings = warnings + strategy.warnings(None, obj, opts.field_manager)
+        await run_plugins(self.admission, request)
         name = meta["name"]
         key = rt.storage_key(namespace if rt.namespaced else None, name)
         with store_errors(rt, name):
@@ -303,7 +320,7 @@ class RegistryCore:
     async def guaranteed_update(self, user: UserInfo, rt: ResourceType, key: str, name: str,
                                 transform: Callable[[StoredObject], dict[str, Any]], opts: WriteOptions,
                                 warnings: list[str], *, precondition_rv: str | None = None,
-                                subresource: str = "", first: StoredObject | None = None,
+                                precondition_uid: str | None = None, subresource: str = "", first: StoredObject | None = None,
                                 operation: str = "Update") -> WriteResult:
         """Read-modify-write with retries on conflict (Kubernetes' GuaranteedUpdate).
 
@@ -323,19 +340,29 @@ class RegistryCore:
                 current = await self.read_current(rt, key, name)
                 if current is None:
                     raise not_found(rt, name)
+            stored_uid = current.obj["metadata"].get("uid", "")
+            if precondition_uid and precondition_uid != stored_uid:
+                raise conflict(rt, name, invalid_object(key, f"Precondition failed: UID in precondition: "
+                                                             f"{precondition_uid}, UID in object meta: {stored_uid}"))
             if precondition_rv and precondition_rv != current.obj["metadata"].get("resourceVersion"):
                 raise conflict(rt, name)
             new = transform(current)
             old = current.obj
             strategy = rt.strategy
+            # What the body says of managedFields, before the strategy drops an empty list (`[]` resets).
+            sent_managed = new["metadata"].get("managedFields")
             strategy.prepare_for_update(new, old, subresource)
-            errs = strategy.validate_update(new, old)
+            request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run)
+            await strategy.admit(self, request)  # before validation, as Kubernetes' RBAC storage
+            errs = strategy.validate_update(new, old) + validate_object_meta_update(new["metadata"], old["metadata"])
             if errs:
                 raise invalid_error(rt.kind, rt.group_kind, name, errs)
             if operation == "Update":
+                if sent_managed is not None and not subresource:
+                    new["metadata"]["managedFields"] = sent_managed
                 _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
             result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
-            await self.admit(user, rt, "update", new, old, opts.dry_run)
+            await run_plugins(self.admission, request)
             if _same_object(new, old):
                 return WriteResult(current, False, result_warnings)
             if opts.dry_run:
@@ -361,17 +388,11 @@ def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str,
     """Record a non-apply write (create, update, non-apply patch) in metadata.managedFields.
 
     The fields this write adds or changes become the writer's (an `Update`
-    entry; see `runtime.patch.update_managed_fields`). `metadata.managedFields`
-    itself is not writable this way: whatever the body says is replaced by the
-    stored entries (none on create) before the write is recorded; only apply
-    changes ownership on a manager's behalf.
+    entry; see `runtime.patch.update_managed_fields`). As apiserver's field
+    manager: managed fields sent in the body that decode replace the stored
+    ones, `[]` or `[{}]` resets them (the object is then untracked), anything
+    else keeps the stored ones; a subresource write always keeps them.
     """
-    meta = new["metadata"]
-    stored = ((old or {}).get("metadata") or {}).get("managedFields")
-    if stored:
-        meta["managedFields"] = stored
-    else:
-        meta.pop("managedFields", None)
     tracked = update_managed_fields(old, new, manager=field_manager(opts), operation="Update", model=rt.model,
                                     api_version=rt.api_version, now=now, subresource=subresource)
     new["metadata"] = tracked["metadata"]

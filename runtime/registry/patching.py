@@ -39,6 +39,7 @@ from runtime.patch import (
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import WriteResult, claim_namespace, conflict, not_found, now_rfc3339
 from runtime.registry.core import RegistryCore
+from runtime.registry.views import update_view
 from runtime.requests import Body, PatchType, WriteOptions
 from runtime.scheme import ResourceType
 
@@ -98,7 +99,7 @@ def _apply_patch(kind: PatchType, doc: dict[str, Any], data: Any, rt: ResourceTy
         return apply_json_patch(doc, data)
     if kind is PatchType.MERGE:
         return apply_merge_patch(doc, data)
-    return apply_strategic_merge_patch(doc, data, rt.model)
+    return apply_strategic_merge_patch(doc, data, rt.strategy.merge_schema)
 
 
 def _check_identity(rt: ResourceType, obj: dict[str, Any], namespace: str, name: str) -> None:
@@ -134,6 +135,16 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                            "" if creates else subresource)
     core.check_verb(rt, "create" if creates else "patch", "" if creates else subresource)
     check_patch_options(kind, opts)
+    if rt.strategy.has_view(subresource):
+        if current is None:
+            raise not_found(rt, name)
+        if kind not in (PatchType.JSON, PatchType.MERGE):
+            raise errors.UnsupportedMediaType(f"the {subresource} subresource takes json and merge patches")
+
+        def patch_view(view: dict[str, Any]) -> dict[str, Any]:
+            with patch_errors():
+                return _apply_patch(kind, view, body.data, rt)
+        return await update_view(core, user, rt, key, name, None, opts, subresource, current, patch_view)
     config: dict[str, Any] | None = None
     warnings: list[str] = []
     if kind is PatchType.APPLY:
@@ -148,7 +159,8 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                                      "object was found")
         _check_identity(rt, config, ns, name)
         with patch_errors():
-            obj = server_side_apply(None, config, manager=opts.field_manager, model=rt.model, force=opts.force,
+            obj = server_side_apply(None, config, manager=opts.field_manager, model=rt.strategy.merge_schema,
+                                    kind=rt.kind, force=opts.force,
                                     api_version=rt.api_version, now=now_rfc3339())
         # Server-set fields are wiped on create by patch (rest.WipeObjectMetaSystemFields).
         obj["metadata"].pop("resourceVersion", None)
@@ -160,7 +172,8 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
     def transform(cur: StoredObject) -> dict[str, Any]:
         with patch_errors():
             if config is not None:
-                patched = server_side_apply(cur.copy_dict(), config, manager=opts.field_manager, model=rt.model,
+                patched = server_side_apply(cur.copy_dict(), config, manager=opts.field_manager,
+                                            model=rt.strategy.merge_schema, kind=rt.kind,
                                             force=opts.force, api_version=rt.api_version, now=now_rfc3339(),
                                             subresource=subresource)
             else:

@@ -32,4 +32,6 @@ async def get(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: s
         obj = await core.read_current(rt, key, name)  # the cache lags: a consistent read from the store
     if obj is None:
         raise not_found(rt, name)
+    if rt.strategy.has_view(subresource):
+        return StoredObject(key, rt.strategy.view(subresource, obj.copy_dict()), obj.revision)
     return obj

@@ -33,42 +33,52 @@ class Registry(RegistryCore):
     async def get(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, *,
                   resource_version: str | None = None, subresource: str = "") -> StoredObject:
         """One object (see `runtime.registry.reads`)."""
-        return await reads.get(self, user, rt, namespace, name, resource_version=resource_version,
-                               subresource=subresource)
+        obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version,
+                              subresource=subresource)
+        return rt.strategy.present(obj)
 
     async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
         """A collection (the paging and resourceVersion rules live in `runtime.registry.listing`)."""
-        return await listing.list_objects(self, user, rt, namespace, opts)
+        listed = await listing.list_objects(self, user, rt, namespace, opts)
+        if rt.strategy.converts:
+            listed.items = [rt.strategy.present(o) for o in listed.items]
+        return listed
 
     async def open_watch(self, user: UserInfo, rt: ResourceType, namespace: str,
                          opts: ListOptions) -> watching.WatchStream:
         """A watch stream (see `runtime.registry.watching`)."""
-        return await watching.open_watch(self, user, rt, namespace, opts)
+        stream = await watching.open_watch(self, user, rt, namespace, opts)
+        stream.present = rt.strategy.present
+        return stream
 
     async def create(self, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
                      opts: WriteOptions = WriteOptions()) -> WriteResult:
         """POST: a new object (201); for a virtual kind (a review), its evaluation."""
         if rt.virtual:
             return await reviews.review(self, user, rt, namespace, body, opts)
-        return await writes.create(self, user, rt, namespace, body, opts)
+        return _presented(rt, await writes.create(self, user, rt, namespace, body, opts))
 
     async def update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
                      opts: WriteOptions = WriteOptions(), *, subresource: str = "") -> WriteResult:
         """PUT: replace an object (200), or create it when missing (201) if the kind allows it."""
-        return await writes.update(self, user, rt, namespace, name, body, opts, subresource)
+        return _presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, subresource))
 
     async def patch(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                     kind: PatchType | str, body: Body, opts: WriteOptions = WriteOptions(), *,
                     subresource: str = "") -> WriteResult:
         """PATCH in one of the four types: a `PatchType`, or a Content-Type (415 if unknown)."""
         if not isinstance(kind, PatchType):
-            kind = patch_type(kind, cbor=self.gate("CBORServingAndStorage"))
-        return await patching.patch(self, user, rt, namespace, name, kind, body, opts, subresource)
+            kind = patch_type(kind, cbor=self.gate("CBORServingAndStorage"),
+                              strategic=rt.strategy.supports_strategic_merge)
+        return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, subresource))
 
     async def delete(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                      options: DeleteOptions = DeleteOptions()) -> DeleteResult:
         """DELETE: two-phase when the object has finalizers (see `runtime.registry.deletion`)."""
-        return await deletion.delete(self, user, rt, namespace, name, options)
+        deleted = await deletion.delete(self, user, rt, namespace, name, options)
+        if isinstance(deleted.body, StoredObject):
+            deleted.body = rt.strategy.present(deleted.body)
+        return deleted
 
     async def delete_collection(self, user: UserInfo, rt: ResourceType, namespace: str,
                                 list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
@@ -78,3 +88,9 @@ class Registry(RegistryCore):
     def allowed(self, attrs: Attributes) -> bool:
         """Whether the authorizer allows `attrs` (impersonation checks, non-resource paths)."""
         return self.decide(attrs).allowed
+
+
+def _presented(rt: ResourceType, result: WriteResult) -> WriteResult:
+    """A write's answer in the version it was asked in (custom kinds store another one)."""
+    result.obj = rt.strategy.present(result.obj)
+    return result

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import trio
 
@@ -80,6 +80,8 @@ class WatchStream:
     bookmarks: bool = False
     #: Mark the end of the initial state with an annotated BOOKMARK.
     initial_end: bool = False
+    #: How each object is shown (the kind's version of what is stored; see `Strategy.present`).
+    present: Callable[[StoredObject], StoredObject] | None = None
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> dict[str, Any]:
         """A BOOKMARK event's object: kind, apiVersion and metadata.resourceVersion only."""
@@ -123,13 +125,19 @@ class WatchStream:
                 replayed: list[bool] = []
                 async for item in self._replay_log(kind.prefix, replay_after, watcher.start_revision, deadline,
                                                    replayed):
-                    yield item
+                    yield self._shown(item)
                 if not replayed:
                     return  # cut short (timeout, or the log was compacted meanwhile): the client resumes
             async for item in self._follow(watcher, deadline):
-                yield item
+                yield self._shown(item)
         finally:
             watcher.close()
+
+    def _shown(self, item: _Item) -> _Item:
+        event_type, obj = item
+        if self.present is None or not isinstance(obj, StoredObject):
+            return item
+        return event_type, self.present(obj)
 
     async def _follow(self, watcher: Watcher, deadline: float) -> AsyncIterator[_Item]:
         cache = self.core.cache

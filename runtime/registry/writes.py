@@ -8,10 +8,13 @@ runs every stage and stops right before the store write.
 
 from __future__ import annotations
 
-from runtime import errors
+from typing import Any, Callable
+
+from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
-from runtime.registry.common import WriteResult, claim_namespace, not_found
+from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, not_found
 from runtime.registry.core import RegistryCore
+from runtime.registry.views import update_view
 from runtime.requests import Body, WriteOptions
 from runtime.scheme import ResourceType
 
@@ -36,8 +39,10 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
                  opts: WriteOptions, subresource: str = "") -> WriteResult:
     """PUT: replace an object (200), or create it when missing and the kind allows it (201).
 
-    With metadata.resourceVersion set, a stale version is 409 Conflict;
-    without, the update is unconditional. With `opts.dry_run` the answer is
+    The body must name the URL's object (400 otherwise, as Kubernetes'
+    checkName). With metadata.resourceVersion set, a stale version is 409
+    Conflict; without, the update is unconditional. A metadata.uid that is
+    not the stored object's is 409 too (Kubernetes' UID precondition). With `opts.dry_run` the answer is
     the object that would have been stored, at the stored resourceVersion;
     nothing is written.
     """
@@ -49,18 +54,21 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     else:
         core.authorize_request(user, "update", rt, namespace, name, subresource)
     core.check_verb(rt, "update", subresource)
+    if rt.strategy.has_view(subresource):
+        if current is None:
+            raise not_found(rt, name)
+        return await update_view(core, user, rt, key, name, body.data, opts, subresource, current)
     obj, warnings = rt.strategy.decode(body, opts.field_validation)
     meta = obj["metadata"]
-    if meta.get("name") and meta["name"] != name:
-        raise errors.BadRequest(f"the name of the object ({meta['name']}) does not match the name "
-                                f"on the URL ({name})")
-    meta["name"] = name
+    # As Kubernetes' update handler: the namespace first, then the name (both 400).
+    claim_namespace(rt, meta, namespace)
+    check_name(meta, name, namespace if rt.namespaced else "")
     if current is None:
         if not creates or not rt.strategy.allow_create_on_update:
             raise not_found(rt, name)
         meta.pop("resourceVersion", None)
         return await core.create_object(user, rt, namespace, obj, opts, warnings)
-    claim_namespace(rt, obj["metadata"], namespace)
     return await core.guaranteed_update(user, rt, key, name, lambda _old: obj, opts, warnings,
-                                        precondition_rv=meta.get("resourceVersion"), subresource=subresource,
+                                        precondition_rv=meta.get("resourceVersion"),
+                                        precondition_uid=meta.get("uid"), subresource=subresource,
                                         first=current)
