@@ -64,6 +64,7 @@ from runtime.codec.proto import (
     authentication_v1_pb2 as authn,
     authorization_v1_pb2 as authz,
     core_v1_pb2 as core,
+    events_v1_pb2 as events,
     meta_v1_pb2 as meta,
     rbac_v1_pb2 as rbac,
     runtime_pb2,
@@ -100,6 +101,7 @@ class _Kind:
 # Group names come from a configurable domain (rbac.authorization.<domain>), so
 # kinds are matched by the domain-free start of their group.
 _RBAC, _AUTHZ, _AUTHN, _CORE, _ANY = "rbac.authorization.", "authorization.", "authentication.", "", None
+_EVENTS = "events."
 
 _KINDS: dict[str, _Kind] = {
     "ClusterRole": _Kind(rbac.ClusterRole, _RBAC),
@@ -117,12 +119,20 @@ _KINDS: dict[str, _Kind] = {
     "SelfSubjectReview": _Kind(authn.SelfSubjectReview, _AUTHN),
     "Namespace": _Kind(core.Namespace, _CORE),
     "NamespaceList": _Kind(core.NamespaceList, _CORE),
+    "Event": _Kind(core.Event, _CORE),
+    "EventList": _Kind(core.EventList, _CORE),
     # meta.v1 kinds travel in every group (Status as "v1", DeleteOptions in the
     # resource's group, PartialObjectMetadata in meta.<domain>).
     "Status": _Kind(meta.Status, _ANY),
     "DeleteOptions": _Kind(meta.DeleteOptions, _ANY),
     "PartialObjectMetadata": _Kind(meta.PartialObjectMetadata, _ANY),
     "PartialObjectMetadataList": _Kind(meta.PartialObjectMetadataList, _ANY),
+}
+
+# Kinds named as a kind of `_KINDS` but in another group, tried first: events.k8s.io's Event is not core's.
+_GROUP_KINDS: dict[str, _Kind] = {
+    "Event": _Kind(events.Event, _EVENTS),
+    "EventList": _Kind(events.EventList, _EVENTS),
 }
 
 SUPPORTED_KINDS: frozenset[str] = frozenset(_KINDS)
@@ -139,6 +149,8 @@ _ALWAYS = frozenset({
     "LabelSelectorRequirement.key", "LabelSelectorRequirement.operator",
     "OwnerReference.apiVersion", "OwnerReference.kind", "OwnerReference.name", "OwnerReference.uid",
     "NamespaceCondition.type", "NamespaceCondition.status",
+    # core/v1 Event's (events.k8s.io/v1's messages share the name: its reportingInstance is written too)
+    "Event.reportingComponent", "Event.reportingInstance",
     *(f"{kind}.items" for kind in _KINDS if kind.endswith("List")),
 })
 
@@ -149,7 +161,7 @@ _NULLABLE = frozenset({
     "DeleteOptions.gracePeriodSeconds", "DeleteOptions.preconditions",
     "DeleteOptions.orphanDependents", "DeleteOptions.propagationPolicy",
     "Preconditions.uid", "Preconditions.resourceVersion", "Status.details",
-    "ClusterRole.aggregationRule",
+    "ClusterRole.aggregationRule", "Event.series", "Event.related",
     "SubjectAccessReviewSpec.resourceAttributes", "SubjectAccessReviewSpec.nonResourceAttributes",
     "SelfSubjectAccessReviewSpec.resourceAttributes", "SelfSubjectAccessReviewSpec.nonResourceAttributes",
     "ResourceAttributes.fieldSelector", "ResourceAttributes.labelSelector",
@@ -177,18 +189,23 @@ def supports(api_version: str, kind: str) -> bool:
     """Return whether `kind` in `api_version` has a Protobuf encoding here.
 
     Kinds are matched by name and by the domain-free start of their group
-    (`rbac.authorization.` for RBAC kinds, the core group for Namespace, any
-    group for meta.v1 kinds). `Table` and custom kinds return False.
+    (`rbac.authorization.` for RBAC kinds, the core group for Namespace and
+    Event, `events.` for events.k8s.io's own Event, any group for meta.v1
+    kinds). `Table` and custom kinds return False.
     """
-    spec = _KINDS.get(kind)
-    if spec is None:
-        return False
+    return _spec(api_version, kind) is not None
+
+
+def _spec(api_version: str, kind: str) -> _Kind | None:
+    """The message of `kind` in the group of `api_version` (None when it has none there)."""
     group = api_version.rpartition("/")[0]
-    if spec.group_prefix is None:
-        return True
-    if spec.group_prefix == _CORE:
-        return group == ""
-    return group.startswith(spec.group_prefix)
+    for spec in (_GROUP_KINDS.get(kind), _KINDS.get(kind)):
+        if spec is None:
+            continue
+        if (spec.group_prefix is None or (group == "" if spec.group_prefix == _CORE
+                                          else group.startswith(spec.group_prefix))):
+            return spec
+    return None
 
 
 def encode(obj: Mapping[str, Any]) -> bytes:
@@ -361,9 +378,10 @@ def decode_watch_frames(buffer: bytes) -> list[tuple[str, dict[str, Any]]]:
 # --- descriptor-driven conversion ------------------------------------------
 
 def _message_for(api_version: str, kind: str) -> Message:
-    if not supports(api_version, kind):
+    spec = _spec(api_version, kind)
+    if spec is None:
         raise ProtobufError(f"{kind} in {api_version} has no Protobuf encoding")
-    return _KINDS[kind].message()
+    return spec.message()
 
 
 def _parse(message: Message, data: bytes) -> None:

@@ -15,6 +15,7 @@ import pytest
 from runtime.codec import protobuf
 from runtime.codec.protobuf import PROTOBUF_PREFIX, ProtobufError, decode, decode_watch_frames, encode, encode_watch_event
 from runtime.codec.proto import meta_v1_pb2, rbac_v1_pb2, runtime_pb2
+from tests.support.event_objects import CORE_EVENT
 
 REPO = Path(__file__).resolve().parents[2]
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -171,6 +172,8 @@ OBJECTS: dict[str, dict[str, Any]] = {
     },
     "Namespace": NAMESPACE,
     "NamespaceList": _list("NamespaceList", "v1", NAMESPACE),
+    "Event": CORE_EVENT,
+    "EventList": _list("EventList", "v1", CORE_EVENT),
     "Status": {
         "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
         "message": 'roles.rbac.authorization.k8s.io "x" is invalid', "reason": "Invalid",

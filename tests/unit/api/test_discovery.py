@@ -40,7 +40,7 @@ def test_group_list_excludes_core_group(scheme: Scheme) -> None:
     names = [g["name"] for g in doc["groups"]]
     assert doc["kind"] == "APIGroupList" and "" not in names
     assert set(names) == {"rbac.authorization.svc.io", "authorization.svc.io", "authentication.svc.io",
-                          "coordination.svc.io"}
+                          "coordination.svc.io", "events.svc.io"}
 
 
 def test_group_prefers_its_only_version(scheme: Scheme) -> None:
@@ -69,7 +69,7 @@ def test_storage_version_hash_matches_kubernetes() -> None:
 def test_core_resource_list_has_namespace_and_its_subresources(scheme: Scheme) -> None:
     doc = api_resource_list(scheme, "v1")
     assert doc is not None and doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
-    assert [r["name"] for r in doc["resources"]] == ["namespaces", "namespaces/finalize", "namespaces/status"]
+    assert [r["name"] for r in doc["resources"]] == ["events", "namespaces", "namespaces/finalize", "namespaces/status"]
     ns = _resource(doc, "namespaces")
     assert ns["singularName"] == "namespace" and ns["namespaced"] is False and ns["kind"] == "Namespace"
     assert ns["shortNames"] == ["ns"] and ns["storageVersionHash"] == "Q3oi5N2YM8M="
@@ -125,7 +125,7 @@ def test_aggregated_apis_document_matches_the_v2_types(scheme: Scheme) -> None:
 
 def test_aggregated_subresources_carry_kind_and_verbs(scheme: Scheme) -> None:
     (core,) = aggregated_discovery(scheme, core=True)["items"]
-    (ns,) = core["versions"][0]["resources"]
+    ns = next(r for r in core["versions"][0]["resources"] if r["resource"] == "namespaces")
     assert ns["scope"] == "Cluster" and ns["shortNames"] == ["ns"]
     kind = {"group": "", "version": "v1", "kind": "Namespace"}
     assert ns["subresources"] == [
