@@ -62,7 +62,6 @@ _REF = "#/components/schemas/"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {"meta": _META, "rbac": "io.k8s.api.rbac.v1", "core": "io.k8s.api.core.v1",
              "events": "io.k8s.api.events.v1",
-             "events": "io.k8s.api.events.v1",
              "authorization": "io.k8s.api.authorization.v1",
              "authentication": "io.k8s.api.authentication.v1", "coordination": "io.k8s.api.coordination.v1",
              "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1"}

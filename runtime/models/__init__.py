@@ -32,9 +32,6 @@ from runtime.models.coordination import Lease, LeaseList, LeaseSpec
 from runtime.models.events import (
     Event, EventList, EventSeries, EventSource, EventsV1Event, EventsV1EventList, EventsV1EventSeries, ObjectReference,
 )
-from runtime.models.events import (
-    Event, EventList, EventSeries, EventSource, EventsV1Event, EventsV1EventList, EventsV1EventSeries, ObjectReference,
-)
 from runtime.models.apiextensions import (
     CustomResourceDefinition, CustomResourceDefinitionList, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
@@ -55,8 +52,6 @@ __all__ = [
     "SelfSubjectReview", "SelfSubjectReviewStatus", "UserInfoModel",
     "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
     "Lease", "LeaseList", "LeaseSpec",
-    "ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EventsV1Event", "EventsV1EventList",
-    "EventsV1EventSeries",
     "ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EventsV1Event", "EventsV1EventList",
     "EventsV1EventSeries",
     "CustomResourceDefinition", "CustomResourceDefinitionList", "CustomResourceDefinitionNames",
