@@ -41,7 +41,7 @@ validated like a create, except for transition rules.
 """
 
 from runtime.schema.applyschema import schema_node
-from runtime.schema.cel_rules import CELLimits, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET
+from runtime.schema.cel_rules import PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET, CELLimits
 from runtime.schema.defaulting import apply_defaults
 from runtime.schema.fielderrors import SchemaFieldError
 from runtime.schema.pruning import prune
@@ -50,9 +50,18 @@ from runtime.schema.structural_rules import structural_errors, structural_field_
 from runtime.schema.validation import validate
 
 __all__ = [
-    "Structural", "Rule", "MergeInfo", "NO_DEFAULT",
-    "structural_errors", "structural_field_errors",
-    "prune", "apply_defaults", "validate",
-    "CELLimits", "PER_CALL_LIMIT", "RUNTIME_CEL_COST_BUDGET",
-    "SchemaFieldError", "schema_node",
+    "NO_DEFAULT",
+    "PER_CALL_LIMIT",
+    "RUNTIME_CEL_COST_BUDGET",
+    "CELLimits",
+    "MergeInfo",
+    "Rule",
+    "SchemaFieldError",
+    "Structural",
+    "apply_defaults",
+    "prune",
+    "schema_node",
+    "structural_errors",
+    "structural_field_errors",
+    "validate",
 ]

@@ -21,7 +21,8 @@ Strings index by code point, as cel-go does.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import re2
 from celpy import celtypes

@@ -29,17 +29,24 @@ Python's recursion limit to 2500 (celpy does this for deep expressions).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import celpy
 import lark
 from celpy.celparser import CELParseError
-from celpy.evaluation import Activation, CELEvalError, CELSyntaxError, CELUnsupportedError, Evaluator
+from celpy.evaluation import (
+    Activation,
+    CELEvalError,
+    CELSyntaxError,
+    CELUnsupportedError,
+    Evaluator,
+)
 
 from runtime.schema.cel_library import KUBERNETES_FUNCTIONS
 
-__all__ = ["Program", "Meter", "CostExceeded", "CELCompileError", "CELEvaluationError", "compile_expression"]
+__all__ = ["CELCompileError", "CELEvaluationError", "CostExceeded", "Meter", "Program", "compile_expression"]
 
 _ENV = celpy.Environment()
 _MAX_EXPRESSION_LENGTH = 100_000

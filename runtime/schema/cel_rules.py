@@ -46,11 +46,23 @@ from typing import Any
 from celpy import celtypes
 
 from runtime.schema.cel_program import CELEvaluationError, CostExceeded, Meter
-from runtime.schema.fielderrors import SchemaFieldError, duplicate, forbidden, invalid, required
+from runtime.schema.fielderrors import (
+    SchemaFieldError,
+    duplicate,
+    forbidden,
+    invalid,
+    required,
+)
 from runtime.schema.structural import Rule, Structural
 
-__all__ = ["CELLimits", "cel_errors", "parse_field_path", "escape_property_name",
-           "PER_CALL_LIMIT", "RUNTIME_CEL_COST_BUDGET"]
+__all__ = [
+    "PER_CALL_LIMIT",
+    "RUNTIME_CEL_COST_BUDGET",
+    "CELLimits",
+    "cel_errors",
+    "escape_property_name",
+    "parse_field_path",
+]
 
 PER_CALL_LIMIT = 50_000
 RUNTIME_CEL_COST_BUDGET = 500_000
@@ -69,6 +81,9 @@ class CELLimits:
 
     per_call: int = PER_CALL_LIMIT
     per_request: int = RUNTIME_CEL_COST_BUDGET
+
+
+DEFAULT_LIMITS = CELLimits()
 
 
 def escape_property_name(name: str) -> str | None:
@@ -101,7 +116,7 @@ class _Walk:
     stopped: bool = False
 
 
-def cel_errors(obj: Any, schema: Structural, *, old: Any = None, limits: CELLimits = CELLimits(),
+def cel_errors(obj: Any, schema: Structural, *, old: Any = None, limits: CELLimits = DEFAULT_LIMITS,
                path: str = "") -> list[SchemaFieldError]:
     """Field errors of every failing rule under `schema` (see the module docstring)."""
     walk = _Walk(limits, limits.per_request)

@@ -21,9 +21,18 @@ from typing import Any
 from runtime.validation.fielderrors import FieldError
 
 __all__ = [
-    "SchemaFieldError", "NO_VALUE", "go_value", "go_number",
-    "required", "invalid", "type_invalid", "not_supported", "forbidden", "duplicate", "too_long",
+    "NO_VALUE",
+    "SchemaFieldError",
+    "duplicate",
+    "forbidden",
+    "go_number",
+    "go_value",
+    "invalid",
+    "not_supported",
+    "required",
+    "too_long",
     "too_many",
+    "type_invalid",
 ]
 
 NO_VALUE: Any = FieldError("FieldValueRequired", "").value  # the sentinel FieldError uses for "no value"
@@ -40,7 +49,7 @@ _HEADS = {
 }
 
 
-def go_number(value: float | int) -> str:
+def go_number(value: float) -> str:
     """A number as Go's `%v` prints it (`10`, `1.5`, `1e+21`)."""
     if isinstance(value, bool):
         return "true" if value else "false"

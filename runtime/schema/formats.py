@@ -24,7 +24,7 @@ import binascii
 import datetime
 import ipaddress
 import re
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from runtime.schema.regex import compile_pattern

@@ -27,12 +27,19 @@ import math
 from typing import Any
 
 from runtime.schema.fielderrors import (
-    SchemaFieldError, go_number, invalid, not_supported, required, too_long, too_many, type_invalid,
+    SchemaFieldError,
+    go_number,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+    type_invalid,
 )
 from runtime.schema.formats import format_checker
 from runtime.schema.structural import Structural
 
-__all__ = ["openapi_errors", "json_type", "json_equal"]
+__all__ = ["json_equal", "json_type", "openapi_errors"]
 
 _IN = "body"
 
@@ -77,7 +84,7 @@ def openapi_errors(obj: Any, schema: Structural, *, path: str = "") -> list[Sche
 
 
 def _field(name: str) -> str:
-    return name[1:] if name.startswith(".") else name
+    return name.removeprefix(".")
 
 
 def _msg(name: str, text: str) -> str:
@@ -170,7 +177,7 @@ def _string(s: Structural, data: str, name: str, out: list[SchemaFieldError]) ->
             out.append(invalid(_field(name), data, _msg(name, f"should match '{s.pattern}'")))
 
 
-def _number(s: Structural, data: int | float, name: str, out: list[SchemaFieldError]) -> None:
+def _number(s: Structural, data: float, name: str, out: list[SchemaFieldError]) -> None:
     as_int = isinstance(data, int)
     if s.multiple_of is not None and s.multiple_of > 0:
         factor = s.multiple_of

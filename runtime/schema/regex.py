@@ -48,7 +48,7 @@ class PatternError(ValueError):
 class Pattern:
     """A compiled pattern: `search(text)` is Go's `MatchString`."""
 
-    __slots__ = ("source", "_regexp")
+    __slots__ = ("_regexp", "source")
 
     def __init__(self, source: str, regexp: object) -> None:
         self.source = source

@@ -22,13 +22,14 @@ list type, map keys and map type.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from runtime.schema.cel_program import CELCompileError, Program, compile_expression
 from runtime.schema.regex import Pattern, PatternError, compile_pattern
 
-__all__ = ["Structural", "Rule", "MergeInfo", "NO_DEFAULT"]
+__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural"]
 
 
 class _NoDefault:
@@ -78,9 +79,9 @@ class Structural:
     description: str = ""
     nullable: bool = False
     default: Any = NO_DEFAULT
-    properties: Mapping[str, "Structural"] = field(default_factory=dict)
-    items: "Structural | None" = None
-    additional_properties: "Structural | bool | None" = None
+    properties: Mapping[str, Structural] = field(default_factory=dict)
+    items: Structural | None = None
+    additional_properties: Structural | bool | None = None
     # value validations
     enum: tuple[Any, ...] | None = None
     pattern: str = ""
@@ -97,10 +98,10 @@ class Structural:
     max_properties: int | None = None
     min_properties: int | None = None
     required: tuple[str, ...] = ()
-    all_of: tuple["Structural", ...] = ()
-    any_of: tuple["Structural", ...] = ()
-    one_of: tuple["Structural", ...] = ()
-    not_: "Structural | None" = None
+    all_of: tuple[Structural, ...] = ()
+    any_of: tuple[Structural, ...] = ()
+    one_of: tuple[Structural, ...] = ()
+    not_: Structural | None = None
     # extensions
     x_int_or_string: bool = False
     x_embedded_resource: bool = False
@@ -118,22 +119,22 @@ class Structural:
         return self.default is not NO_DEFAULT
 
     @property
-    def additional_schema(self) -> "Structural | None":
+    def additional_schema(self) -> Structural | None:
         """The schema of additionalProperties when it is a schema (not a bool)."""
         ap = self.additional_properties
         return ap if isinstance(ap, Structural) else None
 
     @classmethod
-    def from_openapi(cls, schema: Mapping[str, Any] | None) -> "Structural":
+    def from_openapi(cls, schema: Mapping[str, Any] | None) -> Structural:
         """Parse an `openAPIV3Schema` dict (never raises; see the module docstring)."""
         return _parse(schema if isinstance(schema, Mapping) else {})
 
-    def child(self, key: str) -> "Structural | None":
+    def child(self, key: str) -> Structural | None:
         """The schema of object key `key`: a property, else additionalProperties' schema."""
         prop = self.properties.get(key)
         return prop if prop is not None else self.additional_schema
 
-    def at(self, path: str | Sequence[str | int]) -> "Structural | None":
+    def at(self, path: str | Sequence[str | int]) -> Structural | None:
         """The node at a field path (`"spec.ports"`, `("spec", "ports", 0)`); None if undeclared."""
         node: Structural | None = self
         for step in _steps(path):
@@ -149,7 +150,7 @@ class Structural:
             return MergeInfo()
         return MergeInfo(node.x_list_type if node.type == "array" else "", node.x_list_map_keys, node.x_map_type)
 
-    def walk(self) -> Iterator["Structural"]:
+    def walk(self) -> Iterator[Structural]:
         """This node and every node under it (properties, items, additionalProperties)."""
         yield self
         for prop in self.properties.values():
@@ -218,7 +219,7 @@ def _parse(d: Mapping[str, Any]) -> Structural:
         format=_str(d.get("format")),
         description=_str(d.get("description")),
         nullable=d.get("nullable") is True,
-        default=d["default"] if "default" in d else NO_DEFAULT,
+        default=d.get("default", NO_DEFAULT),
         properties=properties,
         items=_parse(items) if isinstance(items, Mapping) else None,
         additional_properties=additional,

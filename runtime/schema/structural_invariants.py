@@ -27,7 +27,8 @@ Errors are sorted by their text, as Kubernetes sorts them.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from runtime.schema.fielderrors import SchemaFieldError, forbidden, invalid, required
 from runtime.schema.regex import PatternError, compile_pattern

@@ -27,12 +27,19 @@ cost is estimated (see `cel_program`); formats are not checked here
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from runtime.schema.cel_program import CELCompileError, compile_expression
 from runtime.schema.cel_rules import parse_field_path
 from runtime.schema.default_rules import default_errors
-from runtime.schema.fielderrors import SchemaFieldError, forbidden, invalid, not_supported, required
+from runtime.schema.fielderrors import (
+    SchemaFieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from runtime.schema.structural import Structural
 from runtime.schema.structural_invariants import invariant_errors
 from runtime.validation.fielderrors import FieldError
@@ -71,13 +78,13 @@ class _Context:
         self.inside_meta = inside_meta
         self.old_self_forbidden = old_self_forbidden
 
-    def but(self, **changes: Any) -> "_Context":
+    def but(self, **changes: Any) -> _Context:
         values = {"defaults_forbidden": self.defaults_forbidden, "inside_meta": self.inside_meta,
                   "old_self_forbidden": self.old_self_forbidden}
         values.update(changes)
         return _Context(**values)
 
-    def forbid_old_self(self, path: str) -> "_Context":
+    def forbid_old_self(self, path: str) -> _Context:
         return self if self.old_self_forbidden is not None else self.but(old_self_forbidden=path)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.schema.cel_rules import CELLimits, cel_errors
+from runtime.schema.cel_rules import DEFAULT_LIMITS, CELLimits, cel_errors
 from runtime.schema.embedded import embedded_errors
 from runtime.schema.fielderrors import invalid
 from runtime.schema.listtypes import list_type_errors
@@ -29,13 +29,13 @@ from runtime.schema.openapi import openapi_errors
 from runtime.schema.structural import Structural
 from runtime.validation.fielderrors import FieldError
 
-__all__ = ["validate", "RULES_NOT_CHECKED"]
+__all__ = ["RULES_NOT_CHECKED", "validate"]
 
 RULES_NOT_CHECKED = ("some validation rules were not checked because the object was invalid; "
                      "correct the existing errors to complete validation")
 
 
-def validate(obj: Any, schema: Structural, *, old: Any = None, cel_limits: CELLimits = CELLimits()) -> list[FieldError]:
+def validate(obj: Any, schema: Structural, *, old: Any = None, cel_limits: CELLimits = DEFAULT_LIMITS) -> list[FieldError]:
     """Field errors of `obj` (and of its change from `old`); empty when valid."""
     errors: list[FieldError] = []
     errors.extend(openapi_errors(obj, schema))

@@ -1,7 +1,7 @@
 """Merge markers of custom kinds: Structural.merge_info and the server-side apply node tree."""
 
 from runtime.patch.apply import server_side_apply
-from runtime.patch.schema import ListNode, MapNode, Struct, UNTYPED
+from runtime.patch.schema import UNTYPED, ListNode, MapNode, Struct
 from runtime.schema import Structural, schema_node
 
 OBJ = {"type": "object"}

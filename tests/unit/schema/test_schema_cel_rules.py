@@ -114,9 +114,9 @@ def test_rule_over_the_call_limit_stops_with_kubernetes_words():
     rule = {"rule": "self.l.all(x, self.l.all(y, self.l.all(z, x + y + z > 0)))"}
     errors = _errors(_schema([rule, {"rule": "false"}], props), {"l": list(range(1, 60))},
                      cel_limits=CELLimits(per_call=20_000, per_request=1_000_000))
-    assert errors == ['spec: Invalid value: "object": \'operation cancelled: actual cost limit exceeded\': no further '
+    assert errors == [('spec: Invalid value: "object": \'operation cancelled: actual cost limit exceeded\': no further '
                       'validation rules will be run due to call cost exceeds limit for rule: '
-                      'self.l.all(x, self.l.all(y, self.l.all(z, x + y + z > 0)))']
+                      'self.l.all(x, self.l.all(y, self.l.all(z, x + y + z > 0)))')]
 
 
 def test_running_out_of_the_request_budget_stops_validation():

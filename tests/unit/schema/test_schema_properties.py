@@ -1,8 +1,15 @@
 """Property tests: prune is idempotent and keeps declared fields; validate never raises; valid defaults validate."""
 
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from runtime.schema import Structural, apply_defaults, prune, structural_errors, validate
+from runtime.schema import (
+    Structural,
+    apply_defaults,
+    prune,
+    structural_errors,
+    validate,
+)
 
 OBJ = {"type": "object"}
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False, allow_infinity=False),

@@ -74,8 +74,8 @@ def test_root_metadata_may_only_restrict_name_and_generate_name():
         "name": {"type": "string", "maxLength": 10}}}}}) == []
     assert structural_errors({**OBJ, "properties": {"metadata": {**OBJ, "properties": {
         "labels": {**OBJ, "additionalProperties": {"type": "string"}}}}}}) == [
-        (f"{P}.properties[metadata]", "Forbidden: must not specify anything other than name and generateName, "
-                                      "but metadata is implicitly specified")]
+        (f"{P}.properties[metadata]", ("Forbidden: must not specify anything other than name and generateName, "
+                                      "but metadata is implicitly specified"))]
 
 
 def test_no_default_in_top_level_metadata():
@@ -101,8 +101,8 @@ def test_value_validation_fields_must_exist_in_the_structure():
 
 def test_pattern_must_compile_as_go_regexp():
     assert structural_errors(_spec({"type": "string", "pattern": "^(?!a)"})) == [
-        (f"{X}.pattern", "Invalid value: \"^(?!a)\": must be a valid regular expression, but isn't: "
-                         "error parsing regexp: invalid or unsupported Perl syntax: `(?!`")]
+        (f"{X}.pattern", ("Invalid value: \"^(?!a)\": must be a valid regular expression, but isn't: "
+                         "error parsing regexp: invalid or unsupported Perl syntax: `(?!`"))]
 
 
 def test_list_map_keys_must_be_required_scalar_properties():
@@ -110,8 +110,8 @@ def test_list_map_keys_must_be_required_scalar_properties():
     assert structural_errors(_spec({**base, "items": {**OBJ, "required": ["name"],
                                                        "properties": {"name": {"type": "string"}}}})) == []
     assert structural_errors(_spec({**base, "items": {**OBJ, "properties": {"name": {"type": "string"}}}})) == [
-        (f"{X}.items.properties[name].default", "Required value: this property is in x-kubernetes-list-map-keys, "
-                                                "so it must have a default or be a required property")]
+        (f"{X}.items.properties[name].default", ("Required value: this property is in x-kubernetes-list-map-keys, "
+                                                "so it must have a default or be a required property"))]
     assert (f"{X}.x-kubernetes-list-map-keys", 'Invalid value: ["name"]: entries must all be names of item properties') \
         in structural_errors(_spec({**base, "items": {**OBJ, "properties": {"id": {"type": "string"}}}}))
 
@@ -155,8 +155,8 @@ def test_rule_checks():
     errors = structural_errors(_spec({**OBJ, "x-kubernetes-validations": [
         {"rule": " "}, {"rule": "true", "reason": "Nope"}, {"rule": "true", "fieldPath": ".missing"}]}))
     assert (f"{X}.x-kubernetes-validations[0].rule", "Required value: rule is not specified") in errors
-    assert (f"{X}.x-kubernetes-validations[1].reason", 'Unsupported value: "Nope": supported values: '
-            '"FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"') in errors
+    assert (f"{X}.x-kubernetes-validations[1].reason", ('Unsupported value: "Nope": supported values: '
+            '"FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"')) in errors
     assert (f"{X}.x-kubernetes-validations[2].fieldPath", 'Invalid value: ".missing": fieldPath must be a valid path') \
         in errors
 
