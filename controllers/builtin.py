@@ -8,7 +8,8 @@ on a `LocalClient` acting as its own identity with field manager
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
 aggregation (`controllers.aggregation`), the garbage collector
-(`controllers.gc`) and the CustomResourceDefinition controller (`controllers.crd`).
+(`controllers.gc`), the CustomResourceDefinition controller (`controllers.crd`)
+and the event time to live (`controllers.eventttl`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from runtime.client import Client
 from runtime.manager import Manager
 
 from controllers import aggregation, crd, gc, namespace
+from controllers import eventttl
 
 __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
 
@@ -30,6 +32,7 @@ def setup(manager: Manager) -> None:
     aggregation.setup(manager)
     gc.setup(manager)
     crd.setup(manager)
+    eventttl.setup(manager)
 
 
 def builtin_manager(client: Client) -> Manager:

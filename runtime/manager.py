@@ -61,6 +61,7 @@ import trio
 
 from runtime.client import Client
 from runtime.controller import Builder, Controller, ControllerStatistics
+from runtime.events import EventBroadcaster, EventRecorder
 from runtime.informer import InformerFactory
 from runtime.leaderelection import LeaderElectionConfig, LeaderElector, LeaderElectorStatistics
 from runtime.ratelimit import ItemExponentialRateLimiter
@@ -128,6 +129,8 @@ class Manager:
         self.grace_period = grace_period
         self.informers = InformerFactory(client, resync_period=resync_period)
         self.elector = LeaderElector(client, leader_election) if leader_election is not None else None
+        #: The event broadcaster (`runtime.events`), made by the first `event_recorder()` call.
+        self.events: EventBroadcaster | None = None
         self.controllers: dict[str, Controller] = {}
         self._runnables: dict[str, Runnable] = {}
         self._needs_leader: dict[str, bool] = {}
@@ -144,6 +147,17 @@ class Manager:
     def controller(self, name: str = "") -> Builder:
         """A builder whose `complete()` adds the controller to this manager."""
         return Builder(self.informers, self._add_controller, name)
+
+    def event_recorder(self, name: str) -> EventRecorder:
+        """The recorder of events from component `name` (see `runtime.events`).
+
+        Its events are written by the manager's `event-broadcaster` runnable (on every manager, leader or
+        not), added by the first call: make that call before `run()` (else RuntimeError), e.g. in `setup()`.
+        """
+        if self.events is None:
+            self.add("event-broadcaster", broadcaster := EventBroadcaster(self.client), needs_leader=False)
+            self.events = broadcaster
+        return self.events.recorder(name)
 
     def _add_controller(self, controller: Controller) -> None:
         # The builder's `complete()` lands here: the one way to add a controller.
