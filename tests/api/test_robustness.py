@@ -30,6 +30,7 @@ from collections import Counter
 import httpx
 import pytest
 import trio
+from trio.testing import MockClock
 
 from api import assembly as server_module
 from api.codecs import MAX_NESTING
@@ -94,7 +95,7 @@ def captured(monkeypatch) -> Captured:
 def store_clock(store):
     """The autojump MockClock for the memory store; None (the real clock) for SQLite, whose work runs in
     threads the MockClock cannot see (it would jump past their timeouts)."""
-    return trio.testing.MockClock(autojump_threshold=0) if store == "memory" else None
+    return MockClock(autojump_threshold=0) if store == "memory" else None
 
 
 async def settle(predicate, *, step: float = 0.05, limit: float = 30.0) -> None:

@@ -15,8 +15,9 @@ Like a server, it serves what the app sends: repeated headers stay repeated
 (`Warning`), a HEAD response has no body, an app that fails or ends before
 the end of its response is a `httpx.RemoteProtocolError` (chained to the
 app's exception, if any). The client's read timeout (`httpx.Timeout.read`)
-applies to each wait for the app once the request body is sent, in trio
-time (a `ReadTimeout`).
+applies to each wait for the app once the request is sent (a body in
+memory at once, a streamed one when the app has read it to its end) or
+answered, in trio time (a `ReadTimeout`).
 
 The ASGI scope is a plain-HTTP connection from `client` to `server`:
 no `tls` extension, so no client certificate (tests of client certificates
@@ -57,23 +58,28 @@ class _Exchange:
     read_timeout: float | None
     messages: trio.MemoryReceiveChannel[Message]
     app_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    #: The current wait's; its deadline starts once the request body is sent, as a client's read timeout.
+    #: The current wait's; its deadline runs once the request is sent (`timed`), as a client's read timeout.
     read_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    body_sent: bool = False
+    body_sent: bool = False  # the app has received the whole body
+    timed: bool = False  # the client has sent its request: waits for the app are under the read timeout
     disconnected: trio.Event = field(default_factory=trio.Event)
     done: trio.Event = field(default_factory=trio.Event)
     app_error: BaseException | None = None
     client_error: Exception | None = None
 
     def mark_body_sent(self) -> None:
-        if not self.body_sent:
-            self.body_sent = True
+        self.body_sent = True
+        self.start_timing()
+
+    def start_timing(self) -> None:
+        if not self.timed:
+            self.timed = True
             if self.read_timeout is not None:
                 self.read_scope.deadline = trio.current_time() + self.read_timeout
 
     async def next_message(self) -> Message | None:
         """The app's next message (None once the app has ended); raises ReadTimeout."""
-        timed = self.body_sent and self.read_timeout is not None
+        timed = self.timed and self.read_timeout is not None
         self.read_scope = trio.CancelScope(deadline=trio.current_time() + self.read_timeout if timed else math.inf)
         with self.read_scope:
             try:
@@ -159,7 +165,9 @@ class ASGITransport(httpx.AsyncBaseTransport):
         async def receive() -> Message:
             if not exchange.body_sent:
                 try:
-                    chunk = await body.__anext__()
+                    chunk = b""
+                    while not chunk:  # an empty chunk is no message (httpx sends one for no body)
+                        chunk = await body.__anext__()
                 except StopAsyncIteration:
                     exchange.mark_body_sent()
                     return {"type": "http.request", "body": b"", "more_body": False}
@@ -194,6 +202,8 @@ class ASGITransport(httpx.AsyncBaseTransport):
                 exchange.done.set()
 
         self._nursery.start_soon(serve)
+        if isinstance(request.stream, httpx.ByteStream):
+            exchange.start_timing()  # a body in memory is sent at once (a socket's buffer takes it)
         try:
             start = await exchange.next_message()
         except BaseException:
@@ -204,5 +214,6 @@ class ASGITransport(httpx.AsyncBaseTransport):
             if exchange.client_error is not None:
                 raise exchange.client_error
             raise exchange.incomplete("without starting a response")
+        exchange.start_timing()  # answered: the client reads from now on
         return httpx.Response(start["status"], headers=list(start.get("headers") or []),
                               stream=_ResponseStream(exchange), extensions={"http_version": b"HTTP/1.1"})
