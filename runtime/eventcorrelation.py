@@ -170,6 +170,12 @@ class EventCorrelator:
         self._buckets: _LRU[tuple[str, ...], TokenBucket] = _LRU(cache_size)
         self._last_suffix = 0
 
+    def next_suffix(self, now: float) -> int:
+        """A unique, increasing event name suffix for clock reading `now` (nanoseconds), shared by the events a
+        recorder makes and the combined ones made here, so that their names never clash."""
+        self._last_suffix = unique_suffix(now, self._last_suffix)
+        return self._last_suffix
+
     def correlate(self, event: dict[str, Any]) -> Correlation:
         """What to write for the new `event` (left unchanged): a create, a patch, or nothing (spam)."""
         now = self.clock()
@@ -198,12 +204,12 @@ class EventCorrelator:
         if len(record.messages) < self.max_events:
             return event, _event_key(event)
         record.messages.pop()  # do not grow the set past the threshold
-        self._last_suffix = unique_suffix(now, self._last_suffix)
+        suffix = self.next_suffix(now)
         involved = event.get("involvedObject") or {}
         stamp = format_time(now)
         combined = {
             "apiVersion": event.get("apiVersion", "v1"), "kind": event.get("kind", "Event"),
-            "metadata": {"name": f"{involved.get('name', '')}.{self._last_suffix:x}",
+            "metadata": {"name": f"{involved.get('name', '')}.{suffix:x}",
                          "namespace": (event.get("metadata") or {}).get("namespace") or ""},
             "involvedObject": copy.deepcopy(involved), "reason": event.get("reason"),
             "message": COMBINED_PREFIX + (event.get("message") or ""), "source": copy.deepcopy(event.get("source")),

@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from runtime import errors
 from runtime.client import STRATEGIC_MERGE_PATCH, Client, ClientError
-from runtime.eventcorrelation import EventCorrelator, format_time, unique_suffix
+from runtime.eventcorrelation import Correlation, EventCorrelator, format_time
 from runtime.kinds.events import EVENT_TYPES
 from runtime.scheme import ResourceType, Scheme
 
@@ -153,7 +153,6 @@ class EventBroadcaster:
         # Bounded: a full queue drops events rather than holding reconciles or memory.
         self._send, self._receive = trio.open_memory_channel[dict[str, Any]](queue_size)
         self._recorders: dict[tuple[str, str], EventRecorder] = {}
-        self._last_suffix = 0
         self._counts = {"created": 0, "patched": 0, "dropped": 0, "skipped": 0, "failed": 0}
 
     def recorder(self, name: str, *, host: str = "") -> EventRecorder:
@@ -161,9 +160,8 @@ class EventBroadcaster:
         return self._recorders.setdefault((name, host), EventRecorder(self, name, host))
 
     def next_suffix(self, now: float) -> int:
-        """A unique, increasing name suffix for an event made at clock reading `now` (nanoseconds)."""
-        self._last_suffix = unique_suffix(now, self._last_suffix)
-        return self._last_suffix
+        """A unique, increasing name suffix for an event made at clock reading `now` (the correlator's)."""
+        return self.correlator.next_suffix(now)
 
     def enqueue(self, event: dict[str, Any]) -> bool:
         """Queue a complete core/v1 event for writing; False (and a log line) when the queue is full."""
@@ -191,12 +189,17 @@ class EventBroadcaster:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Write queued events in order until cancelled; started() at once. On cancel, flush (see the module doc)."""
         task_status.started()
+        writing: Correlation | None = None
         try:
             while True:
-                await self.record(await self._receive.receive())
+                writing = self.correlator.correlate(await self._receive.receive())
+                await self._deliver(writing, self.max_tries)
+                writing = None
         finally:
             with trio.move_on_after(self.flush_timeout) as flush:
                 flush.shield = True
+                if writing is not None:  # cancelled while writing it
+                    await self._deliver(writing, 1)
                 while True:
                     try:
                         event = self._receive.receive_nowait()
@@ -205,13 +208,14 @@ class EventBroadcaster:
                     await self.record(event, tries=1)
 
     async def record(self, event: dict[str, Any], *, tries: int | None = None) -> None:
-        """Correlate one event and write it (create or patch), retrying what may succeed later; never raises
-        for a write the server refuses (logged, counted as failed)."""
-        correlation = self.correlator.correlate(event)
+        """Correlate one event and write it (create or patch), retrying what may succeed later (`tries`, default
+        `max_tries`); a write the server refuses is logged and counted as failed, never raised."""
+        await self._deliver(self.correlator.correlate(event), self.max_tries if tries is None else tries)
+
+    async def _deliver(self, correlation: Correlation, tries: int) -> None:
         if correlation.skip or correlation.event is None:
             self._counts["skipped"] += 1
             return
-        tries = self.max_tries if tries is None else tries
         for attempt in range(tries):
             try:
                 written = await self._write(correlation.event, correlation.patch)
