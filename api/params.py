@@ -53,16 +53,15 @@ def _go_bool(value: str) -> bool:
 
 
 def _dry_run(values: Sequence[str], kind: str) -> bool:
-    """The dryRun values (`?dryRun` is [""]): only "All" (or bare) is known.
+    """The dryRun values (`?dryRun` is [""]): only "All" (or bare, the spec's rule) is known.
 
-    Others are 400 BadRequest, as the issue asks; the message keeps Kubernetes' words
-    (Kubernetes itself answers 422 Invalid here).
+    Others are 422 Invalid, as apimachinery's ValidateDryRun answers
+    (`CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"x"}: ...`).
     """
     if any(v not in ("", "All") for v in values):
         listed = ", ".join(json.dumps(v) for v in values)
-        message = f'Unsupported value: []string{{{listed}}}: supported values: "All"'
-        raise errors.BadRequest(f'{kind}.meta.k8s.io "" is invalid: dryRun: {message}',
-                                causes=[errors.Cause("FieldValueNotSupported", message, "dryRun")])
+        raise _options_invalid(kind, "dryRun", "FieldValueNotSupported",
+                               f'Unsupported value: []string{{{listed}}}: supported values: "All"')
     return bool(values)
 
 
@@ -70,8 +69,8 @@ def write_options(args: Any, user_agent: str, *, method: str = "POST") -> WriteO
     """Create, update and patch options from the query (dryRun, fieldManager, fieldValidation, force).
 
     `method` names the options in a 422 (POST CreateOptions, PUT
-    UpdateOptions, PATCH PatchOptions). Raises BadRequest for an unknown
-    dryRun value (as the issue asks), Invalid (422) for an unknown
+    UpdateOptions, PATCH PatchOptions). Raises Invalid (422) for an unknown
+    dryRun value, for an unknown
     fieldValidation value and for a fieldManager over 128 bytes or with
     unprintable characters, as apimachinery does.
     """
@@ -110,7 +109,7 @@ def delete_options(args: Any, body: Body | None) -> DeleteOptions:
     """A DeleteOptions body merged with the query parameters of the same names; the body wins per field.
 
     Raises BadRequest for a body that is not a DeleteOptions (wrong kind, wrong
-    type of a field), a query value that does not parse, or an unknown dryRun value.
+    type of a field), a query value that does not parse; Invalid for an unknown dryRun value.
     """
     data: dict[str, Any] = {}
     if body is not None:

@@ -166,15 +166,19 @@ class Responder:
 
     def _object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
                          warnings: list[str] = (), compressible: bool = False) -> Response:
-        """One object, as itself, a one-row Table or a PartialObjectMetadata (406 if a list form was asked)."""
+        """One object, as itself, a one-row Table or a PartialObjectMetadata (a list form asked: the next
+        acceptable range, 406 when there is none)."""
         if choice.as_kind == "Table":
             doc = table(rt, [obj], meta_api_version=choice.meta_api_version,
                         resource_version=obj.obj["metadata"].get("resourceVersion", ""),
                         include_object=include_object_option(request.args.get("includeObject")))
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
         if choice.as_kind == "PartialObjectMetadataList":
-            raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not "
-                                       "a list")
+            # The spec (media types 11): a fallback in Accept is served instead of 406.
+            choice = self._fallback(choice, "you requested PartialObjectMetadataList, but the requested object "
+                                            "is not a list", ("", "Table", "PartialObjectMetadata"))
+            if choice.as_kind:
+                return self._object_response(code, obj, choice, rt, warnings=warnings, compressible=compressible)
         if choice.as_kind == "PartialObjectMetadata":
             doc = partial_object_metadata(obj.obj, choice.meta_api_version)
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
@@ -183,13 +187,20 @@ class Responder:
         return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
                              compressible=compressible)
 
+    def _fallback(self, choice: Choice, refusal: str, allowed_as: tuple[str, ...]) -> Choice:
+        """The next acceptable range among `allowed_as` when `choice` cannot be served; 406 `refusal` if none."""
+        try:
+            return self._choice(allowed_as=allowed_as)
+        except errors.NotAcceptable:
+            raise errors.NotAcceptable(refusal) from None
+
     def _delete_response(self, deleted: DeleteResult, choice: Choice, rt: ResourceType) -> Response:
         if isinstance(deleted.body, StoredObject):
             return self._object_response(deleted.code, deleted.body, choice, rt, warnings=deleted.warnings)
         return self._respond(deleted.code, deleted.body, choice, warnings=deleted.warnings)
 
     def _list_response(self, listed: ListResult, choice: Choice, rt: ResourceType) -> Response:
-        """A list, as itself, a Table or a PartialObjectMetadataList (406 if the one-object form was asked).
+        """A list, as itself, a Table or a PartialObjectMetadataList (also for `as=PartialObjectMetadata`).
 
         JSON and Protobuf lists are streamed item by item (`encode_list_chunks`),
         gzipped on the fly when asked; pretty JSON and Tables are built whole.
@@ -203,9 +214,8 @@ class Responder:
             doc = table(rt, listed.items, meta_api_version=choice.meta_api_version, list_meta=meta,
                         include_object=include_object_option(request.args.get("includeObject")))
             return self._respond(200, doc, choice, compressible=True)
-        if choice.as_kind == "PartialObjectMetadata":
-            raise errors.NotAcceptable("you requested PartialObjectMetadata, but the requested object is a list")
-        if choice.as_kind == "PartialObjectMetadataList":
+        if choice.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            # The spec (media types 11): `as=PartialObjectMetadata` on a collection is a PartialObjectMetadataList.
             mv = choice.meta_api_version
             header = partial_object_metadata_list(meta, mv)
             items: Sequence[Any] = _Mapped(listed.items, lambda o: partial_object_metadata(o.obj, mv))

@@ -40,10 +40,11 @@ from runtime.kinds.base import AdmissionRequest, KindInfo, PolicyContext, Strate
 from runtime.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.rbac import (
     AGGREGATION_RULE_FORBIDDEN, FULL_AUTHORITY_RULES, bind_attributes, confirm_no_escalation,
-    escalate_attributes, escalation_allowed, resolve_role_ref,
+    escalate_attributes, escalation_allowed,
 )
 from runtime.validation import FieldError, is_dns1123_subdomain, label_selector_errors
-from runtime.validation.fielderrors import invalid, not_supported, required
+from runtime.validation.fielderrors import GoText, invalid, not_supported, required
+from runtime.validation.gofmt import go_quote
 from runtime.validation.names import DNS1123_SUBDOMAIN_MSG, path_segment_errors
 
 __all__ = ["ROLE", "CLUSTER_ROLE", "ROLE_BINDING", "CLUSTER_ROLE_BINDING", "RoleStrategy", "ClusterRoleStrategy",
@@ -79,14 +80,9 @@ def validate_policy_rules(rules: list[dict[str, Any]] | None, *, namespaced: boo
             if namespaced:
                 errs.append(invalid(f"{at}.nonResourceURLs", urls,
                                     "namespaced rules cannot apply to non-resource URLs"))
-            if rule.get("apiGroups") or rule.get("resources"):
+            if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
                 errs.append(invalid(f"{at}.nonResourceURLs", urls,
                                     "rules cannot apply to both regular resources and non-resource URLs"))
-            for j, url in enumerate(urls):
-                # `*` is a prefix match only as the whole last segment (`/apis/*`) or alone.
-                if "*" in url and url != "*" and not (url.endswith("/*") and url.count("*") == 1):
-                    errs.append(invalid(f"{at}.nonResourceURLs[{j}]", url,
-                                        "'*' is allowed only as the whole last segment"))
             continue
         if not rule.get("apiGroups"):
             errs.append(required(f"{at}.apiGroups", "resource rules must supply at least one api group"))
@@ -160,7 +156,11 @@ class ClusterRoleStrategy(RoleStrategy):
                 errs.append(required("aggregationRule.clusterRoleSelectors",
                                      "at least one clusterRoleSelector required if aggregationRule is non-nil"))
             for i, sel in enumerate(selectors):
-                errs.extend(label_selector_errors(sel, f"aggregationRule.clusterRoleSelectors[{i}]"))
+                at = f"aggregationRule.clusterRoleSelectors[{i}]"
+                selector_errs = label_selector_errors(sel, at)
+                errs.extend(selector_errs)
+                if selector_errs:  # metav1.LabelSelectorAsSelector refuses it too
+                    errs.append(invalid(at, None, "invalid label selector."))
         return errs
 
     def check_aggregation(self, policy: PolicyContext, request: AdmissionRequest, name: str) -> None:
@@ -277,7 +277,10 @@ class RoleBindingStrategy(_RBACStrategy):
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         errs = self.validate(new)
         if new.get("roleRef") != old.get("roleRef"):
-            errs.append(invalid("roleRef", new.get("roleRef"), "cannot change roleRef"))
+            ref = new.get("roleRef") or {}
+            shown = GoText(f'rbac.RoleRef{{APIGroup:{go_quote(ref.get("apiGroup") or "")}, '
+                           f'Kind:{go_quote(ref.get("kind") or "")}, Name:{go_quote(ref.get("name") or "")}}}')
+            errs.append(invalid("roleRef", shown, "cannot change roleRef"))
         return errs
 
     def check_escalation(self, policy: PolicyContext, request: AdmissionRequest) -> None:
@@ -287,12 +290,27 @@ class RoleBindingStrategy(_RBACStrategy):
         check = bind_attributes(user, ref, namespace)
         if check is not None and policy.decide(check).allowed:
             return
-        rules, error = resolve_role_ref(ref, namespace, policy.rbac)
-        if error:
-            raise self.forbid(name, error)
+        rules = self._referenced_rules(policy, ref, namespace)
         message = confirm_no_escalation(user, namespace, rules, policy.rbac)
         if message:
             raise self.forbid(name, message)
+
+
+    def _referenced_rules(self, policy: PolicyContext, ref: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
+        """The rules of the referenced role, as Kubernetes' GetRoleReferenceRules reads them: a missing
+        role is its 404 NotFound, a kind it does not know a 500."""
+        kind, name, group = ref.get("kind") or "", ref.get("name") or "", self.scheme.rbac_group
+        if kind == "ClusterRole":
+            role = policy.rbac.get_cluster_role(name)
+        elif kind == "Role":
+            role = policy.rbac.get_role(namespace, name) if namespace else None
+        else:
+            detail = f"unsupported role reference kind: {go_quote(kind)}"
+            raise errors.InternalError(f"Internal error occurred: {detail}", causes=[errors.Cause("", detail)])
+        if role is None:
+            plural = "clusterroles" if kind == "ClusterRole" else "roles"
+            raise errors.NotFound(f'{plural}.{group} "{name}" not found', name=name, group=group, kind=plural)
+        return list(role.get("rules") or [])
 
 
 class ClusterRoleBindingStrategy(RoleBindingStrategy):

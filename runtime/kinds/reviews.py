@@ -15,9 +15,10 @@ Validation (each strategy's `evaluate`, as Kubernetes' authorization validation;
 - field/label selectors: `rawSelector` and `requirements` not both
   (neither set is an unrestricted request, as the spec's table says:
   Kubernetes' own validation refuses it); requirement keys required (label
-  keys must be qualified names);
-  `values` required for In/NotIn, forbidden for Exists/DoesNotExist;
-  unknown operators pass (a newer client's; requirements only restrict).
+  keys must be qualified names, label values valid ones);
+  `values` required for In/NotIn, forbidden for Exists/DoesNotExist; the
+  operator is required and one of In, NotIn, Exists, DoesNotExist (the
+  spec's rule: 422 otherwise).
 
 The answer: `status.allowed` always written, false included; RBAC only
 allows or has no opinion, so `denied` stays unset. A `user` given without
@@ -26,7 +27,9 @@ means all namespaces, so only ClusterRoleBindings can allow it. A
 `rawSelector` that does not parse, or requirements that cannot be used, are
 ignored (selectors can only restrict) and reported in `evaluationError`, as
 Kubernetes' `BuildEvaluationError` does. SelfSubjectRulesReview needs
-`spec.namespace` (400 `no namespace on request`).
+`spec.namespace` (400 `no namespace on request`) and answers its status
+only (no metadata, an empty spec), as Kubernetes. A 422 names the group
+and no kind (Kubernetes validates the internal object, whose kind is empty).
 """
 
 from __future__ import annotations
@@ -43,12 +46,14 @@ from runtime.selectors import (
     SelectorError, field_requirements_from_review, label_key_errors, parse_field_selector,
     parse_label_selector, requirements_from_review,
 )
-from runtime.validation.fielderrors import FieldError, forbidden, invalid, invalid_error, required
+from runtime.validation.fielderrors import FieldError, forbidden, invalid, not_supported, required
+from runtime.validation.labels import label_value_errors
 
 __all__ = ["REVIEW_KINDS", "SubjectAccessReviewStrategy", "LocalSubjectAccessReviewStrategy",
            "SelfSubjectAccessReviewStrategy", "SelfSubjectRulesReviewStrategy", "SelfSubjectReviewStrategy"]
 
 _RES = "spec.resourceAttributes"
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 # ---- validation -------------------------------------------------------------------------------
@@ -81,16 +86,22 @@ def _validate_selector(sel: dict[str, Any] | None, path: str, *, label: bool) ->
     for i, req in enumerate(reqs):
         at = f"{path}.requirements[{i}]"
         key, op, values = req.get("key") or "", req.get("operator") or "", req.get("values") or []
+        if not label and not key:
+            errs.append(required(f"{at}.key", "must be specified"))
         if op in ("In", "NotIn"):
             if not values:
                 errs.append(required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist") and values:
-            errs.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or "
-                                                  "'DoesNotExist'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or "
+                                                      "'DoesNotExist'"))
+        elif label:  # the spec: required, one of the four (apimachinery's words per selector kind)
+            errs.append(invalid(f"{at}.operator", op, "not a valid selector operator"))
+        else:
+            errs.append(not_supported(f"{at}.operator", op, list(_OPERATORS)))
         if label:
             errs += [invalid(f"{at}.key", key, e) for e in label_key_errors(key)]
-        elif not key:
-            errs.append(required(f"{at}.key", "must be specified"))
+            errs += [invalid(f"{at}.values[{j}]", v, e) for j, v in enumerate(values) for e in label_value_errors(v)]
     return errs
 
 
@@ -182,7 +193,12 @@ class _Review(Strategy):
     """A virtual kind: `evaluate` answers a create; nothing is stored."""
 
     def invalid(self, errs: list[FieldError]) -> errors.Invalid:
-        return invalid_error(self.rt.kind, f"{self.rt.kind}.{self.rt.group}", "", errs)
+        """Kubernetes' `NewInvalid(authorization.Kind(review.Kind), "", errs)`: the review was decoded into
+        an internal object whose kind is empty, so the Status names the group only."""
+        group = self.rt.group
+        joined = str(errs[0]) if len(errs) == 1 else "[" + ", ".join(str(e) for e in errs) + "]"
+        return errors.Invalid(f'.{group} "" is invalid: {joined}', group=group,
+                              causes=[errors.Cause(e.type, e.message, e.field) for e in errs])
 
 
 class SubjectAccessReviewStrategy(_Review):
@@ -249,8 +265,8 @@ class SelfSubjectRulesReviewStrategy(_Review):
                                   "incomplete": incomplete}
         if error:
             status["evaluationError"] = error
-        obj["status"] = status
-        return obj
+        # Kubernetes answers a new review holding only the status: no metadata, an empty spec.
+        return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {}, "spec": {}, "status": status}
 
 
 class SelfSubjectReviewStrategy(_Review):

@@ -24,7 +24,7 @@ from runtime.storage import Compacted, KeyExists, KeyNotFound, RevisionConflict,
 __all__ = [
     "WriteResult", "DeleteResult", "ListResult", "now_rfc3339", "parse_resource_version", "random_suffix",
     "not_found", "conflict", "already_exists", "forbidden", "method_not_allowed", "too_large", "expired_list",
-    "expired_continue", "too_old", "store_errors", "claim_namespace",
+    "expired_continue", "too_old", "store_errors", "claim_namespace", "check_name", "invalid_object",
 ]
 
 
@@ -74,13 +74,40 @@ def random_suffix(n: int = 5) -> str:
 
 
 def claim_namespace(rt: ResourceType, meta: dict[str, Any], namespace: str) -> None:
-    """A namespaced body takes the path's namespace; a different one is 400, as Kubernetes answers."""
-    if not rt.namespaced:
+    """The body's namespace against the request's (Kubernetes' EnsureObjectNamespaceMatchesRequestNamespace).
+
+    A namespaced body without one takes the path's; a cluster-scoped body's is
+    cleared; a namespaced body naming another namespace is 400.
+    """
+    expected = namespace if rt.namespaced else ""
+    got = meta.get("namespace") or ""
+    if got == expected:
+        if rt.namespaced:
+            meta["namespace"] = expected
+        else:
+            meta.pop("namespace", None)
         return
-    if meta.get("namespace") and meta["namespace"] != namespace:
+    if not got:
+        meta["namespace"] = expected
+    elif not expected:
+        meta.pop("namespace", None)
+    else:
         raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the "
                                 "request")
-    meta["namespace"] = namespace
+
+
+def check_name(meta: dict[str, Any], name: str, namespace: str) -> None:
+    """Kubernetes' checkName (PUT, PATCH): the body names the URL's object, in the URL's namespace (400)."""
+    got = meta.get("name") or ""
+    if not got:
+        raise errors.BadRequest(f"the name of the object ({name} based on URL) was undeterminable: "
+                                "name must be provided")
+    if got != name:
+        raise errors.BadRequest(f"the name of the object ({got}) does not match the name on the URL ({name})")
+    body_namespace = meta.get("namespace") or ""
+    if namespace and body_namespace and body_namespace != namespace:
+        raise errors.BadRequest(f"the namespace of the object ({body_namespace}) does not match the namespace "
+                                f"on the request ({namespace})")
 
 
 def not_found(rt: ResourceType, name: str) -> errors.NotFound:
@@ -96,6 +123,11 @@ def conflict(rt: ResourceType, name: str, detail: str = "the object has been mod
              "changes to the latest version and try again") -> errors.Conflict:
     return errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": {detail}',
                            name=name, group=rt.group, kind=rt.plural)
+
+
+def invalid_object(key: str, detail: str) -> str:
+    """A failed storage precondition in Kubernetes' words (storage.NewInvalidObjError)."""
+    return f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {detail}"
 
 
 def forbidden(attrs: Attributes, reason: str = "") -> errors.Forbidden:

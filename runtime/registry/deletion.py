@@ -7,7 +7,8 @@ finalizer. One without finalizers is removed at once.
 Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
 
 - `preconditions.uid` / `.resourceVersion` that differ from the stored
-  object: 409 Conflict, in Kubernetes' words.
+  object: 409 Conflict, in Kubernetes' words (rest.BeforeDelete: on
+  `<Kind>.<group>`, details naming the kind; namespaces in their own).
 - `propagationPolicy` is `Orphan`, `Background` or `Foreground`, and not set
   together with `orphanDependents`. The first delete records them as the
   garbage collector's finalizer (`orphan`, `foregroundDeletion`; none for
@@ -15,7 +16,9 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
   decides (`runtime.kinds.propagation`); the object then stays until the
   collector (`controllers.gc`) has done its part and removed that finalizer.
 - `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
-  so they go at once (a terminating object records 0).
+  so they go at once. An object kept by finalizers is marked as Kubernetes'
+  markAsDeleting does: `deletionGracePeriodSeconds: 0` and `generation`
+  bumped (a kind's strategy may differ: a namespace gets neither).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
 - `dryRun`: every check runs, nothing is written.
 - Deleting a namespace (a kind whose strategy has `namespace_kind`) waits
@@ -91,24 +94,14 @@ def validate_delete_options(options: DeleteOptions) -> None:
         raise invalid_error("DeleteOptions", "DeleteOptions.meta.k8s.io", "", errs)
 
 
-def _precondition_failed(rt: ResourceType, key: str, name: str, detail: str) -> errors.Conflict:
-    # Kubernetes' storage.NewInvalidObjError turned into a Conflict, in the kind's words.
-    reason = rt.strategy.precondition_failed_message(key, detail)
-    return errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": {reason}',
-                           name=name, group=rt.group, kind=rt.plural)
-
-
 def _check_preconditions(rt: ResourceType, current: StoredObject, options: DeleteOptions) -> None:
+    """UID first, then resourceVersion (409 in the kind's words: `Strategy.precondition_failed`)."""
     pre = options.preconditions or {}
     meta = current.obj["metadata"]
     name = meta.get("name", "")
-    if pre.get("uid") is not None and pre["uid"] != meta.get("uid", ""):
-        raise _precondition_failed(rt, current.key, name, f"Precondition failed: UID in precondition: "
-                                   f"{pre['uid']}, UID in object meta: {meta.get('uid', '')}")
-    if pre.get("resourceVersion") is not None and pre["resourceVersion"] != meta.get("resourceVersion", ""):
-        raise _precondition_failed(rt, current.key, name, f"Precondition failed: ResourceVersion in precondition: "
-                                   f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                                   f"{meta.get('resourceVersion', '')}")
+    for field, key in (("UID", "uid"), ("ResourceVersion", "resourceVersion")):
+        if pre.get(key) is not None and pre[key] != meta.get(key, ""):
+            raise rt.strategy.precondition_failed(name, field, pre[key], meta.get(key, ""))
 
 
 def _success(rt: ResourceType, current: StoredObject) -> dict[str, Any]:
@@ -165,8 +158,12 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
         else:
             obj["metadata"].pop("finalizers", None)
         if strategy.has_finalizers(obj):
-            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
-            obj["metadata"]["deletionGracePeriodSeconds"] = 0
+            # Kubernetes' markAsDeleting (a kind's strategy may undo part of it: namespaces).
+            meta = obj["metadata"]
+            meta["deletionTimestamp"] = now_rfc3339()
+            meta["deletionGracePeriodSeconds"] = 0
+            if strategy.counts_generation and int(meta.get("generation") or 0) > 0:
+                meta["generation"] = int(meta["generation"]) + 1
             strategy.prepare_for_delete(obj)
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))

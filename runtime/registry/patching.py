@@ -20,7 +20,9 @@ on a write conflict the patch is applied again to the newer object. Rules:
   up to its first `/`) as an `Update` manager of the fields it changed.
 - Field validation: unknown and duplicate fields of the patched object (for
   apply, of the configuration; for a json patch, also of the operations, as
-  `json patch ...`) are dropped, warned about or refused (400), as for PUT.
+  `json patch ...`) are dropped or warned about as for PUT; Strict refuses
+  them with 400 for apply, 422 for the other patches (as a wrong type in
+  them), in Kubernetes' words (`patch: Invalid value: ...`).
 - The caller must be allowed to `patch`; an apply that creates must also be
   allowed to `create`.
 """
@@ -37,11 +39,14 @@ from runtime.patch import (
     apply_json_patch, apply_merge_patch, apply_strategic_merge_patch, server_side_apply,
 )
 from runtime.rbac.user import UserInfo
-from runtime.registry.common import WriteResult, claim_namespace, conflict, not_found, now_rfc3339
+from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, not_found, now_rfc3339
 from runtime.registry.core import RegistryCore
 from runtime.registry.views import update_view
 from runtime.requests import Body, PatchType, WriteOptions
 from runtime.scheme import ResourceType
+from runtime.kinds.decoding import field_problems
+from runtime.validation.fielderrors import invalid
+from runtime.validation.gofmt import go_json, go_plus_v
 
 __all__ = ["patch", "check_patch_options", "patch_errors"]
 
@@ -102,13 +107,42 @@ def _apply_patch(kind: PatchType, doc: dict[str, Any], data: Any, rt: ResourceTy
     return apply_strategic_merge_patch(doc, data, rt.strategy.merge_schema)
 
 
+def _decode_patched(rt: ResourceType, kind: PatchType, patch: Any, result: Any, duplicates: tuple[str, ...],
+                    opts: WriteOptions, extra: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The patched object decoded; what does not decode is 422, as Kubernetes' patchers answer.
+
+    A wrong type, and (Strict) unknown or duplicate fields, are `field.Invalid("patch", ...)` of
+    an Invalid without a kind: the patched object as JSON for a json or merge patch, the patch
+    map as Go's `%+v` for a strategic merge patch (not 400, as for POST and PUT).
+    """
+    try:
+        return rt.strategy.decode(Body(result, duplicates), opts.field_validation, extra)
+    except errors.BadRequest as exc:
+        prefix = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+        detail = exc.message[len(prefix):] if exc.message.startswith(prefix) else exc.message
+        if not detail.startswith("strict decoding error") and (extra or _has_unknown_fields(rt, result, duplicates)):
+            raise  # the spec (field validation 4): unknown fields and another error are 400, whatever the level
+        shown = go_plus_v(patch) if kind is PatchType.STRATEGIC else go_json(result)
+        error = invalid("patch", shown, detail)
+        raise errors.Invalid(f' "" is invalid: {error}', causes=[errors.Cause(error.type, error.message,
+                                                                              error.field)]) from None
+
+
+def _has_unknown_fields(rt: ResourceType, data: Any, duplicates: tuple[str, ...]) -> bool:
+    try:
+        return bool(field_problems(rt, data, duplicates))
+    except Exception:  # a kind without a pydantic model of its own (custom kinds) decodes by its schema
+        return False
+
+
 def _check_identity(rt: ResourceType, obj: dict[str, Any], namespace: str, name: str) -> None:
-    """The patched object keeps the URL's name (and namespace); 400 otherwise."""
+    """The patched object names the URL's object in the URL's namespace (Kubernetes' checkName, then
+    EnsureObjectNamespaceMatchesRequestNamespace); 400 otherwise. An apply configuration without a
+    name takes the URL's."""
     meta = obj["metadata"]
-    if meta.get("name") not in (None, "", name):
-        raise errors.BadRequest(f"the name of the object ({meta['name']}) does not match the name on "
-                                f"the URL ({name})")
-    meta["name"] = name
+    if not meta.get("name"):
+        meta["name"] = name
+    check_name(meta, name, namespace if rt.namespaced else "")
     claim_namespace(rt, meta, namespace)
 
 
@@ -178,7 +212,7 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                                             subresource=subresource)
             else:
                 result = _apply_patch(kind, cur.copy_dict(), body.data, rt)
-                patched, found = rt.strategy.decode(Body(result, duplicates), opts.field_validation, extra)
+                patched, found = _decode_patched(rt, kind, body.data, result, duplicates, opts, extra)
                 warnings[:] = found
         wanted = patched["metadata"].get("resourceVersion")
         if wanted and wanted != cur.obj["metadata"].get("resourceVersion"):

@@ -8,6 +8,7 @@ runs every stage and stops right before the store write.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from runtime.objects import StoredObject
@@ -68,7 +69,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
             raise not_found(rt, name)
         meta.pop("resourceVersion", None)
         return await core.create_object(user, rt, namespace, obj, opts, warnings)
-    return await core.guaranteed_update(user, rt, key, name, lambda _old: obj, opts, warnings,
+    return await core.guaranteed_update(user, rt, key, name, lambda _old: copy.deepcopy(obj), opts, warnings,
                                         precondition_rv=meta.get("resourceVersion"),
                                         precondition_uid=meta.get("uid"), subresource=subresource,
                                         first=current)

@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from runtime.validation.gofmt import go_quote
+
 __all__ = [
     "SelectorError", "Operator", "SET_OPERATORS", "EXACT_OPERATORS", "UNARY_OPERATORS",
     "ORDER_OPERATORS", "BINARY_OPERATORS", "go_quote", "invalid_message", "aggregate_messages",
@@ -45,34 +47,6 @@ UNARY_OPERATORS = (Operator.EXISTS, Operator.DOES_NOT_EXIST)
 ORDER_OPERATORS = (Operator.GREATER_THAN, Operator.LESS_THAN)
 BINARY_OPERATORS = (*SET_OPERATORS, *EXACT_OPERATORS, *ORDER_OPERATORS)
 """Kubernetes' listing order, used verbatim in "expected: ..." messages."""
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """Return Go's `strconv.Quote(text)` (`%q`): printable characters as they are, é included.
-
-    JSON would write `\\u00e9`; Go keeps what `unicode.IsPrint` accepts and
-    escapes the rest as `\\xXX` (below U+0020 and DEL), `\\uXXXX` or `\\UXXXXXXXX`;
-    a lone surrogate is not a valid rune and reads as U+FFFD.
-    """
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append("\\ufffd")
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def invalid_message(path: str, bad: Any, detail: str) -> str:

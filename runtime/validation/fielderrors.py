@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import Cause, Invalid
+from runtime.validation.gofmt import go_quote
 
-__all__ = ["FieldError", "required", "invalid", "not_supported", "forbidden", "duplicate",
+__all__ = ["FieldError", "GoText", "go_value", "required", "invalid", "not_supported", "forbidden", "duplicate",
            "too_long", "invalid_error"]
 
 _NO_VALUE = object()
@@ -35,11 +36,37 @@ class FieldError:
             "FieldValueTooLong": "Too long",
         }[self.type]
         if self.value is not _NO_VALUE:
-            head = f"{head}: {json.dumps(self.value)}"
+            head = f"{head}: {go_value(self.value)}"
         return f"{head}: {self.detail}" if self.detail else head
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
+
+
+class GoText(str):
+    """A bad value already written as Go prints it (e.g. a struct's `%#v`): shown as it is."""
+
+
+def go_value(value: Any) -> str:
+    """A bad value as apimachinery's `field.Error` prints it.
+
+    Strings (and nil, printed "null") as Go's `%q` (non-ASCII kept, control
+    characters escaped), numbers and booleans as `%v`, a `[]string` as `%#v`
+    (`[]string{"a", "b"}`); anything else as compact JSON.
+    """
+    if isinstance(value, GoText):
+        return str(value)
+    if value is None:
+        return go_quote("null")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
+    return json.dumps(value, separators=(",", ":"))
 
 
 def required(field: str, detail: str = "") -> FieldError:
@@ -52,7 +79,7 @@ def invalid(field: str, value: Any, detail: str) -> FieldError:
 
 def not_supported(field: str, value: Any, supported: list[str]) -> FieldError:
     return FieldError("FieldValueNotSupported", field,
-                      "supported values: " + ", ".join(json.dumps(s) for s in supported), value)
+                      "supported values: " + ", ".join(go_quote(s) for s in supported), value)
 
 
 def forbidden(field: str, detail: str) -> FieldError:

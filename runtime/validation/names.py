@@ -11,15 +11,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from runtime.validation.gofmt import go_quote
 from runtime.validation.fielderrors import FieldError, forbidden, invalid, required, too_long
 from runtime.validation.labels import label_key_errors, label_value_errors
 
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
            "path_segment_errors", "dns1123_label_errors", "validate_object_meta",
-           "qualified_name_errors", "label_value_errors"]
+           "qualified_name_errors", "label_value_errors", "validate_object_meta_update"]
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Matched with fullmatch: Python's `$` also matches before a trailing newline, Go's does not.
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
                      "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -31,18 +33,18 @@ DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower c
 
 
 def is_dns1123_label(value: str) -> bool:
-    return len(value) <= 63 and bool(_DNS1123_LABEL.match(value))
+    return len(value) <= 63 and bool(_DNS1123_LABEL.fullmatch(value))
 
 
 def is_dns1123_subdomain(value: str) -> bool:
-    return len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.match(value))
+    return len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.fullmatch(value))
 
 
 def dns1123_label_errors(value: str) -> list[str]:
     out = []
     if len(value) > 63:
         out.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         out.append(DNS1123_LABEL_MSG)
     return out
 
@@ -63,21 +65,37 @@ qualified_name_errors = label_key_errors
 _ANNOTATIONS_MAX = 256 * 1024
 
 
+def _name_errors(value: str, rule: str, prefix: bool) -> list[str]:
+    """A name (or, with `prefix`, a generateName) by `rule`, as apimachinery's name validators.
+
+    A prefix may end with '-' (NameIsDNSLabel/NameIsDNSSubdomain mask it);
+    a path-segment prefix is not refused for being '.' or '..'.
+    """
+    if rule == "path-segment":
+        problems = path_segment_errors(value)
+        return [p for p in problems if not p.startswith("may not be '")] if prefix else problems
+    if prefix and len(value) > 1 and value.endswith("-"):
+        value = value[:-2] + "a"  # apimachinery's maskTrailingDash, exactly (it drops two characters)
+    if rule == "dns-subdomain":
+        return [] if is_dns1123_subdomain(value) else (
+            ["must be no more than 253 characters"] if len(value) > 253 else []) + (
+            [] if _DNS1123_SUBDOMAIN.fullmatch(value) else [DNS1123_SUBDOMAIN_MSG])
+    return dns1123_label_errors(value)
+
+
 def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: str) -> list[FieldError]:
-    """ObjectMeta rules: name (by `name_rule`: `path-segment` or `dns-label`), namespace scope,
-    labels, annotations, finalizers."""
+    """apimachinery's ValidateObjectMeta: generateName and name (by `name_rule`: `path-segment`,
+    `dns-label`, `dns-subdomain`), namespace scope, labels, annotations, finalizers (paths as Kubernetes
+    writes them: `metadata.finalizers`, no index)."""
     errs: list[FieldError] = []
+    generate = meta.get("generateName") or ""
+    if generate:
+        errs.extend(invalid("metadata.generateName", generate, p) for p in _name_errors(generate, name_rule, True))
     name = meta.get("name") or ""
-    if not name and not meta.get("generateName"):
+    if not name:
         errs.append(required("metadata.name", "name or generateName is required"))
-    elif name:
-        if name_rule == "path-segment":
-            problems = path_segment_errors(name)
-        elif name_rule == "dns-subdomain":
-            problems = [] if is_dns1123_subdomain(name) else [DNS1123_SUBDOMAIN_MSG]
-        else:
-            problems = dns1123_label_errors(name)
-        errs.extend(invalid("metadata.name", name, p) for p in problems)
+    else:
+        errs.extend(invalid("metadata.name", name, p) for p in _name_errors(name, name_rule, False))
     namespace = meta.get("namespace") or ""
     if namespaced and not namespace:
         errs.append(required("metadata.namespace"))
@@ -94,9 +112,24 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
         size += len(key) + len(value)
     if size > _ANNOTATIONS_MAX:
         errs.append(too_long("metadata.annotations", _ANNOTATIONS_MAX))
-    for i, finalizer in enumerate(meta.get("finalizers") or []):
-        problems = qualified_name_errors(finalizer)
-        errs.extend(invalid(f"metadata.finalizers[{i}]", finalizer, p) for p in problems)
+    finalizers = meta.get("finalizers") or []
+    for finalizer in finalizers:
+        errs.extend(invalid("metadata.finalizers", finalizer, p) for p in qualified_name_errors(finalizer))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(invalid("metadata.finalizers", finalizers,
+                            "finalizer orphan and foregroundDeletion cannot be both set"))
     if (gen := meta.get("generation")) is not None and gen < 0:
         errs.append(invalid("metadata.generation", gen, "must be greater than or equal to 0"))
     return errs
+
+
+def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """What ValidateObjectMetaUpdate adds here: no new finalizer on an object being deleted."""
+    if not old.get("deletionTimestamp"):
+        return []
+    extra = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
+    if not extra:
+        return []
+    listed = ", ".join(go_quote(f) for f in extra)
+    return [forbidden("metadata.finalizers", "no new finalizers can be added if the object is being deleted, "
+                                             f"found new finalizers []string{{{listed}}}")]

@@ -4,10 +4,10 @@ The rule matching itself is unit-tested in tests/unit/rbac; here each test
 proves one rule end to end: how a request's method, path and query become the
 attributes RBAC judges, what the 403 says, and escalation prevention.
 
-Most servers here run without controllers, so the bootstrap `view` ClusterRole
-is not aggregated: `aggregate()` below writes its rules as the aggregation
-controller would (the union of the rules of the ClusterRoles labelled
-`rbac.authorization.<domain>/aggregate-to-view`), as the admin. One test runs
+Most servers here run without controllers, so the bootstrap `view`, `edit`
+and `admin` ClusterRoles are not aggregated: `aggregate()` below writes one's
+rules as the aggregation controller would (the union of the rules of the
+ClusterRoles labelled `rbac.authorization.<domain>/aggregate-to-<name>`), as the admin. One test runs
 the built-in controllers (`controllers=True`) and lets them do it.
 """
 
@@ -47,30 +47,31 @@ def role_body(name: str, *rules: dict) -> dict:
 
 # ---- the acceptance scenario ---------------------------------------------------------------------
 
-async def test_view_in_one_namespace_lists_roles_there_only_and_cannot_create_roles(srv):
+async def test_admin_in_one_namespace_lists_roles_there_only_and_cannot_grant_more_than_it_holds(srv):
+    """Kubernetes' `view` does not read roles (its bootstrap policy): `admin` does (issue 16)."""
     await namespaces(srv, "a", "b")
-    await aggregate(srv, "view")
-    await bind(srv, "alice-view", "ClusterRole", "view", [user("alice")], namespace="a")
+    await aggregate(srv, "admin")
+    await bind(srv, "alice-admin", "ClusterRole", "admin", [user("alice")], namespace="a")
     async with srv.client(token="alice-token") as alice:
         assert (await alice.get(f"{srv.rbac}/namespaces/a/roles")).status_code == 200
         denied = await alice.get(f"{srv.rbac}/namespaces/b/roles")
         assert denied.status_code == 403
         create = await alice.post(f"{srv.rbac}/namespaces/a/roles",
-                                  json=role_body("deleter", rule(["delete"], ["roles"], [f"rbac.authorization.{srv.domain}"])))
+                                  json=role_body("deleter", rule(["delete"], ["pods"])))
         assert create.status_code == 403
 
 
-async def test_view_aggregated_by_the_controller_lists_roles_in_its_namespace(nursery, tmp_path):
-    """The same, with the built-in controllers running: `view` gets its rules by aggregation."""
+async def test_admin_aggregated_by_the_controller_lists_roles_in_its_namespace(nursery, tmp_path):
+    """The same, with the built-in controllers running: `admin` gets its rules by aggregation."""
     srv = await start_in_process(nursery, tmp_path, token_auth_file=token_file(tmp_path), controllers=True)
 
-    def reads_roles(view: dict | None) -> bool:
-        return bool(view) and any("roles" in r.get("resources", []) for r in view.get("rules") or [])
+    def reads_roles(role: dict | None) -> bool:
+        return bool(role) and any("roles" in r.get("resources", []) for r in role.get("rules") or [])
     with trio.fail_after(30):
         async with open_http_client(load_kubeconfig(srv.kubeconfig), transport=srv.transport) as client:
-            await wait_for_object(client, client.scheme.by_kind("ClusterRole"), "view", reads_roles)
+            await wait_for_object(client, client.scheme.by_kind("ClusterRole"), "admin", reads_roles)
     await namespaces(srv, "a", "b")
-    await bind(srv, "alice-view", "ClusterRole", "view", [user("alice")], namespace="a")
+    await bind(srv, "alice-admin", "ClusterRole", "admin", [user("alice")], namespace="a")
     async with srv.client(token="alice-token") as alice:
         assert (await alice.get(f"{srv.rbac}/namespaces/a/roles")).status_code == 200
         assert (await alice.get(f"{srv.rbac}/namespaces/a/rolebindings")).status_code == 200
@@ -476,7 +477,7 @@ async def test_bind_verb_allows_binding_a_role_not_held(srv):
     assert r.status_code == 201, r.text
 
 
-async def test_binding_to_a_missing_role_is_forbidden_without_bind(srv):
+async def test_binding_to_a_missing_role_without_bind_is_404_for_the_role(srv):
     await namespaces(srv, "a")
     g = f"rbac.authorization.{srv.domain}"
     await grant(srv, user("bob"), rule(["create"], ["rolebindings"], [g]), namespace="a")
@@ -484,8 +485,10 @@ async def test_binding_to_a_missing_role_is_forbidden_without_bind(srv):
             "roleRef": {"apiGroup": g, "kind": "Role", "name": "ghost"}}
     async with srv.client(token="bob-token") as bob:
         r = await bob.post(f"{srv.rbac}/namespaces/a/rolebindings", json=body)
-    assert r.status_code == 403
-    assert r.json()["message"] == f'rolebindings.{g} "b" is forbidden: role.{g} "ghost" not found'
+    # Kubernetes' rule resolution reports the missing role itself.
+    assert r.status_code == 404 and r.json()["reason"] == "NotFound"
+    assert r.json()["message"] == f'roles.{g} "ghost" not found'
+    assert r.json()["details"] == {"name": "ghost", "group": g, "kind": "roles"}
 
 
 async def test_labelling_a_role_into_an_aggregation_is_an_escalation_check(srv):

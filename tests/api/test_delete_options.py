@@ -37,10 +37,13 @@ async def test_uid_precondition_that_does_not_match_is_409(server):
         r = await delete(c, f"{server.rbac}/clusterroles/reader", {"preconditions": {"uid": "other"}})
         assert r.status_code == 409 and r.json()["reason"] == "Conflict"
         uid = created["metadata"]["uid"]
+        # Kubernetes' rest.BeforeDelete: on the kind, not the resource.
         assert r.json()["message"] == (
-            f'Operation cannot be fulfilled on clusterroles.rbac.authorization.{server.domain} "reader": '
-            "StorageError: invalid object, Code: 4, Key: /rbac.authorization/clusterroles/reader, ResourceVersion: 0, "
-            f"AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object meta: {uid}")
+            f'Operation cannot be fulfilled on ClusterRole.rbac.authorization.{server.domain} "reader": '
+            f"the UID in the precondition (other) does not match the UID in record ({uid}). The object might "
+            "have been deleted and then recreated")
+        assert r.json()["details"] == {"name": "reader", "group": f"rbac.authorization.{server.domain}",
+                                       "kind": "ClusterRole"}
         assert await exists(c, server)
 
 
@@ -50,8 +53,8 @@ async def test_resource_version_precondition_that_does_not_match_is_409(server):
         rv = created["metadata"]["resourceVersion"]
         r = await delete(c, f"{server.rbac}/clusterroles/reader", {"preconditions": {"resourceVersion": "1"}})
         assert r.status_code == 409
-        assert r.json()["message"].endswith(f"Precondition failed: ResourceVersion in precondition: 1, "
-                                            f"ResourceVersion in object meta: {rv}")
+        assert r.json()["message"].endswith(f"the ResourceVersion in the precondition (1) does not match the "
+                                            f"ResourceVersion in record ({rv}). The object might have been modified")
         assert await exists(c, server)
 
 

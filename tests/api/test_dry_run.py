@@ -285,11 +285,14 @@ async def test_dry_run_writes_emit_no_watch_event(server):
 
 
 @pytest.mark.parametrize("value", ["Some", "all", "true"])
-async def test_unknown_dry_run_value_is_400(server, value):
+async def test_unknown_dry_run_value_is_422(server, value):
     async with server.client() as c:
         before = await snapshot(c, server)
         r = await c.post(f"{server.rbac}/clusterroles", params={"dryRun": value}, json=cr(server))
-        assert r.status_code == 400 and r.json()["reason"] == "BadRequest"
+        assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+        assert r.json()["details"]["causes"] == [{"reason": "FieldValueNotSupported", "field": "dryRun",
+                                                  "message": f'Unsupported value: []string{{"{value}"}}: '
+                                                             'supported values: "All"'}]
         assert r.json()["message"] == ('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
                                        f'[]string{{"{value}"}}: supported values: "All"')
         assert await snapshot(c, server) == before
@@ -299,7 +302,7 @@ async def test_unknown_dry_run_value_on_delete_names_delete_options(server):
     async with server.client() as c:
         await c.post(f"{server.rbac}/clusterroles", json=cr(server))
         r = await c.delete(f"{server.rbac}/clusterroles/reader", params={"dryRun": "Nope"})
-        assert r.status_code == 400 and r.json()["message"].startswith('DeleteOptions.meta.k8s.io "" is invalid')
+        assert r.status_code == 422 and r.json()["message"].startswith('DeleteOptions.meta.k8s.io "" is invalid')
         assert (await c.get(f"{server.rbac}/clusterroles/reader")).status_code == 200
 
 
