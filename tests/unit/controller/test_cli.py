@@ -9,6 +9,7 @@ import trio
 from runtime.kubeconfig import load_kubeconfig
 from controllers.cli import load_controller_module, run_controllers, run_out_of_process
 from runtime.client_http import open_http_client
+from runtime.kinds.events import EVENT_KINDS
 from runtime.testing import wait_for_object
 from tests.support.server import start_server
 
@@ -33,7 +34,9 @@ async def test_builtin_and_user_controllers_run_out_of_process_over_http(nursery
     config = load_kubeconfig(server.kubeconfig)
     manager = await nursery.start(run_controllers, config, [module])
     gc = {f"garbage-collector-{t.group_resource}" for t in manager.scheme.stored_types()}
-    assert set(manager.controllers) == {"namespace", "clusterrole-aggregation", "namespace-recorder"} | gc
+    ttl = {f"event-ttl-{t.group_resource}" for t in manager.scheme.types if t.info in EVENT_KINDS}
+    assert set(manager.controllers) == {"namespace", "clusterrole-aggregation", "customresourcedefinition",
+                                        "namespace-recorder"} | gc | ttl
     async with open_http_client(config) as client:
         namespaces = client.scheme.by_kind("Namespace")
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "remote"}})
