@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test bench clean etcd etcd-path
+.PHONY: serve test bench bench-tools clean etcd etcd-path
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
 $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
@@ -19,8 +19,16 @@ serve: $(STAMP)
 test: $(STAMP) etcd
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(STAMP) bench-tools
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# What the benchmarks need beyond the test extra: wrk (Debian's package; the load of bench_scale.py)
+# and matplotlib (the `bench` extra; its plots).
+bench-tools: $(STAMP)
+	@command -v wrk >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  ( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk ) >&2; }
+	@$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install -q -e '.[test,bench]'
 
 clean:
 	rm -rf $(VENV) miniplane-data .pytest_cache
