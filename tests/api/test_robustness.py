@@ -472,9 +472,9 @@ class FlakyStore(MemoryStore):
         self._check("get")
         return await super().get(key)
 
-    async def list(self, prefix, *, revision=None):
+    async def list(self, prefix, **options):
         self._check("list")
-        return await super().list(prefix, revision=revision)
+        return await super().list(prefix, **options)
 
     async def watch(self, prefix, *, after_revision):
         async for event in super().watch(prefix, after_revision=after_revision):
