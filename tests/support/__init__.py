@@ -11,6 +11,7 @@ conftest.py (which hold fixtures only). One concept per module:
 - `rbac`: token users and RBAC grants written through a `Server`.
 - `objects`: ClusterRole bodies and collection versions for the API tests.
 - `rbac_objects`: pure builders of RBAC objects and indexes (rbac insight tests).
+- `event_objects`: events in Kubernetes' JSON form (core/v1 and events.k8s.io/v1).
 - `mock_http`: the runtime's HTTP client over a scripted transport.
 - `stores`: the types of the storage tests' fixtures.
 - `etcd`: a real etcd child process.
