@@ -28,14 +28,15 @@ def test_bootstrap_policy_holds_kubernetes_default_roles_and_bindings():
     objs = load_bootstrap_policy("k8s.io")
     assert set(by_name(objs, "ClusterRole")) == {
         "cluster-admin", "admin", "edit", "view", "system:aggregate-to-admin",
-        "system:aggregate-to-edit", "system:aggregate-to-view", "system:basic-user",
-        "system:discovery", "system:public-info-viewer"}
+        "system:aggregate-to-edit", "system:aggregate-to-view", "system:auth-delegator", "system:basic-user",
+        "system:discovery", "system:monitoring", "system:public-info-viewer"}
     bindings = by_name(objs, "ClusterRoleBinding")
+    # Kubernetes' own (1.32): basic-user and discovery for authenticated users only.
     assert {n: [s["name"] for s in b["subjects"]] for n, b in bindings.items()} == {
         "cluster-admin": ["system:masters"],
-        # beyond Kubernetes: anonymous callers may check themselves (the spec's SelfSubjectAccessReview rule)
-        "system:basic-user": ["system:authenticated", "system:unauthenticated"],
+        "system:basic-user": ["system:authenticated"],
         "system:discovery": ["system:authenticated"],
+        "system:monitoring": ["system:monitoring"],
         "system:public-info-viewer": ["system:authenticated", "system:unauthenticated"],
     }
     for obj in objs:
