@@ -70,9 +70,23 @@ async def test_admin_kubeconfig_token_is_in_system_masters(srv):
 # ---- anonymous -----------------------------------------------------------------------------------
 
 async def test_no_credentials_is_system_anonymous_in_system_unauthenticated(srv):
+    # Kubernetes' bootstrap policy lets only authenticated users ask who they are: grant it here.
+    async with srv.client() as admin:
+        binding = {"metadata": {"name": "anonymous-whoami"},
+                   "roleRef": {"apiGroup": f"rbac.authorization.{srv.domain}", "kind": "ClusterRole",
+                               "name": "system:basic-user"},
+                   "subjects": [{"kind": "Group", "name": "system:unauthenticated"}]}
+        assert (await admin.post(f"{srv.rbac}/clusterrolebindings", json=binding)).status_code == 201
     async with srv.client(token=None) as anonymous:
         assert await user_info(anonymous, srv) == {"username": "system:anonymous",
                                                    "groups": ["system:unauthenticated"]}
+
+
+async def test_anonymous_may_not_ask_who_it_is_under_kubernetes_bootstrap_policy(srv):
+    async with srv.client(token=None) as anonymous:
+        r = await whoami(anonymous, srv)
+    assert r.status_code == 403 and 'User "system:anonymous" cannot create resource "selfsubjectreviews"' in \
+        r.json()["message"]
 
 
 async def test_anonymous_auth_off_makes_no_credentials_a_401(nursery, tmp_path):
