@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
-from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, not_found
+from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, invalid_object, not_found
 from runtime.registry.core import RegistryCore
 from runtime.registry.views import update_view
 from runtime.requests import Body, WriteOptions
@@ -67,6 +67,9 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     if current is None:
         if not creates or not rt.strategy.allow_create_on_update:
             raise not_found(rt, name)
+        if meta.get("uid"):  # the UID precondition fails against the missing object, as in Kubernetes' store
+            raise conflict(rt, name, invalid_object(key, f"Precondition failed: UID in precondition: {meta['uid']}, "
+                                                         "UID in object meta: "))
         meta.pop("resourceVersion", None)
         return await core.create_object(user, rt, namespace, obj, opts, warnings)
     return await core.guaranteed_update(user, rt, key, name, lambda _old: copy.deepcopy(obj), opts, warnings,

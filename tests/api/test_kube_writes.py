@@ -93,6 +93,10 @@ async def test_put_with_another_uid_is_409_a_uid_precondition(server):
         assert r.status_code == 409 and r.json()["reason"] == "Conflict"
         assert r.json()["message"].endswith("Precondition failed: UID in precondition: not-the-uid, UID in object "
                                             f"meta: {created['metadata']['uid']}")
+        # Creating by PUT with a uid fails the same precondition against the missing object.
+        r = await c.put(f"{server.rbac}/clusterroles/new", json=cluster_role(server, "new", uid="some-uid"))
+        assert r.status_code == 409 and r.json()["message"].endswith(
+            "Precondition failed: UID in precondition: some-uid, UID in object meta: ")
         same = await ok(await c.put(f"{server.rbac}/clusterroles/c",
                                     json=cluster_role(server, uid=created["metadata"]["uid"], labels={"k": "v"})))
         assert same["metadata"]["labels"] == {"k": "v"}
