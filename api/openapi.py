@@ -223,7 +223,8 @@ _DELETECOLLECTION = ("continue", "dryRun", "fieldSelector", "gracePeriodSeconds"
                      "ignoreStoreReadErrorWithClusterBreakingPotential", "labelSelector", "limit",
                      "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch",
                      "sendInitialEvents", "timeoutSeconds")
-#: The patch media types the documents list (Kubernetes' OpenAPI lists these four).
+#: The patch media types the documents list (Kubernetes' OpenAPI lists these four; custom kinds all but the
+#: strategic merge patch).
 _PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 _WATCH_MEDIA = ("application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch")
 _CODES = {"200": "OK", "201": "Created", "202": "Accepted"}
@@ -274,7 +275,10 @@ class _Paths:
         if "update" in verbs:
             ops["put"] = self._op(t, "put", op_id, _WRITE, obj, ("200", "201"), {"content": obj, "required": True})
         if "patch" in verbs:
-            body = {"content": self._content(_ref_patch(), _PATCH_TYPES), "required": True}
+            # kubectl's client-side apply sends a strategic merge patch when PATCH lists it: only where served.
+            patch_types = [p for p in _PATCH_TYPES
+                           if p != STRATEGIC_MERGE_PATCH or t.strategy.supports_strategic_merge]
+            body = {"content": self._content(_ref_patch(), patch_types), "required": True}
             ops["patch"] = self._op(t, "patch", op_id, _WRITE + ("force",), obj, ("200", "201"), body)
         if "delete" in verbs:
             body = {"content": self._content(_ref(models.DeleteOptions))}

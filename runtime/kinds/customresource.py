@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from runtime import errors
 from runtime.kinds.base import STATUS_VERBS, STORED_VERBS, KindInfo, Strategy
-from runtime.kinds.columns import NAME_COLUMN, Columns, column
+from runtime.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.kinds.decoding import type_error_message
 from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
@@ -331,24 +331,27 @@ def _columns(definitions: list[dict[str, Any]]) -> Columns:
         row: list[Any] = [obj["metadata"].get("name", "")]
         for path, kind in zip(compiled, types):
             found = values_at(path, obj)
-            if not found:
-                row.append(None)
-            elif len(found) == 1:
-                row.append(_cell(found[0], kind))
-            else:
-                row.append(",".join(_field_text(v) for v in found))
+            # Kubernetes' tableconvertor takes the first result only.
+            row.append(_cell(found[0], kind) if found and found[0] is not None else None)
         return row
     return Columns(header, cells)
 
 
 def _cell(value: Any, kind: str) -> Any:
-    """One cell as Kubernetes' tableconvertor types it (a value of another type is printed as text)."""
-    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
-        return value
+    """One cell as Kubernetes' tableconvertor makes it (`cellForJSONValue`): a string column prints any value
+    as text, a date column is an age (`5m`), a value of another type than its column's is no cell (None)."""
+    if kind == "string":
+        return value if isinstance(value, str) else json.dumps(value, separators=(",", ":")) \
+            if isinstance(value, (dict, list)) else _field_text(value)
+    if kind == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
     if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     if kind == "boolean" and isinstance(value, bool):
         return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"))
-    return value if isinstance(value, str) else _field_text(value)
+    if kind == "date" and isinstance(value, str):
+        try:
+            return age(value)
+        except ValueError:
+            return "<invalid>"
+    return None
