@@ -37,7 +37,7 @@ from runtime.kinds import AGGREGATION_MANAGER
 from runtime.manager import Manager
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
 from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
-from runtime.selectors import SelectorError
+from runtime.selectors import LabelSelector, SelectorError
 
 __all__ = ["FIELD_MANAGER", "AGGREGATING_INDEX", "AggregationController", "aggregate_rules", "same_rules",
            "setup"]
@@ -62,6 +62,25 @@ class AggregationController:
         self.roles = roles
         self.rt = roles.kind
         roles.add_indexers({AGGREGATING_INDEX: _aggregating, LABEL_INDEX: label_index_values})
+        # Parsed selectors of the aggregating roles, by name, with the resourceVersion they were read at.
+        self._selectors: dict[str, tuple[str, list[LabelSelector] | SelectorError]] = {}
+
+    def selectors(self, role: dict[str, Any]) -> list[LabelSelector]:
+        """`aggregation_selectors(role)`, parsed once per version of the role. Raises SelectorError."""
+        meta = object_meta(role)
+        name, version = meta.get("name") or "", meta.get("resourceVersion") or ""
+        known = self._selectors.get(name)
+        if known is None or known[0] != version:
+            try:
+                parsed: list[LabelSelector] | SelectorError = aggregation_selectors(role)
+            except SelectorError as exc:
+                parsed = exc
+            known = self._selectors[name] = (version, parsed)
+            if len(self._selectors) > 4 * (self.roles.index_size(AGGREGATING_INDEX, "true") + 16):
+                self._selectors.clear()  # forget roles that stopped aggregating (rare)
+        if isinstance(known[1], SelectorError):
+            raise known[1]
+        return known[1]
 
     @staticmethod
     def aggregated(event: ObjectEvent) -> bool:
@@ -77,7 +96,7 @@ class AggregationController:
             if object_meta(role).get("name") == name:
                 continue
             try:
-                if any(s.matches(labels) for s in aggregation_selectors(role)):
+                if any(s.matches(labels) for s in self.selectors(role)):
                     keys.append(ObjectKey("", object_meta(role).get("name") or ""))
             except SelectorError:
                 continue  # reported when that role itself is reconciled
@@ -89,7 +108,7 @@ class AggregationController:
         Raises SelectorError for a malformed selector.
         """
         found: dict[ObjectKey, dict[str, Any]] = {}
-        for selector in aggregation_selectors(role):
+        for selector in self.selectors(role):
             for other in by_label_selector(self.roles, selector):
                 found[key_of(other)] = other
         return list(found.values())
@@ -115,8 +134,9 @@ def setup(manager: Manager) -> AggregationController:
     """Add the ClusterRole aggregation controller to `manager`."""
     rt = manager.scheme.by_kind("ClusterRole")
     controller = AggregationController(manager.client, manager.informers.informer(rt))
+    # No replay for `watches`: every aggregating role is reconciled at start through `for_`.
     manager.controller("clusterrole-aggregation") \
         .for_(rt, controller.aggregated) \
-        .watches(rt, controller.aggregators_of) \
+        .watches(rt, controller.aggregators_of, replay=False) \
         .complete(controller.reconcile)
     return controller

@@ -477,8 +477,11 @@ def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
     for target in kinds:
         builder = manager.controller(CONTROLLER_PREFIX + target.group_resource).for_(target, needs_attention)
         for source in kinds:
-            builder.watches(source, collector.dependents_map(source, target), owner_progress)
-            builder.watches(source, collector.waiting_owners_map(source, target), dependent_change)
+            # No replay: at start every object with owners, and every owner waiting on its
+            # dependents, is reconciled through its own kind's `for_` (a pass over each kind per
+            # controller would cost start-up kinds x objects handler calls).
+            builder.watches(source, collector.dependents_map(source, target), owner_progress, replay=False)
+            builder.watches(source, collector.waiting_owners_map(source, target), dependent_change, replay=False)
         builder.with_options(max_concurrent_reconciles=workers).complete(collector.reconciler(target))
         assert builder.controller is not None
         collector.controllers[target] = builder.controller

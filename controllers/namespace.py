@@ -271,6 +271,7 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
                                      recheck=recheck, content=content)
     builder = manager.controller("namespace").for_(namespaces_rt, controller.namespace_terminating)
     for rt in scheme.namespaced_types():
-        builder.watches(rt, controller.content_owner, controller.content_progress)
+        # No replay: a terminating namespace is reconciled at start through `for_` anyway.
+        builder.watches(rt, controller.content_owner, controller.content_progress, replay=False)
     builder.complete(controller.reconcile)
     return controller

@@ -3,7 +3,9 @@
 Every call goes through `Registry` exactly as an HTTP request would after
 authentication: authorized as `user`, decoded, validated, admitted and
 stored. Objects come back as deep copies (the registry's `StoredObject`s are
-shared and must not be mutated).
+shared and must not be mutated), except through `shared_reads()`: a client
+for readers that never mutate what they read (informers use it), whose
+reads hand out the registry's own objects.
 
 Example::
 
@@ -32,6 +34,10 @@ def _plain(value: StoredObject | dict[str, Any]) -> dict[str, Any]:
     return value.copy_dict() if isinstance(value, StoredObject) else copy.deepcopy(value)
 
 
+def _shared(value: StoredObject | dict[str, Any]) -> dict[str, Any]:
+    return value.obj if isinstance(value, StoredObject) else value
+
+
 class LocalClient(BaseClient):
     """A `Client` calling `registry` in-process as `user`.
 
@@ -46,10 +52,25 @@ class LocalClient(BaseClient):
         self.registry = registry
         self.user = user
         self.user_agent = user_agent
+        self._read = _plain
 
     def with_user(self, user: UserInfo) -> "LocalClient":
         """A client for the same registry acting as another user."""
-        return LocalClient(self.registry, user, field_manager=self.field_manager, user_agent=self.user_agent)
+        client = LocalClient(self.registry, user, field_manager=self.field_manager, user_agent=self.user_agent)
+        client._read = self._read
+        return client
+
+    def shared_reads(self) -> "LocalClient":
+        """This client, with reads (get, list, watch) that return the registry's own objects, not copies.
+
+        For readers that never mutate what they read: an informer (which asks
+        for this when its client offers it) then holds the server's cached
+        objects themselves, not a second copy of each. Mutating one corrupts
+        the server's cache. Writes are unchanged.
+        """
+        client = self.with_user(self.user)
+        client._read = _shared
+        return client
 
     def resource(self, kind: Any) -> ResourceType:
         """The kind as the registry serves it now (custom kinds come and go with their CRDs).
@@ -70,11 +91,12 @@ class LocalClient(BaseClient):
                    subresource: str) -> dict[str, Any]:
         obj = await self.registry.get(self.user, rt, namespace, name, resource_version=resource_version,
                                       subresource=subresource)
-        return obj.copy_dict()
+        return self._read(obj)
 
     async def _list(self, rt: ResourceType, namespace: str, opts: ListOptions) -> ObjectList[dict[str, Any]]:
         listed = await self.registry.list(self.user, rt, namespace, opts)
-        return ObjectList([o.copy_dict() for o in listed.items], str(listed.resource_version),
+        read = self._read
+        return ObjectList([read(o) for o in listed.items], str(listed.resource_version),
                           listed.continue_token, listed.remaining)
 
     def _watch(self, rt: ResourceType, namespace: str, opts: ListOptions) -> WatchStream:
@@ -87,9 +109,11 @@ class LocalClient(BaseClient):
         # The registry's stream never yields inside a cancel scope, so the
         # caller's task may drive it directly; closing it frees the watcher.
         async with aclosing(stream.__aiter__()) as events:
+            read = self._read
+
             async def iterate() -> AsyncIterator[WatchEvent]:
                 async for event_type, payload in events:
-                    yield WatchEvent(event_type, _plain(payload))
+                    yield WatchEvent(event_type, read(payload))
 
             async with aclosing(iterate()) as iterator:
                 yield iterator

@@ -151,12 +151,15 @@ class Source:
     """Events of `informer`, filtered by `predicates`, mapped to keys by `map`.
 
     On MODIFIED both the old and the new object are mapped (a label removed
-    still reaches the keys it used to select).
+    still reaches the keys it used to select). `replay`: when the controller
+    starts, every cached object first comes as ADDED (see `Builder.watches`
+    for when to turn that off).
     """
 
     informer: Informer
     map: MapFunc = enqueue_object
     predicates: tuple[Predicate, ...] = ()
+    replay: bool = True
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,7 @@ class Controller:
                 await nursery.start(queue.run)
                 for source in self.sources:
                     handler = self._handler(queue, source)
-                    source.informer.add_handler(handler)
+                    source.informer.add_handler(handler, replay=source.replay)
                     registered.append((source.informer, handler))
                 for source in self.sources:
                     await source.informer.wait_synced()
@@ -259,17 +262,22 @@ class Controller:
 
     def _handler(self, queue: WorkQueue[ObjectKey], source: Source) -> Callable[[ObjectEvent], None]:
         predicates = source.predicates + self.predicates
+        map_keys = source.map
 
         def handle(event: ObjectEvent) -> None:
+            # Runs for every event of the informer: kept lean (no generators, no set for one key).
             if self._failure is not None:
                 return
             try:
-                if not all(p(event) for p in predicates):
-                    return
-                keys = set(source.map(event.obj))
+                for predicate in predicates:
+                    if not predicate(event):
+                        return
+                keys = map_keys(event.obj)
                 if event.old is not None and event.old is not event.obj:
-                    keys.update(source.map(event.old))
-                for key in sorted(keys):
+                    keys = sorted(set(keys).union(map_keys(event.old)))
+                elif not isinstance(keys, list) or len(keys) > 1:
+                    keys = sorted(set(keys))
+                for key in keys:
                     queue.add(key)
             except Exception as exc:  # the controller's code broke: crash the controller, not the informer
                 self._crash(exc)
@@ -322,7 +330,7 @@ class Builder:
     - `for_(kind, *p)`: the primary kind; `Source(informer(kind), enqueue_object, p)`.
     - `owns(kind, *p)`: `Source(informer(kind), enqueue_owner(primary), p)`:
       objects whose controller ownerReference names a primary object.
-    - `watches(kind, map, *p)`: `Source(informer(kind), map, p)`.
+    - `watches(kind, map, *p, replay=True)`: `Source(informer(kind), map, p, replay)`.
     - `with_predicate(*p)`: `p` added to every source (Controller(predicates=...)).
     - `with_options(...)`: Controller's `max_concurrent_reconciles` and `rate_limiter`.
     - `named(name)`: the controller's name (default: the primary kind, lower case).
@@ -356,8 +364,17 @@ class Builder:
         self._owned.append((kind, predicates, only_controller))
         return self
 
-    def watches(self, kind: ResourceType, map: MapFunc, *predicates: Predicate) -> "Builder":
-        self._sources.append(Source(self._informers.informer(kind), map, predicates))
+    def watches(self, kind: ResourceType, map: MapFunc, *predicates: Predicate, replay: bool = True) -> "Builder":
+        """Reconcile the keys `map` gives for each event of `kind` that `predicates` keep.
+
+        `replay=False`: when the controller starts, the cached objects of
+        `kind` are not replayed through `map` (only later changes are). Right
+        when every key `map` could give is replayed anyway by `for_` and
+        reconciled from the current state, as the keys of a level-based
+        controller are; it spares a start-up pass over every object of
+        `kind` (for each such source).
+        """
+        self._sources.append(Source(self._informers.informer(kind), map, predicates, replay))
         return self
 
     def with_predicate(self, *predicates: Predicate) -> "Builder":

@@ -25,6 +25,9 @@ as the cache grows. Handlers are sync callables
 receiving an `ObjectEvent`; they run inline, in per-object order, after the
 store has changed, and must be quick (enqueue a key). A handler added after
 the first list gets an ADDED for every object first (replayed adds).
+`add_handler(h, replay=False)` skips that replay, for handlers whose
+events only wake objects that are reconciled anyway when their own kind is
+replayed (see `runtime.controller.Builder.watches`).
 `has_synced()` is true once the first list is in the store; `run()` calls
 `task_status.started()` then. `wait_for(rv)` waits until the store reflects
 at least resourceVersion `rv` (read-your-writes after a client write).
@@ -43,9 +46,14 @@ Example::
         await informer.wait_for(written["metadata"]["resourceVersion"])
         assert informer.get(ObjectKey("", "r")) is not None
 
+A client that offers `shared_reads()` (the in-process `LocalClient`) is
+read through it: the informer then holds the server's own cached objects
+rather than a copy of each, halving the memory of an in-process controller
+manager and the time of its first list.
+
 Caveats:
     Objects in the store and in events are shared: never mutate them (copy
-    first). A handler that raises ends `run()` with that exception (the
+    first). With an in-process client they are the server's own objects. A handler that raises ends `run()` with that exception (the
     factory logs it and restarts the informer after a backoff).
     With non-numeric resource versions `wait_for` returns only on an exact
     match of the last version seen.
@@ -143,6 +151,8 @@ class Informer:
                  indexers: dict[str, IndexFunc] | None = None,
                  watch_timeout: tuple[int, int] = (300, 600)) -> None:
         self.client = client
+        shared_reads = getattr(client, "shared_reads", None)
+        self._reader: Reader = shared_reads() if callable(shared_reads) else client
         self.kind = kind
         self.namespace = namespace
         self.label_selector = label_selector
@@ -239,9 +249,9 @@ class Informer:
 
     # ---- handlers ---------------------------------------------------------------------------------
 
-    def add_handler(self, handler: Handler) -> None:
-        """Call `handler` for every future event; if already synced, first an ADDED for each object."""
-        if self._synced:
+    def add_handler(self, handler: Handler, *, replay: bool = True) -> None:
+        """Call `handler` for every future event; if already synced (and `replay`), first an ADDED for each object."""
+        if self._synced and replay:
             for obj in list(self._objects.values()):
                 handler(ObjectEvent("ADDED", obj))
         self._handlers.append(handler)
@@ -328,7 +338,7 @@ class Informer:
         await trio.sleep(delay)
 
     async def _list_and_replace(self) -> None:
-        page = await self.client.list(self.kind, namespace=self.namespace, label_selector=self.label_selector,
+        page = await self._reader.list(self.kind, namespace=self.namespace, label_selector=self.label_selector,
                                       field_selector=self.field_selector)
         self._lists += 1
         listed = {key_of(o): o for o in page.items}
@@ -358,7 +368,7 @@ class Informer:
         self._watches += 1
         timeout = random.randint(*self.watch_timeout)
         opened, seen = trio.current_time(), 0
-        async with self.client.watch(self.kind, namespace=self.namespace, resource_version=self._resource_version,
+        async with self._reader.watch(self.kind, namespace=self.namespace, resource_version=self._resource_version,
                                      label_selector=self.label_selector, field_selector=self.field_selector,
                                      allow_watch_bookmarks=True, timeout_seconds=timeout) as events:
             async for event in events:
