@@ -22,7 +22,9 @@ Contract:
 - Every call is bounded by `timeout` seconds (connect, send, read, pool); a
   watch stream has no read timeout (an idle watch is silent).
 - Raises `StoreUnavailable` when no endpoint answers (or the cluster says it
-  cannot serve: no leader, request timed out), `EtcdRequestError` when etcd
+  cannot serve: no leader, request timed out; or the gateway lost its own
+  connection to etcd under the call, as when etcd stops: a 200 watch stream
+  then ends with "grpc: the client connection is closing"), `EtcdRequestError` when etcd
   refuses the request (its `.message` is etcd's, e.g. "etcdserver: mvcc:
   required revision has been compacted"), ValueError for a bad endpoint.
 """
@@ -48,10 +50,13 @@ __all__ = [
 COMPACTED_MESSAGE = "required revision has been compacted"
 FUTURE_MESSAGE = "required revision is a future revision"
 
-# gRPC codes meaning "try again later", as the gateway reports them.
-_UNAVAILABLE_CODES = {4, 14}  # DEADLINE_EXCEEDED, UNAVAILABLE
+# gRPC codes meaning "try again later", as the gateway reports them. CANCELLED: the gateway's own
+# gRPC connection to etcd went away under the call (etcd stopping answers a watch stream with
+# "grpc: the client connection is closing", code 1), so the call's outcome is unknown.
+_UNAVAILABLE_CODES = {1, 4, 14}  # CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE
 _UNAVAILABLE_MESSAGES = ("no leader", "request timed out", "leader changed", "too many requests",
-                         "not capable", "server stopped")
+                         "not capable", "server stopped", "connection is closing", "transport is closing",
+                         "error reading from server")
 
 
 class EtcdRequestError(StoreError):
@@ -125,7 +130,8 @@ class EtcdClient:
     """POSTs JSON to the first etcd endpoint that answers. Safe to share between trio tasks."""
 
     def __init__(self, endpoints: list[str], *, ssl_context: ssl.SSLContext | None = None,
-                 timeout: float = 5.0) -> None:
+                 timeout: float = 5.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """`transport` replaces the network (httpx's MockTransport in tests)."""
         if not endpoints:
             raise ValueError("no etcd endpoint given")
         self.endpoints = list(endpoints)
@@ -135,7 +141,8 @@ class EtcdClient:
             verify=ssl_context if ssl_context is not None else True,
             timeout=httpx.Timeout(timeout),
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            trust_env=False)  # etcd is reached directly, never through a proxy
+            trust_env=False,  # etcd is reached directly, never through a proxy
+            transport=transport)
 
     @property
     def endpoint(self) -> str:

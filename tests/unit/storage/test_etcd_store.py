@@ -18,7 +18,7 @@ import trio
 
 from runtime.storage import Compacted, Event, StoreUnavailable, open_store
 from runtime.storage.etcd import EtcdStore
-from runtime.storage.etcd_client import b64, unb64
+from runtime.storage.etcd_client import EtcdClient, b64, unb64
 from tests.support.etcd import EtcdServer, make_tls
 
 
@@ -217,6 +217,36 @@ async def test_the_next_endpoint_is_tried_when_one_is_down(own_etcd: EtcdServer,
     store = await EtcdStore.open(f"{dead},{etcd_endpoint}", prefix=unique())
     await store.create("/k/a", val("a"))
     assert store.statistics().endpoint == f"http://{etcd_endpoint}"
+    await store.aclose()
+
+
+def _watch_line(key: str, revision: int) -> str:
+    kv = {"key": b64(f"/registry{key}".encode()), "value": b64(b"v"), "create_revision": str(revision),
+          "mod_revision": str(revision)}
+    return json.dumps({"result": {"header": {"revision": str(revision)}, "events": [{"kv": kv}]}})
+
+
+async def test_a_watch_stream_ended_by_the_gateway_losing_etcd_is_reopened_from_its_last_revision() -> None:
+    # etcd stopping makes its JSON gateway end a 200 watch stream with a gRPC CANCELLED error.
+    starts: list[int] = []
+
+    def gateway(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v3/kv/range":
+            return httpx.Response(200, json={"header": {"revision": "10"}})
+        start = int(json.loads(request.content)["create_request"]["start_revision"])
+        starts.append(start)
+        if len(starts) == 1:
+            closing = {"error": {"grpc_code": 1, "http_code": 408, "http_status": "Request Timeout",
+                                 "message": "grpc: the client connection is closing"}}
+            return httpx.Response(200, text=_watch_line("/w/a", 11) + "\n" + json.dumps(closing) + "\n")
+        return httpx.Response(200, text=_watch_line("/w/a", 11) + "\n" + _watch_line("/w/b", 12) + "\n")
+
+    store = EtcdStore(EtcdClient(["http://etcd.test:2379"], transport=httpx.MockTransport(gateway)))
+    it = store.watch("/w/", after_revision=10)
+    seen = [await it.__anext__() for _ in range(2)]
+    assert [(e.key, e.revision) for e in seen] == [("/w/a", 11), ("/w/b", 12)]
+    assert starts == [10, 11]  # reopened at the last revision delivered; 11 is not repeated
+    await it.aclose()
     await store.aclose()
 
 
