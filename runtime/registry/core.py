@@ -351,10 +351,12 @@ class RegistryCore:
             strategy = rt.strategy
             # What the body says of managedFields, before the strategy drops an empty list (`[]` resets).
             sent_managed = new["metadata"].get("managedFields")
+            sent_uid = new["metadata"].get("uid")
             strategy.prepare_for_update(new, old, subresource)
             request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run)
             await strategy.admit(self, request)  # before validation, as Kubernetes' RBAC storage
-            errs = strategy.validate_update(new, old) + validate_object_meta_update(new["metadata"], old["metadata"])
+            errs = strategy.validate_update(new, old) + validate_object_meta_update(new["metadata"], old["metadata"],
+                                                                                  sent_uid=sent_uid)
             if errs:
                 raise invalid_error(rt.kind, rt.group_kind, name, errs)
             if operation == "Update":

@@ -123,13 +123,23 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
     return errs
 
 
-def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-    """What ValidateObjectMetaUpdate adds here: no new finalizer on an object being deleted."""
+def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any], *,
+                                sent_uid: str | None = None) -> list[FieldError]:
+    """What ValidateObjectMetaUpdate adds here: an immutable uid, no new finalizer on an object being deleted.
+
+    `sent_uid` is the uid the request's object carried before the server kept
+    the stored one (Kubernetes' BeforeUpdate keeps the old uid only when none
+    is given, so another one is `field is immutable`; a changed
+    creationTimestamp is silently reset, as there).
+    """
+    errs: list[FieldError] = []
+    if sent_uid and sent_uid != old.get("uid"):
+        errs.append(invalid("metadata.uid", sent_uid, "field is immutable"))
     if not old.get("deletionTimestamp"):
-        return []
+        return errs
     extra = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
-    if not extra:
-        return []
-    listed = ", ".join(go_quote(f) for f in extra)
-    return [forbidden("metadata.finalizers", "no new finalizers can be added if the object is being deleted, "
-                                             f"found new finalizers []string{{{listed}}}")]
+    if extra:
+        listed = ", ".join(go_quote(f) for f in extra)
+        errs.append(forbidden("metadata.finalizers", "no new finalizers can be added if the object is being "
+                                                     f"deleted, found new finalizers []string{{{listed}}}"))
+    return errs

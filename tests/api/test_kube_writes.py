@@ -102,6 +102,21 @@ async def test_put_with_another_uid_is_409_a_uid_precondition(server):
         assert same["metadata"]["labels"] == {"k": "v"}
 
 
+async def test_a_patch_that_changes_the_uid_is_422_and_a_changed_creation_timestamp_is_kept(server):
+    async with server.client() as c:
+        created = await ok(await c.post(f"{server.rbac}/clusterroles", json=cluster_role(server)), 201)
+        r = await c.patch(f"{server.rbac}/clusterroles/c", headers=MERGE, json={"metadata": {"uid": "other"}})
+        assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+        assert r.json()["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "metadata.uid",
+                                                  "message": 'Invalid value: "other": field is immutable'}]
+        # BeforeUpdate resets a changed creationTimestamp silently, as Kubernetes does.
+        kept = await ok(await c.patch(f"{server.rbac}/clusterroles/c", headers=MERGE,
+                                      json={"metadata": {"creationTimestamp": "2001-01-01T00:00:00Z",
+                                                         "labels": {"k": "v"}}}))
+        assert kept["metadata"]["creationTimestamp"] == created["metadata"]["creationTimestamp"]
+        assert kept["metadata"]["uid"] == created["metadata"]["uid"] and kept["metadata"]["labels"] == {"k": "v"}
+
+
 async def test_managed_fields_are_reset_by_an_update_or_a_non_apply_patch_with_an_empty_list(server):
     async with server.client() as c:
         created = await ok(await c.post(f"{server.rbac}/clusterroles", json=cluster_role(server)), 201)
