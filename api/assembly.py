@@ -8,7 +8,15 @@ and TLS; tests drive `app` in process. Leaving the context stops everything
 and closes the store (open watches end, SQLite checkpoints its WAL).
 
 The data directory holds what outlives a process: the SQLite file, the admin
-token, the key continue tokens are signed with.
+token, the PKI. The key continue tokens are signed with lives in the store
+(`CONTINUE_KEY`, made by the first server to start), so that every server
+sharing a store (etcd) honours the others' tokens.
+
+On a store several servers share (etcd, `--store etcd://...`) the compactor
+is kube-apiserver's, taking turns through etcd (`run_shared_compactor`),
+and the built-in controllers run under leader election on a Lease
+(`default/miniplane-controller-manager`), as kube-controller-manager's: one
+server runs them, another takes over when its lease expires.
 """
 
 from __future__ import annotations
@@ -31,18 +39,32 @@ from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_mana
 from runtime.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client_local import LocalClient
 from runtime.featuregates import DEFAULT_GATES
+from runtime.leaderelection import LeaderElectionConfig
+from runtime.manager import Manager
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
-from runtime.storage import Store, open_store
-from runtime.storage.compaction import run_compactor
+from runtime.storage import EtcdStore, KeyExists, Store, open_store
+from runtime.storage.compaction import run_compactor, run_shared_compactor
 
-__all__ = ["ServeOptions", "ControlPlane", "open_control_plane", "ADMIN_USER"]
+__all__ = ["ServeOptions", "ControlPlane", "open_control_plane", "ADMIN_USER", "CONTINUE_KEY",
+           "CONTROLLERS_LEASE", "is_shared_store"]
 
 log = logging.getLogger("miniplane")
 
 #: Who the admin token authenticates.
 ADMIN_USER = UserInfo("admin", uid="admin", groups=("system:masters",))
+
+#: The store key of the continue-token signing key (no kind's key: the watch cache passes it by).
+CONTINUE_KEY = "/continue_key"
+
+#: Namespace and name of the Lease the servers' built-in controllers elect their leader on.
+CONTROLLERS_LEASE = ("default", CONTROLLERS_FIELD_MANAGER)
+
+
+def is_shared_store(store: str) -> bool:
+    """Whether `--store` names a store several servers may share (etcd)."""
+    return store.startswith(("etcd://", "etcds://"))
 
 
 @dataclass
@@ -63,6 +85,15 @@ class ServeOptions:
     watch_history: float = 300.0
     continue_ttl: float = 300.0
     compaction_interval: float = 60.0
+    etcd_prefix: str | None = None  # None: the URL's `prefix`, else /registry
+    etcd_cafile: str | None = None
+    etcd_certfile: str | None = None
+    etcd_keyfile: str | None = None
+    etcd_compaction_interval: float = 300.0  # 0: never
+    leader_elect: bool | None = None  # None: on when the store is shared
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
     min_compress_bytes: int = 0
     max_body_bytes: int = 3 * 1024 * 1024
     controllers: bool = True
@@ -71,7 +102,8 @@ class ServeOptions:
 
 @dataclass
 class ControlPlane:
-    """A running control plane: its registry, the ASGI app serving it, and the admin token."""
+    """A running control plane: its registry, the ASGI app serving it, the admin token, and the
+    manager of its built-in controllers (None with `--controllers false`)."""
 
     options: ServeOptions
     store: Store
@@ -79,6 +111,7 @@ class ControlPlane:
     state: ServerState
     app: QuartTrio
     admin_token: str
+    controllers: Manager | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -106,6 +139,38 @@ def _store_path(options: ServeOptions, data_dir: Path) -> str | None:
     return str(data_dir / "state.db") if options.store == "sqlite" else None
 
 
+def _store_options(options: ServeOptions) -> dict[str, str]:
+    """The `--etcd-*` options given, as `open_store` takes them (they override the URL's)."""
+    if not is_shared_store(options.store):
+        return {}
+    given = {"prefix": options.etcd_prefix, "cafile": options.etcd_cafile, "certfile": options.etcd_certfile,
+             "keyfile": options.etcd_keyfile}
+    return {name: value for name, value in given.items() if value}
+
+
+async def _store_secret(store: Store, key: str) -> bytes:
+    """The secret kept at `key` in the store, made (32 random bytes, hex) by the first server to ask."""
+    entry = await store.get(key)
+    if entry is None:
+        made = secrets.token_hex(32).encode()
+        try:
+            entry = await store.create(key, lambda revision: made)
+        except KeyExists:  # another server made it first
+            entry = await store.get(key)
+    assert entry is not None, "a secret once stored is never deleted"
+    return entry.value
+
+
+def _leader_election(options: ServeOptions) -> LeaderElectionConfig | None:
+    """The built-in controllers' election (None: they run here unconditionally)."""
+    elect = options.leader_elect if options.leader_elect is not None else is_shared_store(options.store)
+    if not elect:
+        return None
+    return LeaderElectionConfig(*CONTROLLERS_LEASE, lease_duration=options.leader_elect_lease_duration,
+                                renew_deadline=options.leader_elect_renew_deadline,
+                                retry_period=options.leader_elect_retry_period)
+
+
 @asynccontextmanager
 async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlane]:
     """Open the store, start registry, bootstrap, compactor and controllers; yield the plane.
@@ -115,12 +180,12 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
     """
     data_dir = Path(options.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    store = await open_store(options.store, _store_path(options, data_dir))
+    election = _leader_election(options)
+    store = await open_store(options.store, _store_path(options, data_dir), **_store_options(options))
     try:
         registry = Registry(store, Scheme(options.api_domain), feature_gates=options.feature_gates,
                             history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
-                            continue_secret=_secret_file(data_dir / "continue.key", lambda: secrets.token_bytes(32)),
-                            token_clock=_wall_clock())
+                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=_wall_clock())
         token = _secret_file(data_dir / "admin.token",
                              lambda: (secrets.token_urlsafe(32) + "\n").encode()).decode().strip()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
@@ -130,14 +195,20 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
         async with trio.open_nursery() as nursery:
             await nursery.start(registry.run)
             await bootstrap(registry)
-            nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
+            if isinstance(store, EtcdStore):
+                if options.etcd_compaction_interval > 0:
+                    nursery.start_soon(run_shared_compactor, store, options.etcd_compaction_interval)
+            else:
+                nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
+            manager = None
             if options.controllers:
                 client = LocalClient(registry, SYSTEM_USER, field_manager=CONTROLLERS_FIELD_MANAGER,
                                      user_agent=CONTROLLERS_FIELD_MANAGER)
-                await nursery.start(builtin_manager(client).run)
+                manager = builtin_manager(client, leader_election=election)
+                await nursery.start(manager.run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
                                 min_compress_bytes=options.min_compress_bytes)
-            yield ControlPlane(options, store, registry, state, create_app(state), token)
+            yield ControlPlane(options, store, registry, state, create_app(state), token, manager)
             nursery.cancel_scope.cancel()
     finally:
         # Open watches and pending writes end cleanly, and SQLite closes its files (WAL checkpointed).

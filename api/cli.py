@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 
 import trio
 
-from api.assembly import ServeOptions
+from api.assembly import ServeOptions, is_shared_store
 from api.server import serve
 from controllers.cli import add_leader_election_arguments, leader_election_config, run_out_of_process
 from runtime.featuregates import parse_feature_gates
+from runtime.leaderelection import LeaderElectionConfig
+from runtime.storage import StoreError
 
-__all__ = ["main", "parser"]
+__all__ = ["main", "parser", "serve_options"]
 
 
 def _bool(text: str) -> bool:
@@ -25,6 +28,28 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def _store(text: str) -> str:
+    if text in ("sqlite", "memory") or is_shared_store(text):
+        return text
+    raise argparse.ArgumentTypeError(f"expected sqlite, memory or etcd://HOST:PORT[,HOST:PORT...], got {text!r}")
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def _duration(text: str) -> float:
+    """Seconds of a Go duration (`5m`, `1h30m`, `90s`, `0`), as kube-apiserver's flags take them, or a number."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 5m, 90s or 1h30m, got {text!r}")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="miniplane", description="A mini Kubernetes-style control plane.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -33,7 +58,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     s.add_argument("--port", type=int, default=6443, help="port (0 picks a free one)")
     s.add_argument("--api-domain", default="svc.io", help="domain of the API group names (k8s.io for kubectl's typed commands)")
-    s.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
+    s.add_argument("--store", type=_store, default="sqlite",
+                   help="sqlite, memory, or etcd://HOST:PORT[,HOST:PORT...] (several servers may share an etcd)")
+    s.add_argument("--etcd-prefix", help="key prefix in etcd (default /registry)")
+    s.add_argument("--etcd-cafile", help="CA of etcd's serving certificate (TLS)")
+    s.add_argument("--etcd-certfile", help="client certificate presented to etcd (TLS)")
+    s.add_argument("--etcd-keyfile", help="its private key")
+    s.add_argument("--etcd-compaction-interval", type=_duration, default=300.0,
+                   help="compact etcd's history this often, shared by all servers (Go duration; 0: never)")
     s.add_argument("--feature-gates", default="", help="A=true,B=false")
     s.add_argument("--token-auth-file", help="CSV: token,user,uid,\"group1,group2\"")
     s.add_argument("--tls-cert-file")
@@ -45,6 +77,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--min-compress-bytes", type=int, default=0)
     s.add_argument("--max-body-bytes", type=int, default=3 * 1024 * 1024)
     s.add_argument("--controllers", type=_bool, default=True, help="run the built-in controllers in-process")
+    s.add_argument("--leader-elect", type=_bool, default=None,
+                   help="run the built-in controllers only while holding their Lease (default: true on etcd)")
+    s.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0)
+    s.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0)
+    s.add_argument("--leader-elect-retry-period", type=_duration, default=2.0)
     s.add_argument("--kubeconfig-out", help="where to write the admin kubeconfig (default DATA_DIR/admin.kubeconfig)")
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
@@ -66,28 +103,66 @@ async def _serve_until_signalled(options) -> None:
                 break
 
 
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    """The `ServeOptions` of parsed `serve` arguments. Raises ValueError for a bad value or combination."""
+    gates = parse_feature_gates(args.feature_gates)
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    etcd_flags = [f for f in ("etcd_prefix", "etcd_cafile", "etcd_certfile", "etcd_keyfile") if getattr(args, f)]
+    if etcd_flags and not is_shared_store(args.store):
+        raise ValueError(f"--{etcd_flags[0].replace('_', '-')} needs --store etcd://HOST:PORT")
+    try:
+        LeaderElectionConfig("default", "check", lease_duration=args.leader_elect_lease_duration,
+                             renew_deadline=args.leader_elect_renew_deadline,
+                             retry_period=args.leader_elect_retry_period)
+    except ValueError as exc:
+        raise ValueError(f"--leader-elect-*: {exc}") from None
+    return ServeOptions(
+        data_dir=args.data_dir, bind=args.bind, port=args.port, api_domain=args.api_domain, store=args.store,
+        feature_gates=gates, token_auth_file=args.token_auth_file, tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file, client_ca_file=args.client_ca_file,
+        anonymous_auth=args.anonymous_auth, watch_history=args.watch_history, continue_ttl=args.continue_ttl,
+        min_compress_bytes=args.min_compress_bytes, max_body_bytes=args.max_body_bytes,
+        controllers=args.controllers, kubeconfig_path=args.kubeconfig_out,
+        etcd_prefix=args.etcd_prefix, etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
+        etcd_keyfile=args.etcd_keyfile, etcd_compaction_interval=args.etcd_compaction_interval,
+        leader_elect=args.leader_elect, leader_elect_lease_duration=args.leader_elect_lease_duration,
+        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
+        leader_elect_retry_period=args.leader_elect_retry_period)
+
+
+def _run_server(options: ServeOptions) -> int:
+    """Serve until signalled; 1 with the reason when the store cannot be opened (etcd down, bad URL)."""
+    try:
+        trio.run(_serve_until_signalled, options)
+    except (StoreError, ValueError) as exc:
+        print(f"miniplane: {exc}", file=sys.stderr)
+        return 1
+    except BaseExceptionGroup as group:
+        matched, rest = group.split((StoreError, ValueError))
+        if matched is None or rest is not None:
+            raise
+        while isinstance(matched, BaseExceptionGroup):
+            matched = matched.exceptions[0]
+        logging.getLogger("miniplane").debug("startup failed", exc_info=matched)
+        print(f"miniplane: {matched}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "verbose", False):
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per etcd call otherwise
     if args.command == "serve":
         try:
-            gates = parse_feature_gates(args.feature_gates)
+            options = serve_options(args)
         except ValueError as exc:
             print(f"miniplane: {exc}", file=sys.stderr)
             return 2
-        if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
-            print("miniplane: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
-            return 2
-        options = ServeOptions(
-            data_dir=args.data_dir, bind=args.bind, port=args.port, api_domain=args.api_domain, store=args.store,
-            feature_gates=gates, token_auth_file=args.token_auth_file, tls_cert_file=args.tls_cert_file,
-            tls_private_key_file=args.tls_private_key_file, client_ca_file=args.client_ca_file,
-            anonymous_auth=args.anonymous_auth, watch_history=args.watch_history, continue_ttl=args.continue_ttl,
-            min_compress_bytes=args.min_compress_bytes, max_body_bytes=args.max_body_bytes,
-            controllers=args.controllers, kubeconfig_path=args.kubeconfig_out)
-        trio.run(_serve_until_signalled, options)
-        return 0
+        return _run_server(options)
     if args.command == "controllers":
         try:
             election = leader_election_config(args)

@@ -15,6 +15,7 @@ and the event time to live (`controllers.eventttl`).
 from __future__ import annotations
 
 from runtime.client import Client
+from runtime.leaderelection import LeaderElectionConfig
 from runtime.manager import Manager
 
 from controllers import aggregation, crd, gc, namespace
@@ -35,8 +36,8 @@ def setup(manager: Manager) -> None:
     eventttl.setup(manager)
 
 
-def builtin_manager(client: Client) -> Manager:
-    """A manager running the built-in controllers on `client` (not started)."""
-    manager = Manager(client, name=FIELD_MANAGER)
+def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None) -> Manager:
+    """A manager running the built-in controllers on `client` (not started), while leading if elected."""
+    manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
     setup(manager)
     return manager

@@ -1,9 +1,12 @@
-"""Shared fixtures: an in-process registry, a control plane served in process, and one behind real HTTPS.
+"""Shared fixtures: an in-process registry, a control plane served in process, one behind real HTTPS,
+and a real etcd for the session.
 
 Helpers live in `tests/support/`; this file holds fixtures only.
 """
 
 from __future__ import annotations
+
+from typing import Iterator
 
 import pytest
 
@@ -11,7 +14,28 @@ from runtime.bootstrap import bootstrap
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
+from tests.support.etcd import EtcdNotFound, EtcdServer, start_etcd
 from tests.support.server import STARTERS, Server, start_in_process, start_server
+
+
+@pytest.fixture(scope="session")
+def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    """One etcd child process for the session; every test uses its own key prefix.
+
+    Fails (never skips) the tests that need it when etcd cannot be found.
+    """
+    try:
+        server = start_etcd(tmp_path_factory.mktemp("etcd") / "data")
+    except EtcdNotFound as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def etcd_endpoint(etcd_server: EtcdServer) -> str:
+    """`127.0.0.1:PORT` of the session's etcd."""
+    return etcd_server.endpoint
 
 
 @pytest.fixture

@@ -1,11 +1,21 @@
-"""The compactor: drops history older than the retention window, as kube-apiserver's compactor does.
+"""The compactors: drop old history from the store's log, as kube-apiserver's compactor does.
 
-`run_compactor(store, interval, retention)` runs until cancelled. Every
-`interval` s it compacts the store's log at the newest revision that is at
-least `retention` s old, so that history younger than the window always
-stays. A mark (t, R) records that at time t every write up to R had
-happened: once t is `retention` old, events up to R are too. A failed
-compaction is logged and retried at the next tick; it never stops the server.
+`run_compactor(store, interval, retention)` (a store of this process:
+memory, sqlite) runs until cancelled. Every `interval` s it compacts the
+store's log at the newest revision that is at least `retention` s old, so
+that history younger than the window always stays. A mark (t, R) records
+that at time t every write up to R had happened: once t is `retention` old,
+events up to R are too.
+
+`run_shared_compactor(store, interval)` (etcd, which several servers share)
+is kube-apiserver's compactor: every `interval` s each server takes part in
+one txn on a key in etcd (`EtcdStore.compact_in_turn`); the one that wins
+compacts at the revision it saw one interval earlier, so one compaction
+happens per interval however many servers run, and etcd keeps between one
+and two intervals of history.
+
+A failed compaction is logged and retried at the next tick; it never stops
+the server.
 """
 
 from __future__ import annotations
@@ -16,8 +26,9 @@ from collections import deque
 import trio
 
 from runtime.storage.base import Store
+from runtime.storage.etcd import EtcdStore
 
-__all__ = ["run_compactor"]
+__all__ = ["run_compactor", "run_shared_compactor"]
 
 log = logging.getLogger(__name__)
 
@@ -38,3 +49,14 @@ async def run_compactor(store: Store, interval: float, retention: float) -> None
             await store.compact(target)
         except Exception:
             log.exception("compaction failed; retrying in %g s", interval)
+
+
+async def run_shared_compactor(store: EtcdStore, interval: float) -> None:
+    """Take part in compacting etcd every `interval` s with every server sharing it (see the module doc)."""
+    turn, revision = 0, 0
+    while True:
+        await trio.sleep(interval)
+        try:
+            turn, revision = await store.compact_in_turn(turn, revision)
+        except Exception:
+            log.exception("etcd compaction failed; retrying in %g s", interval)

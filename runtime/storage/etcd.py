@@ -71,10 +71,14 @@ from runtime.storage.etcd_client import (
 )
 from runtime.storage.fanout import as_bytes
 
-__all__ = ["EtcdStore", "EtcdStoreStatistics", "DEFAULT_PREFIX"]
+__all__ = ["EtcdStore", "EtcdStoreStatistics", "DEFAULT_PREFIX", "COMPACT_KEY"]
 
 #: kube-apiserver's default --etcd-prefix.
 DEFAULT_PREFIX = "/registry"
+
+#: The key several servers' compactors take turns through (kube-apiserver's `compact_rev_key`), kept
+#: under the prefix so that its writes reach every watch cache as progress (see `compact_in_turn`).
+COMPACT_KEY = "/compact_rev_key"
 
 _T = TypeVar("_T")
 
@@ -430,6 +434,33 @@ class EtcdStore:
             if COMPACTED_MESSAGE not in exc.message:
                 raise
         self._compacted = max(self._compacted, revision)
+
+    async def compact_in_turn(self, turn: int, revision: int) -> tuple[int, int]:
+        """One tick of kube-apiserver's compactor, shared with every store on this etcd and prefix.
+
+        `turn` is the version of the compaction key (`COMPACT_KEY` under the
+        prefix) this store saw at its last tick, `revision` etcd's revision
+        then (0 at the first tick). One txn puts `revision` there if the key's
+        version is still `turn`; only the store whose txn succeeds compacts
+        (at `revision`, history one interval old; never at 0). So of several
+        servers ticking every interval, one compacts per interval: the others
+        find the version moved and learn the new one. Returns (the key's
+        version now, etcd's revision now): the next tick's arguments. Raises
+        StoreUnavailable; a failed compaction after a won txn raises too (the
+        turn is then taken: the next one compacts).
+        """
+        k = b64(self._key(COMPACT_KEY))
+        body = {"compare": [{"target": "VERSION", "key": k, "version": str(turn), "result": "EQUAL"}],
+                "success": [{"request_put": {"key": k, "value": b64(str(revision).encode())}}],
+                "failure": [{"request_range": {"key": k}}]}
+        answer = await self._call("/v3/kv/txn", body, idempotent=False)
+        now = int(answer.get("header", {}).get("revision", 0))
+        if not answer.get("succeeded"):
+            kvs = (answer.get("responses") or [{}])[0].get("response_range", {}).get("kvs") or []
+            return (int(kvs[0].get("version", 0)) if kvs else 0), now
+        if revision:
+            await self.compact(revision)
+        return turn + 1, now
 
     def statistics(self) -> EtcdStoreStatistics:
         """Revisions seen, open watches, writes and encoder mispredictions."""

@@ -8,6 +8,9 @@ waits for it to exit. The same object can start again on the same ports and
 data (a restart). `start_etcd(data_dir)` does both from synchronous code (a
 session fixture), `etcd_binary()` finds the binary. With `tls=make_tls(dir)`
 etcd serves HTTPS and requires client certificates signed by that CA.
+`fresh_prefix()` is a key prefix no other test uses (tests share one etcd);
+`await raw_keys(endpoint, prefix)` reads what etcd holds under a prefix, with
+a plain HTTP client.
 
 etcd comes from Debian's `etcd-server`, installed by `make etcd` (a
 prerequisite of `make test`); `MINIPLANE_ETCD` may name another binary. When
@@ -17,6 +20,7 @@ need etcd fail with that reason: they are never skipped.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 import os
@@ -24,6 +28,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +39,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["EtcdServer", "EtcdNotFound", "EtcdTLS", "etcd_binary", "make_tls", "start_etcd"]
+__all__ = ["EtcdServer", "EtcdNotFound", "EtcdTLS", "etcd_binary", "make_tls", "start_etcd", "fresh_prefix",
+           "raw_keys"]
 
 
 class EtcdNotFound(RuntimeError):
@@ -112,6 +118,23 @@ def make_tls(directory: Path) -> EtcdTLS:
     client = write("client", issue("miniplane", client_key, ca_name, ca_key,
                                    usage=[ExtendedKeyUsageOID.CLIENT_AUTH]), client_key)
     return EtcdTLS(cafile, *server, *client)
+
+
+def fresh_prefix() -> str:
+    """`/test-<random>`: a key prefix of one test on the session's etcd."""
+    return f"/test-{uuid.uuid4().hex[:12]}"
+
+
+async def raw_keys(endpoint: str, prefix: str) -> dict[str, bytes]:
+    """Every key under `prefix` (ending in '/') as etcd holds it, read with a plain HTTP client."""
+    start = prefix.encode()
+    end = start[:-1] + bytes([start[-1] + 1])
+    async with httpx.AsyncClient(trust_env=False) as http:
+        resp = await http.post(f"http://{endpoint}/v3/kv/range", json={
+            "key": base64.b64encode(start).decode(), "range_end": base64.b64encode(end).decode()})
+    resp.raise_for_status()
+    return {base64.b64decode(kv["key"]).decode(): base64.b64decode(kv.get("value", ""))
+            for kv in resp.json().get("kvs", [])}
 
 
 def _free_port() -> int:

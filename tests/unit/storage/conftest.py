@@ -1,4 +1,4 @@
-"""Fixtures of the storage tests: a real etcd for the session, and stores of every backend.
+"""Fixtures of the storage tests: stores of every backend (etcd: the session's, `tests/conftest.py`).
 
 `make_store` (memory, sqlite, etcd) and `make_local_store` (memory, sqlite:
 the backends with a `watch_buffer`) are async factories of fresh stores,
@@ -9,35 +9,13 @@ that store's revision when the test began (etcd's are cluster-wide).
 from __future__ import annotations
 
 import itertools
-from typing import AsyncIterator, Iterator
+from typing import AsyncIterator
 
 import pytest
 
 from runtime.storage import EtcdStore, MemoryStore, Store
 from runtime.storage.sqlite import SqliteStore
-from tests.support.etcd import EtcdNotFound, EtcdServer, start_etcd
 from tests.support.stores import Backend, Revs, StoreFactory
-
-
-@pytest.fixture(scope="session")
-def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
-    """One etcd child process for the session; every test uses its own key prefix.
-
-    Fails (never skips) the tests that need it when etcd cannot be found.
-    """
-    try:
-        server = start_etcd(tmp_path_factory.mktemp("etcd") / "data")
-    except EtcdNotFound as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def etcd_endpoint(etcd_server: EtcdServer) -> str:
-    """`127.0.0.1:PORT` of the session's etcd."""
-    return etcd_server.endpoint
-
 
 _prefixes = itertools.count()
 

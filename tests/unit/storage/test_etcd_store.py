@@ -143,6 +143,29 @@ async def test_a_write_after_another_clients_write_still_answers_its_true_revisi
     await theirs.aclose()
 
 
+async def test_servers_sharing_an_etcd_compact_once_per_interval_at_the_revision_seen_one_tick_before(
+        etcd_endpoint: str) -> None:
+    prefix = unique()
+    a = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    b = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    # First tick: a takes the first turn (no compaction at start), b finds the turn taken.
+    turn_a, seen_a = await a.compact_in_turn(0, 0)
+    turn_b, seen_b = await b.compact_in_turn(0, 0)
+    assert (turn_a, turn_b) == (1, 1)
+    assert await a.compacted_revision() == 0
+    await a.create("/k/x", val("x"))
+    # Second tick: a's turn again, it compacts at what it saw one tick before; b compacts nothing.
+    turn_a, _ = await a.compact_in_turn(turn_a, seen_a)
+    turn_b, _ = await b.compact_in_turn(turn_b, seen_b)
+    assert (turn_a, turn_b) == (2, 2)
+    assert await a.compacted_revision() == seen_a
+    assert await b.compacted_revision() == 0  # it did not compact (nor learn of it yet)
+    with pytest.raises(Compacted):
+        await b.list("/k/", revision=seen_a - 1)
+    await a.aclose()
+    await b.aclose()
+
+
 async def test_a_compaction_by_another_client_is_learned_from_a_refused_read(etcd_endpoint: str) -> None:
     prefix = unique()
     compactor = await EtcdStore.open(etcd_endpoint, prefix=prefix)
