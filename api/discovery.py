@@ -138,18 +138,20 @@ def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | No
             entry["storageVersionHash"] = storage_version_hash(t.group, t.version, t.kind)
         resources.append(entry)
         for sub, verbs in sorted(t.info.subresources):
-            resources.append({
-                "name": f"{t.plural}/{sub}",
-                "singularName": "",
-                "namespaced": t.namespaced,
-                "kind": t.kind,
-                "verbs": list(verbs),
-            })
+            entry = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced, "kind": t.kind,
+                     "verbs": list(verbs)}
+            viewed = t.strategy.view_kind(sub)
+            if viewed is not None:  # another kind's view (a custom kind's Scale): named as Kubernetes does
+                entry.update(group=viewed[0], version=viewed[1], kind=viewed[2])
+            resources.append(entry)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}
 
 
-def _gvk(t: ResourceType) -> dict[str, str]:
+def _gvk(t: ResourceType, subresource: str = "") -> dict[str, str]:
+    viewed = t.strategy.view_kind(subresource) if subresource else None
+    if viewed is not None:
+        return {"group": viewed[0], "version": viewed[1], "kind": viewed[2]}
     return {"group": t.group, "version": t.version, "kind": t.kind}
 
 
@@ -167,7 +169,7 @@ def _resource_discovery(t: ResourceType) -> dict[str, Any]:
         entry["categories"] = list(t.info.categories)
     if t.info.subresources:
         entry["subresources"] = [
-            {"subresource": sub, "responseKind": _gvk(t), "verbs": list(verbs)}
+            {"subresource": sub, "responseKind": _gvk(t, sub), "verbs": list(verbs)}
             for sub, verbs in sorted(t.info.subresources)
         ]
     return entry

@@ -8,7 +8,8 @@ on a `LocalClient` acting as its own identity with field manager
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
 aggregation (`controllers.aggregation`), the garbage collector
-(`controllers.gc`), the CustomResourceDefinition controller (`controllers.crd`)
+(`controllers.gc`, following custom kinds as they come and go with
+`controllers.gckinds`), the CustomResourceDefinition controller (`controllers.crd`)
 and the event time to live (`controllers.eventttl`).
 """
 
@@ -18,7 +19,7 @@ from runtime.client import Client
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.manager import Manager
 
-from controllers import aggregation, crd, gc, namespace
+from controllers import aggregation, crd, gc, gckinds, namespace
 from controllers import eventttl
 
 __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
@@ -31,7 +32,7 @@ def setup(manager: Manager) -> None:
     """Add every built-in controller to `manager`."""
     namespace.setup(manager)
     aggregation.setup(manager)
-    gc.setup(manager)
+    gckinds.setup(manager, gc.setup(manager))
     crd.setup(manager)
     eventttl.setup(manager)
 

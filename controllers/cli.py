@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import trio
 
 from runtime.client_http import open_http_client
+from runtime.customkinds import CustomKindsFollower
 from controllers.builtin import setup as builtin_setup
 from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
 from runtime.leaderelection import LeaderElectionConfig, default_identity
@@ -89,6 +90,8 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
     async with open_http_client(config, domain=domain, protobuf=protobuf, field_manager=FIELD_MANAGER,
                                 user_agent=FIELD_MANAGER) as client:
         manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
+        # The client's scheme serves the server's custom kinds too (namespace deletion and GC act on them).
+        manager.add("custom-kinds", CustomKindsFollower(client), needs_leader=False)
         if builtin:
             builtin_setup(manager)
         for module in modules:

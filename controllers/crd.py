@@ -29,7 +29,7 @@ from runtime.client import Client, ObjectKey, object_meta
 from runtime.controller import Result
 from runtime.informer import Informer
 from runtime.kinds.crd import CLEANUP_FINALIZER, set_condition
-from runtime.kinds.customresource import CustomResourceStrategy, kinds_of
+from runtime.kinds.customresource import is_custom, kinds_of
 from runtime.manager import Manager
 from runtime.scheme import ResourceType, Scheme
 
@@ -77,7 +77,7 @@ class CRDController:
             return None
         if object_meta(crd).get("deletionTimestamp"):
             return await self._clean_up(crd)
-        builtin = [t for t in self.scheme.types if not isinstance(t.strategy, CustomResourceStrategy)]
+        builtin = [t for t in self.scheme.types if not is_custom(t)]
         conflicts = name_conflicts(crd, self.crds.list(), builtin)
         updated = copy.deepcopy(crd)
         now = _now()

@@ -50,12 +50,14 @@ from runtime.finalizers import has_finalizer, is_terminating, remove_finalizer
 from runtime.informer import Informer, ObjectEvent
 from runtime.manager import Manager
 from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.kinds.customresource import is_custom
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [
     "OWNER_UID_INDEX", "CONTROLLER_PREFIX", "InvalidOwnerReference", "OwnerRef", "Dependent", "Classification",
     "GarbageCollector", "owner_references", "resolve_owner", "classify", "propagation_for",
-    "is_deleting_dependents", "is_orphaning", "needs_attention", "owner_progress", "dependent_change", "setup",
+    "is_deleting_dependents", "is_orphaning", "needs_attention", "owner_uids", "owner_progress", "dependent_change",
+    "setup",
 ]
 
 log = logging.getLogger(__name__)
@@ -162,7 +164,8 @@ def propagation_for(obj: Mapping[str, Any]) -> str:
     return "Background"
 
 
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
+def owner_uids(obj: dict[str, Any]) -> list[str]:
+    """The uids the object's ownerReferences name (the values of `OWNER_UID_INDEX`)."""
     return [ref["uid"] for ref in owner_references(obj) if isinstance(ref, dict) and ref.get("uid")]
 
 
@@ -205,7 +208,7 @@ class GarbageCollector:
         self._absent: OrderedDict[str, None] = OrderedDict()
         self._absent_size = absent_cache_size
         for informer in self.informers.values():
-            informer.add_indexer(OWNER_UID_INDEX, _owner_uids)
+            informer.add_indexer(OWNER_UID_INDEX, owner_uids)
 
     # ---- the cache ---------------------------------------------------------------------------------
 
@@ -247,7 +250,7 @@ class GarbageCollector:
         """`dependents`, from live lists of every kind that may depend on `owner` (not the cache)."""
         uid, key = _uid(owner), key_of(owner)
         found = []
-        for dependent_kind in self.informers:
+        for dependent_kind in list(self.informers):  # kinds may come and go meanwhile
             if kind.namespaced and not dependent_kind.namespaced:
                 continue  # a cluster-scoped object cannot depend on a namespaced one
             page = await self.client.list(dependent_kind, namespace=key.namespace if kind.namespaced else "")
@@ -287,7 +290,8 @@ class GarbageCollector:
             return found
         return keys
 
-    def _enqueue(self, kind: ResourceType, key: ObjectKey) -> None:
+    def enqueue(self, kind: ResourceType, key: ObjectKey) -> None:
+        """Reconcile `key` in `kind`'s controller (nothing while that controller is not running)."""
         controller = self.controllers.get(kind)
         if controller is not None and controller.queue is not None:
             controller.queue.add(key)
@@ -446,7 +450,7 @@ class GarbageCollector:
         dependents = self.dependents(kind, latest)
         for dependent in dependents:
             if not is_terminating(dependent.obj):
-                self._enqueue(dependent.kind, key_of(dependent.obj))
+                self.enqueue(dependent.kind, key_of(dependent.obj))
         if any(d.block for d in dependents):
             return  # each one's deletion brings us back
         if any(d.block for d in await self.live_dependents(kind, latest)):
@@ -471,8 +475,9 @@ class GarbageCollector:
 
 
 def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
-    """Add the garbage collector to `manager`: one controller per stored kind, fed by every kind's events."""
-    kinds = manager.scheme.stored_types()
+    """Add the garbage collector to `manager`: one controller per stored built-in kind, fed by every such
+    kind's events. Custom kinds come and go: `controllers.gckinds` follows them."""
+    kinds = [kind for kind in manager.scheme.stored_types() if not is_custom(kind)]
     collector = GarbageCollector(manager.client, {kind: manager.informers.informer(kind) for kind in kinds})
     for target in kinds:
         builder = manager.controller(CONTROLLER_PREFIX + target.group_resource).for_(target, needs_attention)

@@ -41,6 +41,7 @@ from runtime.controller import Result
 from runtime.informer import NAMESPACE_INDEX, Informer, ObjectEvent
 from runtime.manager import Manager
 from runtime.kinds import NAMESPACE_FINALIZER
+from runtime.kinds.customresource import is_custom
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["NamespaceController", "ContentDeletionFailed", "deletion_conditions", "merge_conditions", "setup",
@@ -266,11 +267,13 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
     """Add the namespace controller to `manager`: namespaces, plus every namespaced kind as content."""
     scheme = manager.scheme
     namespaces_rt = scheme.by_kind("Namespace")
-    content = {rt: manager.informers.informer(rt) for rt in scheme.namespaced_types()}
+    # Custom kinds come and go with their CRDs: they are listed live (see NamespaceController).
+    builtin = [rt for rt in scheme.namespaced_types() if not is_custom(rt)]
+    content = {rt: manager.informers.informer(rt) for rt in builtin}
     controller = NamespaceController(manager.client, manager.informers.informer(namespaces_rt), scheme,
                                      recheck=recheck, content=content)
     builder = manager.controller("namespace").for_(namespaces_rt, controller.namespace_terminating)
-    for rt in scheme.namespaced_types():
+    for rt in builtin:
         # No replay: a terminating namespace is reconciled at start through `for_` anyway.
         builder.watches(rt, controller.content_owner, controller.content_progress, replay=False)
     builder.complete(controller.reconcile)

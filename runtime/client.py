@@ -12,8 +12,9 @@ transports implement it and pass one conformance suite:
 
 Kinds are named by their `ResourceType` (unstructured: objects are plain
 dicts in Kubernetes' JSON form) or by their pydantic model class from
-`runtime.models` (typed: objects are model instances). The same methods serve
-both; what goes in comes out::
+`runtime.models`, or a model of a custom kind bound by `runtime.typed.bind_kind`
+(typed: objects are model instances). The same methods serve both; what goes
+in comes out::
 
     role = await client.get(scheme.by_kind("ClusterRole"), "view")        # dict
     role = await client.get(models.ClusterRole, "view")                    # ClusterRole
@@ -52,6 +53,7 @@ from runtime.requests import (
     WriteOptions,
 )
 from runtime.scheme import ResourceType, Scheme
+from runtime.typed import bound_kind, bound_kind_of
 
 __all__ = [
     "ObjectKey", "WatchEvent", "ObjectList", "Kind", "Obj", "WatchStream",
@@ -233,22 +235,15 @@ class BaseClient(abc.ABC):
     def __init__(self, scheme: Scheme, *, field_manager: str = "") -> None:
         self.scheme = scheme
         self.field_manager = field_manager
-        #: Model classes bound to kinds by `bind` (a user's pydantic model of a custom kind).
-        self._models: dict[type[BaseModel], tuple[str, str]] = {}
 
     # ---- kinds and objects -----------------------------------------------------------------------
 
-    def bind(self, model: type[BaseModel], api_version: str, kind: str) -> None:
-        """Use `model` for objects of `apiVersion`/`kind` (e.g. a custom kind): typed calls with it
-        send and return instances of `model`. The kind is looked up when used, so it may be served later."""
-        self._models[model] = (api_version, kind)
-
     def resource(self, kind: Kind) -> ResourceType:
-        """The ResourceType of a kind given as ResourceType or model class. Raises ValueError if unknown."""
+        """The ResourceType of a kind given as ResourceType or model class (a built-in kind's, or one bound
+        by `runtime.typed.bind_kind`). Raises ValueError if unknown."""
         if isinstance(kind, ResourceType):
             return kind
-        bound = self._models.get(kind)
-        rt = self.scheme.by_api_version_kind(*bound) if bound else self.scheme.by_model(kind)
+        rt = bound_kind(kind) or self.scheme.by_model(kind)
         if rt is None or rt.virtual:
             raise ValueError(f"{kind!r} is not a stored kind of this scheme")
         return rt
@@ -264,7 +259,8 @@ class BaseClient(abc.ABC):
             return rt, data, type(obj)
         if not isinstance(obj, dict):
             raise TypeError(f"expected a dict or a model instance, got {type(obj).__name__}")
-        rt = self.scheme.by_api_version_kind(obj.get("apiVersion") or "", obj.get("kind") or "")
+        api_version, kind = obj.get("apiVersion") or "", obj.get("kind") or ""
+        rt = self.scheme.by_api_version_kind(api_version, kind) or bound_kind_of(api_version, kind)
         if rt is None:
             raise ValueError(f"no stored kind {obj.get('kind')!r} in {obj.get('apiVersion')!r}")
         return rt, obj, None

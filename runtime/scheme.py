@@ -11,7 +11,9 @@ A `Scheme` starts with `runtime.kinds.BUILTIN_KINDS`; `register` adds a kind
 `ResourceType`, the kind as served under this scheme, which carries the bound
 strategy. Kinds may come and go while the server runs (custom kinds):
 `unregister` removes one, and `generation` counts the changes so that what is
-derived from the scheme (discovery, OpenAPI) is rebuilt when it moves.
+derived from the scheme (discovery, OpenAPI) is rebuilt when it moves;
+`wait_changed(generation)` blocks until it does (controllers that follow
+every kind, such as the garbage collector).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+import trio
 from pydantic import BaseModel
 
 from runtime.kinds import BUILTIN_KINDS, KindInfo, Strategy
@@ -39,15 +42,16 @@ class ResourceType:
     strategy: Strategy = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
 
     @classmethod
-    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool = True) -> "ResourceType":
+    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool = True,
+           model: type[BaseModel] = K8sModel) -> "ResourceType":
         """A kind a client addresses by its facts (a custom kind it knows), unregistered.
 
         `client.get(ResourceType.of("example.com/v1", "Team", "teams"), "a", namespace="n")`: the
         in-process client finds the served kind by group, version and plural; over HTTP the facts
-        make the path.
+        make the path. `model` is the model of its objects (see `runtime.typed.bind_kind`).
         """
         group, _, version = api_version.rpartition("/")
-        info = KindInfo("", kind, plural, kind.lower(), namespaced, K8sModel, group=group, version=version)
+        info = KindInfo("", kind, plural, kind.lower(), namespaced, model, group=group, version=version)
         return cls(info, group, version)
 
     @property
@@ -119,6 +123,7 @@ class Scheme:
         self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
         #: Bumped by every register/unregister.
         self.generation = 0
+        self._changed = trio.Event()
         for info, strategy in kinds:
             self.register(info, strategy)
 
@@ -143,8 +148,16 @@ class Scheme:
             self.types = tuple(t for t in self.types if t is not rt)
             self._index()
 
+    async def wait_changed(self, generation: int) -> int:
+        """Block until `generation` is no longer the current one (a kind came or went); return the new one."""
+        while self.generation == generation:
+            await self._changed.wait()
+        return self.generation
+
     def _index(self) -> None:
         self.generation += 1
+        self._changed.set()
+        self._changed = trio.Event()
         self._by_resource = {(t.group, t.version, t.plural): t for t in self.types}
         self._by_kind, self._by_bare_kind, self._by_gvk = {}, {}, {}
         for t in self.types:

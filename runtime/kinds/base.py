@@ -276,6 +276,10 @@ class Strategy:
         """Whether `subresource` is another kind's view of the object (a Scale), not the object itself."""
         return False
 
+    def view_kind(self, subresource: str) -> tuple[str, str, str] | None:
+        """(group, version, kind) of the kind `subresource` is a view as (`has_view`); None: the object's own."""
+        return None
+
     def view(self, subresource: str, obj: dict[str, Any]) -> dict[str, Any]:
         """What a GET of `subresource` answers (the object itself, unless the subresource is another kind)."""
         return obj

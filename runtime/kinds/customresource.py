@@ -34,13 +34,16 @@ from runtime.models.meta import ObjectMeta
 from runtime.objects import StoredObject
 from runtime.requests import Body
 from runtime.patch.schema import schema_for
-from runtime.schema import Structural, apply_defaults, prune, schema_node, structural_field_errors, validate
+from runtime.schema import (
+    Structural, apply_defaults, needs_defaults, prune, schema_node, structural_field_errors, validate,
+)
 from runtime.validation import FieldError, validate_object_meta
 
 if TYPE_CHECKING:
     from runtime.scheme import ResourceType, Scheme
 
-__all__ = ["CustomKinds", "CustomResourceStrategy", "CustomDefinition", "CustomObject", "schema_errors"]
+__all__ = ["CustomKinds", "CustomResourceStrategy", "CustomDefinition", "CustomObject", "schema_errors", "is_custom",
+           "kinds_of"]
 
 _CREATED = ("CreationTimestamp is a timestamp representing the server time when this object was created. It is "
             "not guaranteed to be set in happens-before order across separate operations. Clients may not set "
@@ -57,6 +60,11 @@ class CustomObject(K8sModel):
     api_version: Any = None
     kind: Any = None
     metadata: ObjectMeta | None = None
+
+
+def is_custom(rt: "ResourceType") -> bool:
+    """Whether `rt` is a custom kind (served from a CRD, so it may go away), not a built-in one."""
+    return isinstance(rt.strategy, CustomResourceStrategy)
 
 
 def schema_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
@@ -186,12 +194,22 @@ class CustomResourceStrategy(Strategy):
                         if v.get("storage")), rt.version)
         #: Every version is stored as the storage version; conversion `None` rewrites apiVersion only.
         self.storage_api_version = f"{rt.group}/{storage}"
-        self.converts = self.storage_api_version != rt.api_version
+        self._defaults = any(node.has_default for node in self.structural.walk())
+        #: Reads change objects: another version is shown, or defaults apply to what was stored before them.
+        self.converts = self.storage_api_version != rt.api_version or self._defaults
 
     def present(self, obj: StoredObject) -> StoredObject:
-        if not self.converts or obj.obj.get("apiVersion") == self.rt.api_version:
+        """The stored object as this version shows it: its apiVersion, and the schema's defaults (Kubernetes
+        defaults on every decode from storage, so a default added to the schema later shows on read)."""
+        data = obj.obj
+        if data.get("kind") != self.rt.kind:
+            return obj  # another kind's view of it (a Scale)
+        defaulted = self._defaults and needs_defaults(data, self.structural)
+        if data.get("apiVersion") == self.rt.api_version and not defaulted:
             return obj
-        return StoredObject(obj.key, dict(obj.obj, apiVersion=self.rt.api_version), obj.revision)
+        shown = apply_defaults(data, self.structural) if defaulted else dict(data)
+        shown["apiVersion"] = self.rt.api_version
+        return StoredObject(obj.key, shown, obj.revision)
 
     def _to_storage(self, obj: dict[str, Any]) -> None:
         obj["apiVersion"] = self.storage_api_version
@@ -238,6 +256,8 @@ class CustomResourceStrategy(Strategy):
             obj.pop("status", None)
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+        if self._defaults and needs_defaults(old, self.structural):
+            old = apply_defaults(old, self.structural)  # as read: a default added later is no spec change
         super().prepare_for_update(new, old, subresource)
         self._to_storage(new)
 
@@ -271,6 +291,9 @@ class CustomResourceStrategy(Strategy):
 
     def has_view(self, subresource: str) -> bool:
         return subresource == "scale" and self.scale is not None
+
+    def view_kind(self, subresource: str) -> tuple[str, str, str] | None:
+        return ("autoscaling", "v1", "Scale") if self.has_view(subresource) else None
 
     def view(self, subresource: str, obj: dict[str, Any]) -> dict[str, Any]:
         """What GET of `subresource` answers: an autoscaling/v1 Scale for `scale`, else the object."""

@@ -16,6 +16,8 @@ once and calls the rest per object:
 - `apply_defaults(obj, schema)`: nulls of non-nullable fields without
   default dropped, then `default`s applied (properties, map values, items).
   Kubernetes does this on every decode: create, update, read from storage.
+  `needs_defaults(obj, schema)` says, without copying, whether it would
+  change anything (reads default only the objects that need it).
 - `validate(obj, schema, old=)` -> `[FieldError]`: kube-openapi's value
   validation, embedded resources, list-type uniqueness, then the CEL rules
   (`oldSelf` on update); errors are `FieldError`s (`SchemaFieldError`
@@ -42,7 +44,7 @@ validated like a create, except for transition rules.
 
 from runtime.schema.applyschema import schema_node
 from runtime.schema.cel_rules import PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET, CELLimits
-from runtime.schema.defaulting import apply_defaults
+from runtime.schema.defaulting import apply_defaults, needs_defaults
 from runtime.schema.fielderrors import SchemaFieldError
 from runtime.schema.pruning import prune
 from runtime.schema.structural import NO_DEFAULT, MergeInfo, Rule, Structural
@@ -59,6 +61,7 @@ __all__ = [
     "SchemaFieldError",
     "Structural",
     "apply_defaults",
+    "needs_defaults",
     "prune",
     "schema_node",
     "structural_errors",

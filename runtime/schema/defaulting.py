@@ -27,7 +27,7 @@ from typing import Any
 
 from runtime.schema.structural import Structural
 
-__all__ = ["apply_defaults", "prune_non_nullable_nulls"]
+__all__ = ["apply_defaults", "needs_defaults", "prune_non_nullable_nulls"]
 
 
 def apply_defaults(obj: Any, schema: Structural | None) -> Any:
@@ -36,6 +36,31 @@ def apply_defaults(obj: Any, schema: Structural | None) -> Any:
     prune_non_nullable_nulls(out, schema)
     _default(out, schema)
     return out
+
+
+def needs_defaults(obj: Any, schema: Structural | None) -> bool:
+    """Whether `apply_defaults(obj, schema)` would change `obj`; walks it without copying.
+
+    For reads: an object stored before a default was added to the schema is
+    defaulted when read, and only such an object pays for the copy.
+    """
+    if schema is None:
+        return False
+    if isinstance(obj, dict):
+        for key, prop in schema.properties.items():
+            if prop.has_default and (key not in obj or _non_nullable_null(obj[key], prop)):
+                return True
+        for key, value in obj.items():
+            child = schema.child(key)
+            if child is None:
+                continue
+            if value is None and not child.nullable:
+                return True  # dropped (no default) or defaulted
+            if needs_defaults(value, child):
+                return True
+    elif isinstance(obj, list) and schema.items is not None:
+        return any(_non_nullable_null(value, schema.items) or needs_defaults(value, schema.items) for value in obj)
+    return False
 
 
 def _non_nullable_null(value: Any, s: Structural | None) -> bool:

@@ -3,86 +3,15 @@
 from __future__ import annotations
 
 import copy
-import json
 
-import httpx
 import pytest
-import trio
 
+from tests.support.crds import GROUP, WIDGET_SCHEMA, crd_path, established, watch_crd, widget, widget_crd, widgets_path
 from tests.support.server import Server, start_in_process
 
-GROUP = "stable.example.com"
-CRDS = "/apis/apiextensions.svc.io/v1/customresourcedefinitions"
-WIDGETS = f"/apis/{GROUP}/v1/namespaces/default/widgets"
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "spec": {
-            "type": "object",
-            "required": ["size"],
-            "x-kubernetes-validations": [
-                {"rule": "self.size <= self.maxSize", "message": "size must not exceed maxSize"}],
-            "properties": {
-                "size": {"type": "integer", "minimum": 0},
-                "maxSize": {"type": "integer", "default": 10},
-                "color": {"type": "string", "enum": ["red", "blue"]},
-                "replicas": {"type": "integer"},
-                "selector": {"type": "string"},
-                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                          "items": {"type": "object", "required": ["name"],
-                                    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
-            },
-        },
-        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}, "replicas": {"type": "integer"}}},
-    },
-}
-
-
-def crd(**changes) -> dict:
-    body = {
-        "apiVersion": "apiextensions.svc.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{GROUP}"},
-        "spec": {
-            "group": GROUP, "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"],
-                      "categories": ["all"]},
-            "versions": [{
-                "name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA},
-                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
-                                                         "statusReplicasPath": ".status.replicas",
-                                                         "labelSelectorPath": ".spec.selector"}},
-                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
-                                             {"name": "Color", "type": "string", "jsonPath": ".spec.color"}],
-                "selectableFields": [{"jsonPath": ".spec.color"}],
-            }],
-        },
-    }
-    body["spec"].update(changes)
-    return body
-
-
-def widget(name: str, **spec) -> dict:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"size": 1, **spec}}
-
-
-async def watch_crd(c: httpx.AsyncClient, until, name: str = f"widgets.{GROUP}") -> dict | None:
-    """Watch the CRD until `until(obj)` holds (obj None once deleted); bounded, no polling."""
-    with trio.fail_after(10):
-        async with c.stream("GET", CRDS, params={"watch": "1", "fieldSelector": f"metadata.name={name}"}) as events:
-            async for line in events.aiter_lines():
-                event = json.loads(line)
-                obj = None if event["type"] == "DELETED" else event["object"]
-                if until(obj):
-                    return obj
-    raise AssertionError("the watch ended first")
-
-
-async def established(c: httpx.AsyncClient, name: str = f"widgets.{GROUP}") -> dict:
-    """The CRD once Established (its kind is then served)."""
-    return await watch_crd(c, lambda o: o is not None and any(
-        x["type"] == "Established" and x["status"] == "True"
-        for x in (o.get("status") or {}).get("conditions") or []), name)
+CRDS = crd_path()
+WIDGETS = widgets_path()
+crd = widget_crd
 
 
 @pytest.fixture
@@ -99,7 +28,7 @@ async def test_a_crd_is_established_and_its_kind_is_served_with_discovery(crd_se
         assert {x["type"] for x in done["status"]["conditions"]} >= {"NamesAccepted", "Established"}
         resources = (await c.get(f"/apis/{GROUP}/v1")).json()["resources"]
         names = {r["name"]: r for r in resources}
-        assert names["widgets"]["shortNames"] == ["wd"] and names["widgets"]["categories"] == ["all"]
+        assert names["widgets"]["shortNames"] == ["wd"] and names["widgets"]["categories"] == ["all", "gadgets"]
         assert {"widgets/status", "widgets/scale"} <= set(names)
         created = await c.post(WIDGETS, json=widget("w1", color="red"))
         assert created.status_code == 201, created.text
@@ -120,7 +49,7 @@ async def test_schema_violations_and_cel_rules_are_422_with_their_messages(crd_s
 
 
 @pytest.mark.parametrize("level,code,warned", [("Strict", 400, False), ("Warn", 201, True), ("Ignore", 201, False)])
-async def test_unknown_fields_are_pruned_by_the_field_validation_level(crd_server, level, code, warned):
+async def test_unknown_fields_are_pruned_warned_or_refused_by_the_field_validation_level(crd_server, level, code, warned):
     async with crd_server.client() as c:
         await c.post(CRDS, json=crd())
         await established(c)
@@ -133,22 +62,34 @@ async def test_unknown_fields_are_pruned_by_the_field_validation_level(crd_serve
             assert 'unknown field "spec.bogus"' in r.json()["message"]
 
 
-async def test_strategic_merge_patch_is_415_and_protobuf_is_refused(crd_server):
+async def test_strategic_merge_patch_of_a_custom_kind_is_415_naming_the_patch_types_it_takes(crd_server):
     async with crd_server.client() as c:
         await c.post(CRDS, json=crd())
         await established(c)
         await c.post(WIDGETS, json=widget("w"))
         smp = await c.patch(f"{WIDGETS}/w", json={"spec": {"size": 2}},
                             headers={"Content-Type": "application/strategic-merge-patch+json"})
-        assert smp.status_code == 415
+        assert smp.status_code == 415 and smp.json()["reason"] == "UnsupportedMediaType"
+        assert "application/merge-patch+json" in smp.json()["message"]
+        assert "strategic" not in smp.json()["message"].split("include:")[1]
+        assert (await c.get(f"{WIDGETS}/w")).json()["spec"]["size"] == 1
+
+
+async def test_protobuf_is_refused_for_custom_kinds_406_for_answers_and_415_for_bodies(crd_server):
+    async with crd_server.client() as c:
+        await c.post(CRDS, json=crd())
+        await established(c)
+        await c.post(WIDGETS, json=widget("w"))
         only = await c.get(f"{WIDGETS}/w", headers={"Accept": "application/vnd.kubernetes.protobuf"})
         assert only.status_code == 406
         fallback = await c.get(f"{WIDGETS}/w", headers={"Accept": "application/vnd.kubernetes.protobuf, "
                                                                   "application/json"})
         assert fallback.status_code == 200 and fallback.headers["Content-Type"].startswith("application/json")
+        listed = await c.get(WIDGETS, headers={"Accept": "application/vnd.kubernetes.protobuf"})
+        assert listed.status_code == 406
         body = await c.post(WIDGETS, content=b"k8s\x00\x0a\x00",
                             headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
-        assert body.status_code == 415
+        assert body.status_code == 415 and body.json()["reason"] == "UnsupportedMediaType"
 
 
 async def test_merge_json_and_apply_patches_use_the_schema(crd_server):
@@ -223,7 +164,7 @@ async def test_printer_columns_and_selectable_fields(crd_server):
 
 async def test_served_versions_share_storage_and_deprecated_ones_warn(crd_server):
     v2 = {"name": "v2", "served": True, "storage": False, "deprecated": True,
-          "deprecationWarning": "v2 is going away", "schema": {"openAPIV3Schema": SCHEMA}}
+          "deprecationWarning": "v2 is going away", "schema": {"openAPIV3Schema": WIDGET_SCHEMA}}
     body = crd()
     body["spec"]["versions"].append(v2)
     async with crd_server.client() as c:

@@ -1,4 +1,5 @@
-"""Property tests: prune is idempotent and keeps declared fields; validate never raises; valid defaults validate."""
+"""Property tests: prune is idempotent and keeps declared fields; validate never raises; valid defaults validate;
+`needs_defaults` says exactly when defaulting changes an object."""
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -6,6 +7,7 @@ from hypothesis import strategies as st
 from runtime.schema import (
     Structural,
     apply_defaults,
+    needs_defaults,
     prune,
     structural_errors,
     validate,
@@ -119,3 +121,24 @@ def test_defaults_that_are_valid_produce_objects_that_validate(leaves, extra):
     defaulted = apply_defaults(obj, schema)
     assert set(defaulted["spec"]) == set(props)
     assert validate(defaulted, schema) == []
+
+
+def _with_defaults(schema: dict, rnd) -> dict:
+    """`schema` with a `default` put on some of its nodes (any JSON value: the walk must not care)."""
+    out = dict(schema)
+    for key in ("properties",):
+        if key in out:
+            out[key] = {k: _with_defaults(v, rnd) for k, v in out[key].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = _with_defaults(out[key], rnd)
+    if rnd.random() < 0.4:
+        out["default"] = rnd.choice([0, "a", {}, [], True, {"a": 1}])
+    return out
+
+
+@FAST
+@given(ROOTS, st.randoms(use_true_random=False), st.dictionaries(NAMES, JSON, max_size=4))
+def test_needs_defaults_is_true_exactly_when_defaulting_changes_the_object(schema_dict, rnd, obj):
+    schema = Structural.from_openapi(_with_defaults(schema_dict, rnd))
+    assert needs_defaults(obj, schema) == (apply_defaults(obj, schema) != obj)

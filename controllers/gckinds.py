@@ -1,0 +1,174 @@
+"""The garbage collector follows kinds that come and go while it runs (custom kinds), as Kubernetes' GC monitors.
+
+`controllers.gc.setup` builds one controller per kind the scheme serves at
+setup, each fed by the events of every such kind (static `Source`s). A CRD
+adds kinds later, and removes them; `KindFollower(collector, workers)` is the
+runnable that keeps the collector current with `scheme.wait_changed()`:
+
+- for each stored kind that appears (one per storage: a CRD's several served
+  versions are one kind here, the first registered, which is the one
+  `resolve_owner` names) it runs an informer with the owner-uid index, and a
+  controller reconciling that kind, as `setup` would have built;
+- it maps the events of every kind to the keys of the other kinds'
+  controllers wherever a static source does not already do it: from a new
+  kind to every target, from a setup-time kind to every new target (the
+  same maps and filters as the static sources: `dependents_map` on
+  `owner_progress`, `waiting_owners_map` on `dependent_change`, old and new
+  object both mapped);
+- a kind that goes away (its CRD deleted, after its objects) has its
+  informer and controller stopped and leaves the collector's view.
+
+Its controllers are not the manager's: on a graceful stop they are
+cancelled rather than drained (the collector recomputes everything from the
+current state, so the next start finishes their work).
+
+Caveats:
+    A kind that goes and comes back within one scheme change is not
+    restarted (its informer lists again on its own when the kind is served
+    again). An object whose owner is of a kind not served yet (a CRD applied
+    after the dependent) is collected only on its next event once the kind
+    is served.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from controllers.gc import (
+    CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, dependent_change, needs_attention, owner_progress, owner_uids,
+)
+from runtime.client import ObjectKey
+from runtime.controller import Controller, Source
+from runtime.informer import Informer, ObjectEvent
+from runtime.manager import Manager
+from runtime.scheme import ResourceType, Scheme
+
+__all__ = ["KindFollower", "collected_kinds", "setup"]
+
+log = logging.getLogger(__name__)
+
+
+def collected_kinds(scheme: Scheme) -> list[ResourceType]:
+    """The kinds the collector works on: one per storage (the kind `resolve_owner` names), stored kinds only."""
+    seen: set[str] = set()
+    out = []
+    for rt in scheme.stored_types():
+        if rt.storage_prefix in seen or scheme.by_kind(rt.kind, rt.group) is not rt:
+            continue
+        seen.add(rt.storage_prefix)
+        out.append(rt)
+    return out
+
+
+@dataclass
+class _Followed:
+    informer: Informer
+    controller: Controller
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+
+
+class KindFollower:
+    """Runnable: keeps `collector` working on every kind the scheme serves (see the module docs)."""
+
+    def __init__(self, collector: GarbageCollector, *, workers: int = 4) -> None:
+        self.collector = collector
+        self.scheme = collector.scheme
+        self.workers = workers
+        #: The kinds built at setup (static sources between them); everything else is followed here.
+        self.static = set(collector.informers)
+        self._followed: dict[ResourceType, _Followed] = {}
+        self._handlers: list[tuple[Informer, Any]] = []
+
+    def followed(self) -> list[ResourceType]:
+        """The kinds followed now (beyond those built at setup)."""
+        return list(self._followed)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Follow the scheme until cancelled; started() once the kinds served now are followed."""
+        try:
+            async with trio.open_nursery() as nursery:
+                for kind in self.static:
+                    self._map_events(kind, self.collector.informers[kind])
+                generation = self.scheme.generation
+                self._sync(nursery)
+                task_status.started()
+                while True:
+                    generation = await self.scheme.wait_changed(generation)
+                    self._sync(nursery)
+        finally:
+            for informer, handler in self._handlers:
+                informer.remove_handler(handler)
+            self._handlers.clear()
+            for kind in list(self._followed):
+                self._forget(kind)
+
+    def _sync(self, nursery: trio.Nursery) -> None:
+        wanted = [k for k in collected_kinds(self.scheme) if k not in self.static]
+        for kind in set(self._followed) - set(wanted):
+            log.info("garbage collector: %s is no longer served", kind.group_resource)
+            self._forget(kind)
+        for kind in wanted:
+            if kind not in self._followed:
+                log.info("garbage collector: following %s", kind.group_resource)
+                nursery.start_soon(self._run_followed, self._add(kind))
+
+    def _add(self, kind: ResourceType) -> _Followed:
+        informer = Informer(self.collector.client, kind, indexers={OWNER_UID_INDEX: owner_uids})
+        controller = Controller(CONTROLLER_PREFIX + kind.group_resource, self.collector.reconciler(kind),
+                                [Source(informer, predicates=(needs_attention,))],
+                                max_concurrent_reconciles=self.workers)
+        followed = self._followed[kind] = _Followed(informer, controller)
+        self.collector.informers[kind] = informer
+        self.collector.controllers[kind] = controller
+        self._map_events(kind, informer)
+        return followed
+
+    @staticmethod
+    async def _run_followed(followed: _Followed) -> None:
+        with followed.scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(followed.informer.run)
+                await nursery.start(followed.controller.run)
+
+    def _forget(self, kind: ResourceType) -> None:
+        followed = self._followed.pop(kind, None)
+        if followed is None:
+            return
+        followed.scope.cancel()
+        self.collector.informers.pop(kind, None)
+        self.collector.controllers.pop(kind, None)
+        self._handlers = [(i, h) for i, h in self._handlers if i is not followed.informer]
+
+    def _targets(self, source: ResourceType) -> list[ResourceType]:
+        """The controllers `source`'s events must reach here (static pairs have their own sources)."""
+        return list(self._followed) if source in self.static else list(self.collector.controllers)
+
+    def _map_events(self, source: ResourceType, informer: Informer) -> None:
+        collector = self.collector
+
+        def handle(event: ObjectEvent) -> None:
+            objs = [event.obj] if event.old is None or event.old is event.obj else [event.obj, event.old]
+            progress, change = owner_progress(event), dependent_change(event)
+            for target in self._targets(source):
+                keys: set[ObjectKey] = set()
+                for obj in objs:
+                    if progress:
+                        keys.update(collector.dependents_map(source, target)(obj))
+                    if change:
+                        keys.update(collector.waiting_owners_map(source, target)(obj))
+                for key in sorted(keys):
+                    collector.enqueue(target, key)
+
+        informer.add_handler(handle, replay=False)
+        self._handlers.append((informer, handle))
+
+
+def setup(manager: Manager, collector: GarbageCollector, *, workers: int = 4) -> KindFollower:
+    """Add a `KindFollower` of `collector` to `manager` (a runnable that needs the lease, as controllers do)."""
+    follower = KindFollower(collector, workers=workers)
+    manager.add("garbage-collector-kinds", follower)
+    return follower
