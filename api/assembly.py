@@ -17,6 +17,11 @@ is kube-apiserver's, taking turns through etcd (`run_shared_compactor`),
 and the built-in controllers run under leader election on a Lease
 (`default/miniplane-controller-manager`), as kube-controller-manager's: one
 server runs them, another takes over when its lease expires.
+
+With `--workers N` (`api.workers`) each of N processes runs this assembly
+with a `WorkerSpec`: its SQLite store shares the file with the others
+(`runtime.storage.sqlite_peers`), and only worker 0, the primary, runs the
+bootstrap, the compactor and the built-in controllers, so they run once.
 """
 
 from __future__ import annotations
@@ -44,11 +49,12 @@ from runtime.manager import Manager
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
-from runtime.storage import EtcdStore, KeyExists, Store, open_store
+from runtime.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.storage.compaction import run_compactor, run_shared_compactor
+from runtime.storage.sqlite_peers import PeerGroup, PeerLinks, SqlitePeers
 
-__all__ = ["ServeOptions", "ControlPlane", "open_control_plane", "ADMIN_USER", "CONTINUE_KEY",
-           "CONTROLLERS_LEASE", "is_shared_store"]
+__all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
+           "ADMIN_USER", "CONTINUE_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
 
 log = logging.getLogger("miniplane")
 
@@ -65,6 +71,31 @@ CONTROLLERS_LEASE = ("default", CONTROLLERS_FIELD_MANAGER)
 def is_shared_store(store: str) -> bool:
     """Whether `--store` names a store several servers may share (etcd)."""
     return store.startswith(("etcd://", "etcds://"))
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What the parent of `miniplane serve --workers N` hands one worker process: descriptors it inherits.
+
+    `listen_fd`: the listening socket every worker accepts on; `ready_fd`:
+    the worker writes a line there once it serves; `lifeline_fd`: reads
+    end-of-file when the parent is gone; `peers`: the SQLite peer links
+    (None for another store); `start_fd` (-1: none): the worker readies
+    itself, then waits for it to read end-of-file before it serves (the
+    parent's word that the primary has bootstrapped the store). Worker 0 is
+    the primary (see the module doc).
+    """
+
+    index: int
+    listen_fd: int
+    ready_fd: int
+    lifeline_fd: int
+    peers: PeerLinks | None = None
+    start_fd: int = -1
+
+    @property
+    def primary(self) -> bool:
+        return self.index == 0
 
 
 @dataclass
@@ -98,6 +129,8 @@ class ServeOptions:
     max_body_bytes: int = 3 * 1024 * 1024
     controllers: bool = True
     kubeconfig_path: str | None = None  # default DATA_DIR/admin.kubeconfig
+    workers: int = 1  # processes serving the port (`api.workers` when more than one)
+    worker: WorkerSpec | None = None  # set in a worker process of `--workers N`
 
 
 @dataclass
@@ -171,6 +204,30 @@ def _leader_election(options: ServeOptions) -> LeaderElectionConfig | None:
                                 retry_period=options.leader_elect_retry_period)
 
 
+def prepare_data_dir(options: ServeOptions) -> str:
+    """Make the data directory and the admin token if missing; returns the token.
+
+    The parent of several workers calls it before starting them, so that
+    they find the token made rather than race to make it.
+    """
+    data_dir = Path(options.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return _secret_file(data_dir / "admin.token",
+                        lambda: (secrets.token_urlsafe(32) + "\n").encode()).decode().strip()
+
+
+def peer_group(options: ServeOptions) -> PeerGroup | None:
+    """The links `options.workers` processes share one SQLite store through (None for another store)."""
+    return PeerGroup(options.workers) if options.store == "sqlite" else None
+
+
+async def _open_store(options: ServeOptions, data_dir: Path) -> Store:
+    links = options.worker.peers if options.worker is not None else None
+    if links is not None and options.store == "sqlite":
+        return await open_store(options.store, _store_path(options, data_dir), peers=SqlitePeers(links))
+    return await open_store(options.store, _store_path(options, data_dir), **_store_options(options))
+
+
 @asynccontextmanager
 async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlane]:
     """Open the store, start registry, bootstrap, compactor and controllers; yield the plane.
@@ -179,29 +236,31 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
     token file that cannot be read or written.
     """
     data_dir = Path(options.data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    token = prepare_data_dir(options)
+    primary = options.worker is None or options.worker.primary
     election = _leader_election(options)
-    store = await open_store(options.store, _store_path(options, data_dir), **_store_options(options))
+    store = await _open_store(options, data_dir)
     try:
         registry = Registry(store, Scheme(options.api_domain), feature_gates=options.feature_gates,
                             history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
                             continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=_wall_clock())
-        token = _secret_file(data_dir / "admin.token",
-                             lambda: (secrets.token_urlsafe(32) + "\n").encode()).decode().strip()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)
         client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
         authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth)
         async with trio.open_nursery() as nursery:
+            if isinstance(store, SqliteStore):
+                await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)
             await nursery.start(registry.run)
-            await bootstrap(registry)
-            if isinstance(store, EtcdStore):
-                if options.etcd_compaction_interval > 0:
-                    nursery.start_soon(run_shared_compactor, store, options.etcd_compaction_interval)
-            else:
-                nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
+            if primary:
+                await bootstrap(registry)
+                if isinstance(store, EtcdStore):
+                    if options.etcd_compaction_interval > 0:
+                        nursery.start_soon(run_shared_compactor, store, options.etcd_compaction_interval)
+                else:
+                    nursery.start_soon(run_compactor, store, options.compaction_interval, options.watch_history)
             manager = None
-            if options.controllers:
+            if options.controllers and primary:
                 client = LocalClient(registry, SYSTEM_USER, field_manager=CONTROLLERS_FIELD_MANAGER,
                                      user_agent=CONTROLLERS_FIELD_MANAGER)
                 manager = builtin_manager(client, leader_election=election)

@@ -12,6 +12,7 @@ import trio
 
 from api.assembly import ServeOptions, is_shared_store
 from api.server import serve
+from api.workers import resolve_workers, run_workers
 from controllers.cli import add_leader_election_arguments, leader_election_config, run_out_of_process
 from runtime.featuregates import parse_feature_gates
 from runtime.leaderelection import LeaderElectionConfig
@@ -83,6 +84,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0)
     s.add_argument("--leader-elect-retry-period", type=_duration, default=2.0)
     s.add_argument("--kubeconfig-out", help="where to write the admin kubeconfig (default DATA_DIR/admin.kubeconfig)")
+    s.add_argument("--workers", default="1",
+                   help="processes serving the port over one store (auto: one per core; memory store: 1)")
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
     c.add_argument("--kubeconfig", required=True)
@@ -92,11 +95,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _serve_until_signalled(options) -> None:
-    """Serve until SIGINT or SIGTERM, then stop cleanly (open requests get Hypercorn's grace period)."""
+async def _serve_until_signalled(options: ServeOptions) -> None:
+    """Serve until SIGINT or SIGTERM, then stop cleanly (open requests get Hypercorn's grace period).
+
+    A worker of `--workers N` also stops when its parent is gone (`serve` returns).
+    """
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve, options)
+            async def run() -> None:
+                await serve(options)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
             async for signum in signals:
                 logging.getLogger("miniplane").info("received %s; shutting down", signal.Signals(signum).name)
                 nursery.cancel_scope.cancel()
@@ -117,6 +127,9 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
                              retry_period=args.leader_elect_retry_period)
     except ValueError as exc:
         raise ValueError(f"--leader-elect-*: {exc}") from None
+    workers = resolve_workers(args.workers)
+    if workers > 1 and args.store == "memory":
+        raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")
     return ServeOptions(
         data_dir=args.data_dir, bind=args.bind, port=args.port, api_domain=args.api_domain, store=args.store,
         feature_gates=gates, token_auth_file=args.token_auth_file, tls_cert_file=args.tls_cert_file,
@@ -128,11 +141,14 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         etcd_keyfile=args.etcd_keyfile, etcd_compaction_interval=args.etcd_compaction_interval,
         leader_elect=args.leader_elect, leader_elect_lease_duration=args.leader_elect_lease_duration,
         leader_elect_renew_deadline=args.leader_elect_renew_deadline,
-        leader_elect_retry_period=args.leader_elect_retry_period)
+        leader_elect_retry_period=args.leader_elect_retry_period, workers=workers)
 
 
 def _run_server(options: ServeOptions) -> int:
-    """Serve until signalled; 1 with the reason when the store cannot be opened (etcd down, bad URL)."""
+    """Serve until signalled; 1 with the reason when the store cannot be opened (etcd down, bad URL).
+
+    Also one worker of `--workers N`, in the process `api.workers` forked.
+    """
     try:
         trio.run(_serve_until_signalled, options)
     except (StoreError, ValueError) as exc:
@@ -162,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"miniplane: {exc}", file=sys.stderr)
             return 2
-        return _run_server(options)
+        return run_workers(options, _run_server) if options.workers > 1 else _run_server(options)
     if args.command == "controllers":
         try:
             election = leader_election_config(args)

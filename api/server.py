@@ -3,6 +3,13 @@
 At first start the data directory gets a CA and a serving certificate (unless
 `--tls-cert-file` names one), and `admin.kubeconfig` is written at every start
 (the server's URL, its CA, the admin token of a user in `system:masters`).
+
+A worker of `--workers N` (`options.worker` set, see `api.workers`) serves
+the listening socket it inherited, with its own TLS context; its parent
+writes the kubeconfig and says where it serves. The worker says it is ready
+on its ready descriptor (a worker started beside the primary first waits
+for the parent's word that the primary serves), and stops when its parent
+is gone (its lifeline reads end-of-file).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ class _TLSConfig(HypercornConfig):
 def _hypercorn_config(options: ServeOptions, cert_file: str, key_file: str) -> _TLSConfig:
     config = _TLSConfig()
     host = options.bind if ":" not in options.bind else f"[{options.bind}]"
-    config.bind = [f"{host}:{options.port}"]
+    config.bind = [f"fd://{options.worker.listen_fd}" if options.worker else f"{host}:{options.port}"]
     config.certfile, config.keyfile = cert_file, key_file
     if options.client_ca_file:
         config.ca_certs = options.client_ca_file
@@ -56,13 +63,31 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
         key_file = options.tls_private_key_file or str(pki.serving_key_path)
         ca_pem = pki.ca_cert_pem if not options.tls_cert_file else None
         config = _hypercorn_config(options, cert_file, key_file)
+        if options.worker is not None and options.worker.start_fd >= 0:
+            await trio.lowlevel.wait_readable(options.worker.start_fd)  # the primary has bootstrapped
+            os.close(options.worker.start_fd)
+            await plane.registry.cache.wait_fresh()  # its policy is in this worker's authorizer too
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(hypercorn_serve, plane.app, config)
             url = (binds[0] if binds else f"https://{config.bind[0]}").replace("0.0.0.0", "127.0.0.1")
             plane.state.server_address = url.split("://", 1)[1]
+            if options.worker is not None:
+                nursery.start_soon(_stop_with_parent, options.worker.lifeline_fd, nursery.cancel_scope)
+                with os.fdopen(options.worker.ready_fd, "w") as ready:
+                    ready.write(f"{url}\n")
+                log.info("worker %d serving at %s", options.worker.index, url)
+                task_status.started(url)
+                return
             kubeconfig = options.kubeconfig_path or str(plane.data_dir / "admin.kubeconfig")
             write_kubeconfig(kubeconfig, url, ca_pem, token=plane.admin_token)
             log.info("miniplane serving at %s; admin kubeconfig: %s", url, kubeconfig)
             print(f"miniplane serving at {url}\n  export KUBECONFIG={os.path.abspath(kubeconfig)}\n"
                   f"  kubectl get clusterroles", flush=True)
             task_status.started(url)
+
+
+async def _stop_with_parent(lifeline_fd: int, scope: trio.CancelScope) -> None:
+    """Cancel `scope` once `lifeline_fd` reads end-of-file: the parent is gone (even killed with -9)."""
+    await trio.lowlevel.wait_readable(lifeline_fd)
+    log.warning("the parent of this worker is gone; stopping")
+    scope.cancel()

@@ -27,6 +27,7 @@ from runtime.storage.base import (
 from runtime.storage.etcd import EtcdStore
 from runtime.storage.memory import MemoryStore
 from runtime.storage.sqlite import SqliteStore
+from runtime.storage.sqlite_peers import SqlitePeers
 
 __all__ = [
     "Compacted", "Entry", "Event", "KeyExists", "KeyNotFound", "Page", "RevisionConflict", "Store",
@@ -37,10 +38,12 @@ __all__ = [
 _ETCD_OPTIONS = ("prefix", "cafile", "certfile", "keyfile", "timeout")
 
 
-async def open_store(kind: str, path: str | None = None, **options: str | float) -> Store:
+async def open_store(kind: str, path: str | None = None, *, peers: SqlitePeers | None = None,
+                     **options: str | float) -> Store:
     """Open a backend by name or URL. Returns the store.
 
-    - `memory`; `sqlite` with `path`, the database file.
+    - `memory`; `sqlite` with `path`, the database file, and `peers` when
+      other processes share it (`runtime.storage.sqlite_peers`).
     - `etcd://HOST:PORT[,HOST:PORT...]` (`etcds://` for TLS), options as
       query parameters or keywords: `prefix` (default `/registry`), `cafile`,
       `certfile`, `keyfile` (kube-apiserver's --etcd-cafile, --etcd-certfile,
@@ -55,7 +58,9 @@ async def open_store(kind: str, path: str | None = None, **options: str | float)
     if kind == "sqlite":
         if not path:
             raise ValueError("the sqlite store needs a file path")
-        return await SqliteStore.open(path)
+        return await SqliteStore.open(path, peers=peers)
+    if peers is not None:
+        raise ValueError(f"only a sqlite store is shared through peers, not {kind!r}")
     url = urlsplit(kind)
     if url.scheme in ("etcd", "etcds"):
         if url.path not in ("", "/") or url.fragment:

@@ -99,6 +99,16 @@ class WatchFanout:
             if changed and w.wakeup is not None:
                 w.wakeup.set()
 
+    def lose(self, revision: int) -> None:
+        """Events up to `revision` will never be published (another process wrote them, and they
+        were compacted before this one read them): every watcher drops to the log, where it
+        finds its next events compacted (Compacted)."""
+        self.published = max(self.published, revision)
+        for w in self._watchers:
+            w.synced = False
+            if w.wakeup is not None:
+                w.wakeup.set()
+
     def close(self) -> None:
         """End every watch: each raises StoreError at its next empty buffer."""
         self._closed = True

@@ -31,8 +31,17 @@ in one transaction on a worker thread (`trio.to_thread`), then acknowledges
 each and publishes the events in revision order. Fifty concurrent writers
 share one fsync instead of paying fifty. Reads run on a small pool of reader
 connections, each on a worker thread; WAL lets them read while a commit runs.
-This process owns the file: other processes writing to it are not supported.
 The reads, and what a page of a list costs, are in `runtime.storage.sqlite_reads`.
+
+Several processes may share the file when each opens its store with
+`peers=SqlitePeers(...)` (`runtime.storage.sqlite_peers`, `miniplane serve
+--workers N`): the revision stays one global counter (each batch numbers its
+writes after the newest row, read inside its write transaction); the writes
+of other processes committed since this one last looked come first in its
+batch's events, and `follow_peers()` (a task the owner runs) reads them as
+soon as a peer announces a commit, so every process's watchers see every
+write, in order; `current_revision()` is the newest revision any process
+acknowledged. Without peers, this process owns the file.
 
 Caveats:
 - The ValueEncoder runs on the worker thread inside the write transaction:
@@ -50,6 +59,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Literal, TypeVar
 
@@ -59,8 +69,12 @@ from runtime.storage.base import (
     Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
 from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes
+from runtime.storage.sqlite_compact import compact_log
+from runtime.storage.sqlite_errors import explain
+from runtime.storage.sqlite_peers import SqlitePeers
 from runtime.storage.sqlite_reads import (
-    COMPACTED_SQL, CURRENT_SQL, HEAD_SQL, entry_of, read_get, read_list, read_log,
+    COMPACTED_SQL, CURRENT_SQL, HEAD_SQL, entry_of, read_get, read_list, read_log, read_tail,
+    unseen_events,
 )
 
 __all__ = ["SqliteStore", "SqliteStoreStatistics", "Synchronous"]
@@ -89,6 +103,9 @@ COMMIT;
 
 _T = TypeVar("_T")
 
+#: Events a catch-up (`follow_peers`) reads from the log at a time.
+CATCH_UP_CHUNK = 1000
+
 log = logging.getLogger(__name__)
 
 
@@ -109,6 +126,9 @@ class SqliteStoreStatistics:
     largest_batch: int
     pending: int
     read_ksteps: int = 0
+    #: Catch-ups that found other processes' writes, and the events they published (peers only).
+    catch_ups: int = 0
+    caught_up_events: int = 0
 
 
 @dataclass(eq=False)
@@ -161,10 +181,15 @@ class SqliteStore:
     """The `Store` protocol over one SQLite file. Open with `await SqliteStore.open(path)`."""
 
     def __init__(self, path: str, writer: sqlite3.Connection, *, head: int, compacted: int,
-                 synchronous: str, readers: int, watch_buffer: int) -> None:
+                 synchronous: str, readers: int, watch_buffer: int, peers: SqlitePeers | None = None) -> None:
         """Use `SqliteStore.open()`; this takes an already opened writer connection."""
         self.path = path
         self._writer = writer
+        self._peers = peers
+        self._behind = trio.Event()  # set: other processes committed past what this one published
+        self._lost = 0  # set on the writer thread: revisions up to it were compacted unseen
+        self._catch_ups = 0
+        self._caught_up_events = 0
         self._synchronous = synchronous
         self._head = head            # last committed (and published) revision
         self._compacted = compacted
@@ -183,12 +208,14 @@ class SqliteStore:
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL",
-                   readers: int = 4, watch_buffer: int = DEFAULT_WATCH_BUFFER) -> SqliteStore:
+                   readers: int = 4, watch_buffer: int = DEFAULT_WATCH_BUFFER,
+                   peers: SqlitePeers | None = None) -> SqliteStore:
         """Open (creating if needed) the store at `path`. Returns the store.
 
         `synchronous`: FULL (default) survives power loss; NORMAL survives a
         process crash only, and commits faster. `readers`: size of the reader
-        connection pool. `watch_buffer`: see `WatchFanout`.
+        connection pool. `watch_buffer`: see `WatchFanout`. `peers`: share the
+        file with other processes (see the module doc); the store closes it.
         Raises StoreError (not WAL-capable, unknown schema), sqlite3.Error.
         """
         path = os.fspath(path)
@@ -201,9 +228,14 @@ class SqliteStore:
             raise ValueError("need at least one reader connection")
         if watch_buffer < 1:
             raise ValueError("watch buffer must hold at least one event")
+        if peers is not None:
+            peers.open_lock(path)
         writer, head, compacted = await trio.to_thread.run_sync(_open_writer, path, synchronous)
+        if peers is not None:
+            # A predecessor killed between its commit and its announcement: wake the others for it.
+            peers.announce(head)
         return cls(path, writer, head=head, compacted=compacted, synchronous=synchronous,
-                   readers=readers, watch_buffer=watch_buffer)
+                   readers=readers, watch_buffer=watch_buffer, peers=peers)
 
     # -- writes: group commit ------------------------------------------------
 
@@ -263,19 +295,25 @@ class SqliteStore:
                     self._apply_batch, batch, self._head)
         except Exception as exc:
             for w in batch:
-                err = StoreError(f"{w.key}: commit failed: {exc}")
+                err = StoreError(f"{w.key}: commit failed: {explain(exc)}")
                 err.__cause__ = exc
                 w.error, w.done = err, True
             await self._resync_head()
             return
         self._head = head
-        if events:
+        own = sum(1 for _, error in outcomes if error is None)
+        if own:
             self._commits += 1
-            self._writes += len(events)
-            self._largest_batch = max(self._largest_batch, len(events))
+            self._writes += own
+            self._largest_batch = max(self._largest_batch, own)
         for w, (result, error) in zip(batch, outcomes):
             w.result, w.error, w.done = result, error, True
+        if self._lost:
+            self._fanout.lose(self._lost)
+            self._lost = 0
         self._fanout.publish(events)
+        if self._peers is not None:
+            self._peers.announce(head)  # before the callers resume: before any acknowledgement
 
     async def _resync_head(self) -> None:
         """After a failed commit: take the head from the file (call with the commit lock held).
@@ -298,6 +336,8 @@ class SqliteStore:
             return
         self._head = head
         self._fanout.publish(events)
+        if self._peers is not None:
+            self._peers.announce(head)
 
     def _apply_batch(self, batch: list[_Write], head: int
                      ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
@@ -305,12 +345,24 @@ class SqliteStore:
 
         A write's own failure (precondition, encoder) fails only that write and
         uses no revision; an SQLite error fails the whole batch (rolled back).
+        With peers, `head` is the last revision this process published: the
+        writes of other processes after it are read first and lead the events.
         """
+        with self._peers.writing() if self._peers is not None else nullcontext():
+            return self._apply_batch_locked(batch, head)
+
+    def _apply_batch_locked(self, batch: list[_Write], head: int
+                            ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
         conn = self._writer
         events: list[Event] = []
         outcomes: list[tuple[Any, BaseException | None]] = []
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if self._peers is not None:
+                head, unseen = unseen_events(conn, head)
+                if unseen is None:
+                    self._lost = head  # never seen, now compacted: watchers must start over
+                events = unseen or []
             for w in batch:
                 cur = conn.execute(CURRENT_SQL, (w.key,)).fetchone()
                 rev = head + 1
@@ -357,6 +409,62 @@ class SqliteStore:
                 conn.execute("ROLLBACK")
             raise
         return head, events, outcomes
+
+    # -- other processes' writes (peers) --------------------------------------
+
+    async def follow_peers(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Publish other processes' writes to this store's watchers as they commit, until cancelled.
+
+        started() at once. Without peers there is nothing to follow and it
+        returns. Woken by a peer's announcement (or by `current_revision()`
+        seeing a newer revision than this process published), it reads the
+        log after that revision and publishes it, holding the commit lock so
+        that its events and this process's own stay in revision order. A
+        failed read is logged and tried again. Returns once the store is closed.
+        """
+        task_status.started()
+        if self._peers is None:
+            return
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._listen, self._peers)
+            delay = 0.05
+            while not self._closed:
+                await self._behind.wait()
+                self._behind = trio.Event()
+                try:
+                    await self._catch_up()
+                    delay = 0.05
+                except Exception:
+                    log.exception("sqlite store: reading other processes' writes failed; again in %.2f s", delay)
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+                    self._behind.set()
+            nursery.cancel_scope.cancel()
+
+    async def _listen(self, peers: SqlitePeers) -> None:
+        try:
+            while True:
+                await peers.wait()
+                self._behind.set()
+        except trio.ClosedResourceError:
+            return  # the store closed
+
+    async def _catch_up(self) -> None:
+        async with self._commit_lock:
+            while not self._closed:
+                events, head, compacted = await self._read(read_tail, self._head, CATCH_UP_CHUNK)
+                self._compacted = max(self._compacted, compacted)
+                if events is None:
+                    self._head = max(self._head, head)
+                    self._fanout.lose(head)
+                    return
+                if events:
+                    self._head = events[-1].revision
+                    self._catch_ups += 1
+                    self._caught_up_events += len(events)
+                    self._fanout.publish(events)
+                if len(events) < CATCH_UP_CHUNK:
+                    return
 
     # -- reads ----------------------------------------------------------------
 
@@ -412,8 +520,13 @@ class SqliteStore:
         return await self._read(read_log, prefix, after, upto, limit)
 
     async def current_revision(self) -> int:
-        """The revision of the latest acknowledged write (0 for an empty store)."""
-        return self._head
+        """The revision of the latest acknowledged write, by any process (0 for an empty store)."""
+        if self._peers is None:
+            return self._head
+        newest = self._peers.current()
+        if newest > self._head:
+            self._behind.set()  # a lost wake-up cannot leave a reader waiting
+        return max(newest, self._head)
 
     async def compacted_revision(self) -> int:
         """The oldest revision still readable."""
@@ -431,41 +544,21 @@ class SqliteStore:
         if self._closed:
             raise StoreError("store is closed")
         async with self._commit_lock:
-            if revision > self._head:
-                raise ValueError(f"cannot compact at {revision}: current revision is {self._head}")
             if revision <= self._compacted:
                 return
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._compact_sync, self._compacted, revision)
-            self._compacted = revision
+                self._compacted = await trio.to_thread.run_sync(self._compact_sync, revision)
 
-    def _compact_sync(self, old: int, new: int) -> None:
-        # Only keys written in (old, new] can have rows to drop: every other
-        # key's rows <= old were reduced to one live row by the last compaction.
-        conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(
-                """DELETE FROM kv WHERE rev IN (
-                     SELECT k.rev FROM kv AS k INDEXED BY kv_key_rev
-                     WHERE k.key IN (SELECT key FROM kv WHERE rev > :old AND rev <= :new)
-                       AND k.rev <= :new
-                       AND (k.deleted != 0 OR EXISTS (
-                             SELECT 1 FROM kv AS n INDEXED BY kv_key_rev
-                             WHERE n.key = k.key AND n.rev > k.rev AND n.rev <= :new)))""",
-                {"old": old, "new": new})
-            conn.execute("UPDATE meta SET value = ? WHERE name = 'compacted'", (new,))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+    def _compact_sync(self, new: int) -> int:
+        with self._peers.writing() if self._peers is not None else nullcontext():
+            return compact_log(self._writer, new)
 
     def statistics(self) -> SqliteStoreStatistics:
         """Revisions, open watches and group-commit counters."""
         return SqliteStoreStatistics(self._head, self._compacted, self._fanout.watchers,
                                      self._commits, self._writes, self._largest_batch,
-                                     len(self._pending), sum(c[0] for c in self._read_steps))
+                                     len(self._pending), sum(c[0] for c in self._read_steps),
+                                     self._catch_ups, self._caught_up_events)
 
     async def aclose(self) -> None:
         """Fail pending writes, end watches, wait for running reads, close the file."""
@@ -473,6 +566,7 @@ class SqliteStore:
             return
         self._closed = True
         self._fanout.close()
+        self._behind.set()  # follow_peers returns
         with trio.CancelScope(shield=True):
             async with self._commit_lock:
                 await self._commit_pending()  # fails whatever is still pending
@@ -480,6 +574,8 @@ class SqliteStore:
                 await self._read_slots.acquire()  # running reads finish first
             conns, self._idle = [self._writer, *self._idle], []
             await trio.to_thread.run_sync(_close_all, conns)
+            if self._peers is not None:
+                self._peers.close()
 
 
 def _count_steps(conn: sqlite3.Connection) -> list[int]:

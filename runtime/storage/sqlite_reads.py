@@ -20,7 +20,8 @@ from runtime.storage.fanout import prefix_upper_bound
 
 __all__ = [
     "CURRENT_SQL", "HEAD_SQL", "COMPACTED_SQL", "entry_of", "blob", "head_and_compacted",
-    "read_get", "read_list", "read_log",
+    "read_get", "read_list", "read_log", "read_tail", "log_events",
+    "unseen_events",
 ]
 
 #: A live key's newest row: (rev, value, create_rev).
@@ -127,15 +128,49 @@ def read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit
         _, compacted = head_and_compacted(conn)
         if after < compacted:
             raise Compacted(after, compacted)
-        # NOT INDEXED: walk the log by rev (rowid) rather than by key.
-        cond, params = _range_sql("k.key", prefix)
-        rows = conn.execute(
-            "SELECT k.rev, k.key, k.value, k.deleted, k.prev_rev, p.value "
-            "FROM kv AS k NOT INDEXED LEFT JOIN kv AS p ON p.rev = k.prev_rev "
-            f"WHERE k.rev > ? AND k.rev <= ? AND {cond} ORDER BY k.rev LIMIT ?",
-            (after, upto, *params, limit)).fetchall()
+        return log_events(conn, prefix, after, upto, limit)
     finally:
         conn.execute("COMMIT")
+
+
+def read_tail(conn: sqlite3.Connection, after: int, limit: int) -> tuple[list[Event] | None, int, int]:
+    """(events after `after`, at most `limit`; head; compacted) from one snapshot.
+
+    The events are None when revisions after `after` were compacted away
+    (a reader that fell that far behind cannot know what it missed).
+    """
+    conn.execute("BEGIN")
+    try:
+        head, compacted = head_and_compacted(conn)
+        if after < compacted:
+            return None, head, compacted
+        return log_events(conn, "", after, head, limit), head, compacted
+    finally:
+        conn.execute("COMMIT")
+
+
+def unseen_events(conn: sqlite3.Connection, head: int) -> tuple[int, list[Event] | None]:
+    """(the file's head, the events after `head`) in the caller's transaction (a write one).
+
+    The events are None when some after `head` were compacted away.
+    """
+    newest, compacted = head_and_compacted(conn)
+    if newest <= head:
+        return head, []
+    if head < compacted:
+        return newest, None
+    return newest, log_events(conn, "", head, newest, newest - head)
+
+
+def log_events(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+    """At most `limit` events under `prefix` with after < revision <= upto, in the caller's transaction."""
+    # NOT INDEXED: walk the log by rev (rowid) rather than by key.
+    cond, params = _range_sql("k.key", prefix)
+    rows = conn.execute(
+        "SELECT k.rev, k.key, k.value, k.deleted, k.prev_rev, p.value "
+        "FROM kv AS k NOT INDEXED LEFT JOIN kv AS p ON p.rev = k.prev_rev "
+        f"WHERE k.rev > ? AND k.rev <= ? AND {cond} ORDER BY k.rev LIMIT ?",
+        (after, upto, *params, limit)).fetchall()
     events = []
     for rev, key, value, deleted, prev_rev, prev_value in rows:
         prev = blob(prev_value) if prev_rev is not None else None

@@ -1,7 +1,14 @@
-"""`miniplane serve` as a child process, for crash tests, restart tests and benchmarks."""
+"""`miniplane serve` as a child process, for crash tests, restart tests and benchmarks.
+
+`spawn_server` starts one and returns once it serves; `spawn_workers` starts
+`miniplane serve --workers N` and also returns the workers' pids (what the
+parent prints); `worker_pids(parent)` lists its live workers now, and
+`wait_exited(pid)` waits for any process (a child or not) to end.
+"""
 
 from __future__ import annotations
 
+import os
 import ssl
 import subprocess
 import sys
@@ -14,7 +21,23 @@ from runtime.kubeconfig import load_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["spawn_server", "admin_client"]
+__all__ = ["spawn_server", "spawn_workers", "worker_pids", "wait_exited", "admin_client"]
+
+
+async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, timeout: float
+                 ) -> tuple[trio.Process, bytes]:
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    assert proc.stdout is not None
+    buffer = b""
+    with trio.fail_after(timeout):
+        while until not in buffer or not buffer.split(until, 1)[1].count(b"\n"):
+            chunk = await proc.stdout.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"server exited early: {buffer!r}")
+            buffer += chunk
+    return proc, buffer
 
 
 async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) -> tuple[trio.Process, str]:
@@ -23,18 +46,36 @@ async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) ->
     The URL is read from the line the server prints; its admin kubeconfig is
     `DATA_DIR/admin.kubeconfig`. Raises AssertionError if the server exits first.
     """
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    assert proc.stdout is not None
-    buffer = b""
-    with trio.fail_after(timeout):
-        while b"serving at " not in buffer or not buffer.endswith(b"\n"):
-            chunk = await proc.stdout.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"server exited early: {buffer!r}")
-            buffer += chunk
+    proc, buffer = await _spawn(data_dir, args, b"serving at ", timeout)
     return proc, buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
+
+
+async def spawn_workers(data_dir: Path | str, count: int, *args: str, timeout: float = 120
+                        ) -> tuple[trio.Process, str, list[int]]:
+    """`spawn_server` with `--workers COUNT`; returns (the parent, URL, the workers' pids by index)."""
+    proc, buffer = await _spawn(data_dir, ("--workers", str(count), *args), b" workers: ", timeout)
+    url = buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
+    pids = [int(p) for p in buffer.split(b" workers: ", 1)[1].split(b"\n", 1)[0].split()]
+    assert len(pids) == count, buffer
+    return proc, url, pids
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The live child processes of `parent` (Linux: /proc/PID/task/PID/children)."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return [int(pid) for pid in children]
+
+
+async def wait_exited(pid: int) -> None:
+    """Wait until process `pid` (any process of ours, child or not) has ended: a pidfd reads ready."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
 
 
 def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10) -> httpx.AsyncClient:
