@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test bench bench-tools clean etcd etcd-path
+.PHONY: serve test bench bench-tools clean etcd etcd-path kopf-examples
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
 $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controll
 serve: $(STAMP)
 	$(VENV)/bin/miniplane serve $(ARGS)
 
-test: $(STAMP) etcd
+test: $(STAMP) etcd kopf-examples
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP) bench-tools
@@ -44,3 +44,15 @@ etcd:
 # Prints the etcd binary's path (empty, and exit 1, when there is none).
 etcd-path:
 	@command -v etcd
+
+# kopf's own example operators, for the e2e test of an unmodified operator framework
+# (tests/e2e/test_crd_clients.py): they ship in kopf's source distribution on PyPI, not in its wheel.
+# Unpacked under .venv/kopf-examples/kopf-<the installed version>/examples; nothing is copied into the repository.
+KOPF_EXAMPLES := $(VENV)/kopf-examples
+kopf-examples: $(STAMP)
+	@version=$$($(PY) -c "import importlib.metadata as m; print(m.version('kopf'))"); \
+	test -d $(KOPF_EXAMPLES)/kopf-$$version/examples || { \
+	  rm -rf $(KOPF_EXAMPLES) && mkdir -p $(KOPF_EXAMPLES) && \
+	  $(PY) -m pip download -q --no-deps --no-binary :all: -d $(KOPF_EXAMPLES) "kopf==$$version" && \
+	  tar -xzf $(KOPF_EXAMPLES)/kopf-$$version.tar.gz -C $(KOPF_EXAMPLES) kopf-$$version/examples; } \
+	|| echo "make kopf-examples: could not fetch kopf's examples; the kopf e2e test will fail" >&2

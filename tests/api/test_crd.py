@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
+import yaml
 
 from tests.support.crds import GROUP, WIDGET_SCHEMA, crd_path, established, watch_crd, widget, widget_crd, widgets_path
 from tests.support.server import Server, start_in_process
@@ -219,3 +221,48 @@ async def test_custom_objects_are_authorized_by_rbac(crd_server):
             "roleRef": {"apiGroup": "rbac.authorization.svc.io", "kind": "Role", "name": "widgets"},
             "subjects": [{"kind": "User", "name": "mallory"}]})
         assert (await c.get(f"{WIDGETS}/w", headers=headers)).status_code == 200
+
+
+async def test_custom_kinds_page_watch_dry_run_and_answer_yaml_and_partial_metadata_as_built_in_ones(crd_server):
+    async with crd_server.client() as c:
+        await c.post(CRDS, json=crd())
+        await established(c)
+        start = (await c.get(WIDGETS)).json()["metadata"]["resourceVersion"]
+        for i in range(3):
+            body = widget(f"w{i}")
+            body["metadata"]["labels"] = {"odd": str(i % 2 == 1).lower()}
+            assert (await c.post(WIDGETS, json=body)).status_code == 201
+        first = (await c.get(WIDGETS, params={"limit": 2})).json()
+        assert [o["metadata"]["name"] for o in first["items"]] == ["w0", "w1"]
+        assert first["metadata"]["remainingItemCount"] == 1
+        rest = (await c.get(WIDGETS, params={"limit": 2, "continue": first["metadata"]["continue"]})).json()
+        assert [o["metadata"]["name"] for o in rest["items"]] == ["w2"]
+        odd = (await c.get(WIDGETS, params={"labelSelector": "odd=true"})).json()["items"]
+        assert [o["metadata"]["name"] for o in odd] == ["w1"]
+        watched = await c.get(WIDGETS, params={"watch": "1", "resourceVersion": start, "timeoutSeconds": "1"})
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in map(json.loads, watched.text.splitlines())] \
+            == [("ADDED", "w0"), ("ADDED", "w1"), ("ADDED", "w2")]
+        dry = await c.post(WIDGETS, params={"dryRun": "All"}, json=widget("dry"))
+        assert dry.status_code == 201 and (await c.get(f"{WIDGETS}/dry")).status_code == 404
+        as_yaml = await c.get(f"{WIDGETS}/w0", headers={"Accept": "application/yaml"})
+        assert as_yaml.headers["Content-Type"] == "application/yaml" and \
+            yaml.safe_load(as_yaml.text)["spec"]["maxSize"] == 10
+        meta = (await c.get(WIDGETS, headers={
+            "Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"})).json()
+        assert meta["kind"] == "PartialObjectMetadataList" and set(meta["items"][0]) == {"kind", "apiVersion",
+                                                                                       "metadata"}
+
+
+async def test_a_custom_object_with_a_finalizer_waits_for_it_when_deleted(crd_server):
+    async with crd_server.client() as c:
+        await c.post(CRDS, json=crd())
+        await established(c)
+        held = widget("held")
+        held["metadata"]["finalizers"] = ["example.com/hold"]
+        await c.post(WIDGETS, json=held)
+        deleted = await c.delete(f"{WIDGETS}/held")
+        assert deleted.status_code == 200 and deleted.json()["metadata"]["deletionTimestamp"]
+        assert (await c.get(f"{WIDGETS}/held")).status_code == 200
+        await c.patch(f"{WIDGETS}/held", json={"metadata": {"finalizers": None}},
+                      headers={"Content-Type": "application/merge-patch+json"})
+        assert (await c.get(f"{WIDGETS}/held")).status_code == 404

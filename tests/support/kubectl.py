@@ -3,7 +3,8 @@
 Contract: `Kubectl(server, cache_dir)` is awaitable with kubectl's
 arguments (`await kubectl("get", "roles", "-A")`); it runs `KUBECTL` with
 the server's admin kubeconfig, its own discovery cache and a 30 s request
-timeout, and returns a `Result` (exit code, stdout, stderr). With
+timeout (`env` adds environment variables, e.g. `KUBE_EDITOR`), and returns
+a `Result` (exit code, stdout, stderr). With
 `check=True` (the default) a non-zero exit raises AssertionError with
 kubectl's output. `KUBECTL` is the kubectl on PATH (else /usr/bin/kubectl).
 kubectl is another process: the server must be a real HTTPS one
@@ -12,6 +13,7 @@ kubectl is another process: the server must be a real HTTPS one
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 
@@ -36,10 +38,12 @@ class Kubectl:
     server: Server
     cache_dir: str
 
-    async def __call__(self, *args: str, stdin: bytes | None = None, check: bool = True) -> Result:
+    async def __call__(self, *args: str, stdin: bytes | None = None, check: bool = True,
+                       env: dict[str, str] | None = None) -> Result:
         cmd = [KUBECTL, "--kubeconfig", str(self.server.kubeconfig), "--cache-dir", self.cache_dir,
                "--request-timeout", "30s", *args]
-        proc = await trio.run_process(cmd, stdin=stdin, capture_stdout=True, capture_stderr=True, check=False)
+        proc = await trio.run_process(cmd, stdin=stdin, capture_stdout=True, capture_stderr=True, check=False,
+                                      env={**os.environ, **env} if env else None)
         result = Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
         if check and result.code != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.code}): {result.err}{result.out}")

@@ -1,0 +1,196 @@
+"""Real clients of custom resources, unmodified, against miniplane under `--api-domain k8s.io`.
+
+- kopf (from PyPI) runs two of its own example operators, taken unmodified
+  from kopf's source distribution on PyPI (`examples/` of
+  `kopf-<installed version>.tar.gz`, the same files as
+  github.com/nolar/kopf at the release's tag; `make kopf-examples` unpacks
+  them under `.venv/kopf-examples/`), with `kopf run --standalone` and
+  kopf's own `examples/crd.yaml` and `examples/obj.yaml` applied by kubectl:
+  `01-minimal/example.py` returns a value that kopf patches into the status
+  (`status.create_fn.message`), `04-events/example.py` posts events that
+  `kubectl events` and `kubectl describe` show.
+- the official `kubernetes` Python client: `ApiextensionsV1Api` creates the
+  CRD, `CustomObjectsApi` creates, gets, lists, replaces, patches (merge,
+  status, scale) and deletes custom objects, and `watch.Watch` streams them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import yaml
+from kubernetes import client, config, watch
+
+from runtime.client_http import open_http_client
+from runtime.kubeconfig import load_kubeconfig
+from runtime.scheme import ResourceType
+from runtime.testing import wait_for_object
+from tests.support.crds import GROUP, widget, widget_crd
+from tests.support.kubectl import Kubectl
+from tests.support.server import Server, start_server
+
+DOMAIN = "k8s.io"
+KOPF_VERSION = importlib.metadata.version("kopf")
+KOPF_EXAMPLES = Path(sys.prefix) / "kopf-examples" / f"kopf-{KOPF_VERSION}" / "examples"
+KOPF_EXAMPLES_KIND = ResourceType.of("kopf.dev/v1", "KopfExample", "kopfexamples")
+#: How long kopf may take to start and act, on a loaded test machine.
+DEADLINE = 60
+
+
+@pytest.fixture
+async def crd_server(nursery, tmp_path) -> Server:
+    return await start_server(nursery, tmp_path, api_domain=DOMAIN, controllers=True)
+
+
+@pytest.fixture
+def kubectl(crd_server, tmp_path) -> Kubectl:
+    return Kubectl(crd_server, str(tmp_path / "kube-cache"))
+
+
+@pytest.fixture
+def kopf_examples() -> Path:
+    if not (KOPF_EXAMPLES / "01-minimal" / "example.py").exists():
+        pytest.fail(f"kopf's examples are not at {KOPF_EXAMPLES}: run `make kopf-examples` (make test does)")
+    return KOPF_EXAMPLES
+
+
+async def run_kopf(server: Server, example: Path, log: Path, until) -> None:
+    """`kopf run --standalone --all-namespaces example` against `server` until `await until()` returns; then
+    stop it with SIGTERM and check it exits cleanly."""
+    kopf = Path(sys.executable).parent / "kopf"
+    command = [str(kopf)] if kopf.exists() else [sys.executable, "-m", "kopf"]
+    with log.open("wb") as out:
+        process = await trio.lowlevel.open_process(
+            [*command, "run", "--standalone", "--all-namespaces", "--verbose", str(example)],
+            env={"KUBECONFIG": str(server.kubeconfig), "PATH": str(Path(sys.executable).parent)},
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        try:
+            with trio.fail_after(DEADLINE):
+                await until()
+            process.send_signal(signal.SIGTERM)
+            with trio.fail_after(DEADLINE):
+                code = await process.wait()
+            assert code == 0, log.read_text()
+        except BaseException:
+            print(log.read_text())
+            raise
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+async def install_kopf_crd(kubectl: Kubectl, examples: Path) -> None:
+    await kubectl("apply", "-f", str(examples / "crd.yaml"))
+    await kubectl("wait", "--for=condition=Established", "crd/kopfexamples.kopf.dev", "--timeout=30s")
+
+
+def kopf_object(examples: Path, name: str) -> bytes:
+    """kopf's examples/obj.yaml, under another name when given."""
+    obj = yaml.safe_load((examples / "obj.yaml").read_text())
+    obj["metadata"]["name"] = name
+    return json.dumps(obj).encode()
+
+
+async def test_kopfs_minimal_example_patches_the_status_of_an_object_created_with_kubectl(
+        crd_server, kubectl, kopf_examples, tmp_path):
+    await install_kopf_crd(kubectl, kopf_examples)
+    await kubectl("apply", "-f", str(kopf_examples / "obj.yaml"))
+
+    async def handled() -> None:
+        async with open_http_client(load_kubeconfig(crd_server.kubeconfig)) as client:
+            await wait_for_object(client, KOPF_EXAMPLES_KIND, "kopf-example-1", lambda o: o and (
+                o.get("status") or {}).get("create_fn") == {"message": "hello world"}, namespace="default")
+
+    await run_kopf(crd_server, kopf_examples / "01-minimal" / "example.py", tmp_path / "kopf.log", handled)
+    listed = (await kubectl("get", "kex")).out.split("\n")
+    print("$ kubectl get kex", *listed, sep="\n")
+    assert listed[0].split() == ["NAME", "DURATION", "CHILDREN", "MESSAGE"]
+    assert listed[1].split() == ["kopf-example-1", "1m", "hello", "world"]
+    obj = json.loads((await kubectl("get", "kex", "kopf-example-1", "-o", "json")).out)
+    assert "kopf.zalando.org/last-handled-configuration" in obj["metadata"]["annotations"]  # kopf's own bookkeeping
+
+
+async def test_kopfs_events_example_posts_events_that_kubectl_shows(crd_server, kubectl, kopf_examples, tmp_path):
+    await install_kopf_crd(kubectl, kopf_examples)
+    await kubectl("create", "-f", "-", stdin=kopf_object(kopf_examples, "kopf-example-2"))
+    events_kind = ResourceType.of("v1", "Event", "events")
+
+    async def posted() -> None:
+        async with open_http_client(load_kubeconfig(crd_server.kubeconfig)) as client:
+            selector = "involvedObject.name=kopf-example-2"
+            page = await client.list(events_kind, namespace="default", field_selector=selector)
+            wanted, seen = {"SomeType", "Normal", "Warning", "Error"}, {e["type"] for e in page.items}
+            if seen >= wanted:
+                return
+            async with client.watch(events_kind, namespace="default", field_selector=selector,
+                                    resource_version=page.resource_version) as events:
+                async for event in events:
+                    seen.add(event.object["type"])
+                    if seen >= wanted:
+                        return
+
+    await run_kopf(crd_server, kopf_examples / "04-events" / "example.py", tmp_path / "kopf.log", posted)
+    listed = (await kubectl("events", "-n", "default", "--for", "kopfexample/kopf-example-2")).out
+    print("$ kubectl events -n default --for kopfexample/kopf-example-2", listed, sep="\n")
+    assert "KopfExample/kopf-example-2" in listed and "Some exception: Exception text." in listed
+    described = (await kubectl("describe", "kex", "kopf-example-2")).out
+    events = described[described.index("Events:"):].splitlines()
+    assert events[1].split() == ["Type", "Reason", "Age", "From", "Message"]
+    assert any(line.split()[:2] == ["Warning", "SomeReason"] and "kopf" in line for line in events)
+
+
+# ---- the official kubernetes Python client -------------------------------------------------------
+
+def custom_objects_session(kubeconfig: str) -> dict[str, Any]:
+    """The kubernetes client's calls, blocking (run in a thread): what each answered."""
+    api_client = config.new_client_from_config(config_file=kubeconfig)
+    crds, objects = client.ApiextensionsV1Api(api_client), client.CustomObjectsApi(api_client)
+    out: dict[str, Any] = {}
+    crds.create_custom_resource_definition(widget_crd(DOMAIN))
+    w = watch.Watch()
+    for event in w.stream(crds.list_custom_resource_definition, field_selector=f"metadata.name=widgets.{GROUP}",
+                          timeout_seconds=30):
+        if any(c.type == "Established" and c.status == "True" for c in event["object"].status.conditions or []):
+            w.stop()
+    args = (GROUP, "v1", "default", "widgets")
+    start = objects.list_namespaced_custom_object(*args)["metadata"]["resourceVersion"]
+    out["created"] = objects.create_namespaced_custom_object(*args, widget("a", "default", replicas=1))
+    out["got"] = objects.get_namespaced_custom_object(*args, "a")
+    out["merged"] = objects.patch_namespaced_custom_object(*args, "a", {"spec": {"color": "blue"}})
+    current = objects.get_namespaced_custom_object(*args, "a")
+    current["spec"]["size"] = 5
+    out["replaced"] = objects.replace_namespaced_custom_object(*args, "a", current)
+    out["status"] = objects.patch_namespaced_custom_object_status(*args, "a", {"status": {"ready": True}})
+    out["scale"] = objects.patch_namespaced_custom_object_scale(*args, "a", {"spec": {"replicas": 4}})
+    out["listed"] = objects.list_cluster_custom_object(GROUP, "v1", "widgets")
+    out["deleted"] = objects.delete_namespaced_custom_object(*args, "a")
+    out["events"] = []
+    w = watch.Watch()
+    for event in w.stream(objects.list_namespaced_custom_object, *args, resource_version=start, timeout_seconds=30):
+        out["events"].append((event["type"], event["object"]["metadata"]["name"]))
+        if event["type"] == "DELETED":
+            w.stop()
+    api_client.close()
+    return out
+
+
+async def test_the_kubernetes_client_custom_objects_api_does_crud_and_watch(crd_server):
+    out = await trio.to_thread.run_sync(custom_objects_session, str(crd_server.kubeconfig))
+    assert out["created"]["spec"] == {"size": 1, "maxSize": 10, "replicas": 1}
+    assert out["got"]["metadata"]["uid"] == out["created"]["metadata"]["uid"]
+    assert out["merged"]["spec"]["color"] == "blue"
+    assert out["replaced"]["spec"]["size"] == 5 and out["replaced"]["metadata"]["generation"] == 3
+    assert out["status"]["status"] == {"ready": True} and out["status"]["metadata"]["generation"] == 3
+    assert out["scale"]["kind"] == "Scale" and out["scale"]["spec"] == {"replicas": 4}
+    assert out["listed"]["kind"] == "WidgetList" and [i["metadata"]["name"] for i in out["listed"]["items"]] == ["a"]
+    assert out["deleted"]["kind"] == "Status" and out["deleted"]["status"] == "Success"
+    assert out["events"] == [("ADDED", "a")] + [("MODIFIED", "a")] * 4 + [("DELETED", "a")]
