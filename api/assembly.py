@@ -44,7 +44,7 @@ from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_mana
 from runtime.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client_local import LocalClient
 from runtime.featuregates import DEFAULT_GATES
-from runtime.leaderelection import LeaderElectionConfig
+from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
@@ -122,6 +122,7 @@ class ServeOptions:
     etcd_keyfile: str | None = None
     etcd_compaction_interval: float = 300.0  # 0: never
     leader_elect: bool | None = None  # None: on when the store is shared
+    leader_elect_identity: str = ""  # "": host_uuid
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
@@ -199,7 +200,8 @@ def _leader_election(options: ServeOptions) -> LeaderElectionConfig | None:
     elect = options.leader_elect if options.leader_elect is not None else is_shared_store(options.store)
     if not elect:
         return None
-    return LeaderElectionConfig(*CONTROLLERS_LEASE, lease_duration=options.leader_elect_lease_duration,
+    return LeaderElectionConfig(*CONTROLLERS_LEASE, identity=options.leader_elect_identity or default_identity(),
+                                lease_duration=options.leader_elect_lease_duration,
                                 renew_deadline=options.leader_elect_renew_deadline,
                                 retry_period=options.leader_elect_retry_period)
 

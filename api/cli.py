@@ -80,6 +80,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--controllers", type=_bool, default=True, help="run the built-in controllers in-process")
     s.add_argument("--leader-elect", type=_bool, default=None,
                    help="run the built-in controllers only while holding their Lease (default: true on etcd)")
+    s.add_argument("--leader-elect-identity", default="", help="this server's identity in the election (default: host_uuid)")
     s.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0)
     s.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0)
     s.add_argument("--leader-elect-retry-period", type=_duration, default=2.0)
@@ -139,7 +140,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         controllers=args.controllers, kubeconfig_path=args.kubeconfig_out,
         etcd_prefix=args.etcd_prefix, etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
         etcd_keyfile=args.etcd_keyfile, etcd_compaction_interval=args.etcd_compaction_interval,
-        leader_elect=args.leader_elect, leader_elect_lease_duration=args.leader_elect_lease_duration,
+        leader_elect=args.leader_elect, leader_elect_identity=args.leader_elect_identity,
+        leader_elect_lease_duration=args.leader_elect_lease_duration,
         leader_elect_renew_deadline=args.leader_elect_renew_deadline,
         leader_elect_retry_period=args.leader_elect_retry_period, workers=workers)
 

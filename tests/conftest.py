@@ -6,7 +6,7 @@ Helpers live in `tests/support/`; this file holds fixtures only.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 
@@ -36,6 +36,18 @@ def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer
 def etcd_endpoint(etcd_server: EtcdServer) -> str:
     """`127.0.0.1:PORT` of the session's etcd."""
     return etcd_server.endpoint
+
+
+@pytest.fixture
+async def own_etcd(tmp_path) -> AsyncIterator[EtcdServer]:
+    """An etcd of this test alone, which it may stop and restart."""
+    server = EtcdServer(tmp_path / "etcd")
+    server.start()
+    try:
+        await server.wait_healthy()
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

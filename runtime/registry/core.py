@@ -188,15 +188,25 @@ class RegistryCore:
             entry = await self.store.get(key)
         return None if entry is None else decode_stored(key, entry.value, entry.mod_revision)
 
+    async def wait_fresh(self, timeout: float = READ_WAIT) -> bool:
+        """Wait until the cache holds the store's current revision (a consistent read may use it).
+
+        Returns False when it did not catch up within `timeout`. Raises
+        ServiceUnavailable (503) when the store cannot say its revision.
+        """
+        with store_errors(self.namespaces):  # only StoreUnavailable can come out of asking the revision
+            return await self.cache.wait_fresh(timeout)
+
     async def wait_for_version(self, resource_version: str | None, timeout: float = READ_WAIT) -> bool:
         """Wait until the cache may answer a read at `resource_version`.
 
         Returns False when a consistent read (version unset) must go to the
         store because the cache did not catch up within `timeout`. Raises
-        BadRequest (malformed), ResourceVersionTooLarge (504, Retry-After 1).
+        BadRequest (malformed), ResourceVersionTooLarge (504, Retry-After 1),
+        ServiceUnavailable (503: the store cannot be reached).
         """
         if resource_version in (None, ""):
-            return await self.cache.wait_fresh(timeout)
+            return await self.wait_fresh(timeout)
         if resource_version != "0":
             wanted = parse_resource_version(resource_version)
             if self.cache.revision < wanted and not await self.cache.wait_for(wanted, timeout=timeout):
@@ -304,7 +314,7 @@ class RegistryCore:
     async def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
         namespaces = self.namespaces
         key = namespaces.storage_key(None, namespace)
-        if await self.cache.wait_fresh():
+        if await self.wait_fresh():
             ns = self.kind_cache(namespaces).get(key)
         else:
             ns = await self.read_current(namespaces, key, namespace)  # the cache lags: it may not be terminating yet

@@ -258,7 +258,7 @@ async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: Lis
         pages = await _pages_at(core, rt, prefix, revision, continuation=False)
     elif rv == "":
         # Most Recent: a consistent read; the store answers while the cache lags.
-        if await core.cache.wait_fresh(wait):
+        if await core.wait_fresh(wait):
             pages = _current(core, rt, prefix)
         else:
             pages = _StorePages(core, rt, prefix, None, continuation=False)

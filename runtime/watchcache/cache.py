@@ -48,7 +48,7 @@ from typing import Callable, Iterable
 import trio
 
 from runtime.objects import CorruptObject, StoredObject, decode_stored
-from runtime.storage import Compacted, Event, Store
+from runtime.storage import Compacted, Event, Store, StoreUnavailable
 from runtime.watchcache.pages import SortedObjects
 
 __all__ = [
@@ -487,9 +487,10 @@ class WatchCache:
                 return  # a store's watch never ends by itself: start over with a list
             except Compacted:
                 raise
-            except Exception:
-                log.exception("watch cache: reading the store's log failed; resuming after revision %d in %.1f s",
-                              self.revision, delay)
+            except Exception as exc:  # a remote store (etcd) being down is expected: no traceback then
+                log.log(logging.WARNING if isinstance(exc, StoreUnavailable) else logging.ERROR,
+                        "watch cache: reading the store's log failed (%s); resuming after revision %d in %.1f s",
+                        exc, self.revision, delay, exc_info=not isinstance(exc, StoreUnavailable))
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_DELAYS[1])
 

@@ -10,7 +10,6 @@ import json
 import uuid
 from functools import partial
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
 import pytest
@@ -40,18 +39,6 @@ async def raw_keys(endpoint: str, prefix: bytes) -> dict[bytes, bytes]:
     async with httpx.AsyncClient(trust_env=False) as http:
         resp = await http.post(f"http://{endpoint}/v3/kv/range", json={"key": b64(prefix), "range_end": b64(end)})
     return {unb64(kv["key"]): unb64(kv.get("value")) for kv in resp.json().get("kvs", [])}
-
-
-@pytest.fixture
-async def own_etcd(tmp_path: Path) -> AsyncIterator[EtcdServer]:
-    """An etcd of this test alone, which it may stop and restart."""
-    server = EtcdServer(tmp_path / "etcd")
-    server.start()
-    try:
-        await server.wait_healthy()
-        yield server
-    finally:
-        server.stop()
 
 
 # -- keys and URLs ---------------------------------------------------------------
