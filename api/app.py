@@ -27,6 +27,7 @@ from api.params import delete_options, list_options, write_options
 from api.requestinfo import RequestInfo, request_info
 from api.responses import Responder
 from api.tables import partial_object_metadata
+from api.ui import ui_answer
 from runtime import errors
 from runtime.codec import protobuf
 from runtime.objects import dumps_json
@@ -148,6 +149,9 @@ class Handler(Responder):
     async def non_resource(self, info: RequestInfo, user: UserInfo) -> Response:
         # Authorized on the path as sent (rules list both `/version` and `/version/`), served without the slash.
         self.registry.authorize(non_resource_attributes(user, info.verb, info.path))
+        page = ui_answer(info.path) if info.verb == "get" else None
+        if page is not None:
+            return Response(page.body, status=page.status, headers=page.headers)
         path = info.path.rstrip("/") or "/"
         json_choice = Choice("json", "application/json")
         answer = health_answer(path, {k: request.args.getlist(k) for k in request.args.keys()})
@@ -259,7 +263,7 @@ class Handler(Responder):
         if verb == "create" and rt.virtual:
             # No Table (reviews have no table convertor in Kubernetes); the metadata form as for any object.
             choice = self._choice(allowed_as=("", "PartialObjectMetadata", "PartialObjectMetadataList"))
-            result = await self.registry.create(user, rt, namespace, await self._body(),
+            result = await self.registry.create(user, rt, namespace, await self._body(rt=rt),
                                                 write_options(args, ua, method=request.method))
             if choice.as_kind == "PartialObjectMetadataList":
                 raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not "

@@ -1,4 +1,5 @@
-"""The `miniplane` command: `serve` (the API server) and `controllers` (controllers out of process)."""
+"""The `miniplane` command: `serve` (the API server), `controllers` (controllers out of process),
+and the RBAC insight commands (`who-can`, `access-matrix`, `rbac diff|lint`: `api.insightcli`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 import trio
 
+from api import insightcli
 from api.assembly import ServeOptions, is_shared_store
 from api.server import serve
 from api.workers import resolve_workers, run_workers
@@ -93,6 +95,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--module", action="append", default=[], help="python module with controllers to run")
     c.add_argument("--builtin", type=_bool, default=True)
     add_leader_election_arguments(c)
+    insightcli.add_commands(sub)
     return p
 
 
@@ -170,6 +173,8 @@ def _run_server(options: ServeOptions) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if insightcli.is_insight(args):
+        return insightcli.main(args)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "verbose", False):

@@ -64,7 +64,8 @@ _PACKAGES = {"meta": _META, "rbac": "io.k8s.api.rbac.v1", "core": "io.k8s.api.co
              "events": "io.k8s.api.events.v1",
              "authorization": "io.k8s.api.authorization.v1",
              "authentication": "io.k8s.api.authentication.v1", "coordination": "io.k8s.api.coordination.v1",
-             "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1"}
+             "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+             "insight": "io.miniplane.insight.v1"}
 _RENAMES = {"UserInfoModel": "UserInfo"}
 
 _DATA: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("openapi_descriptions.yaml").read_text("utf-8"))

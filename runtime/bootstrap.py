@@ -1,5 +1,7 @@
 """The bootstrap: the default RBAC policy and the `default` namespace, created or reconciled at every start.
 
+The policy is Kubernetes' (`manifests/bootstrap-policy.yaml`) plus miniplane's
+own (`manifests/insight-ui-policy.yaml`: everyone may load the /ui/ page).
 One function for the server and the test environment. Each policy object is
 reconciled with what is stored (`runtime.rbac.reconcile`: missing rules,
 subjects and labels added, nothing a user added removed, objects annotated
@@ -12,6 +14,7 @@ as `SYSTEM_USER`, with field manager `miniplane-bootstrap`.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from runtime import errors
@@ -20,19 +23,22 @@ from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.requests import Body, WriteOptions
 
-__all__ = ["bootstrap", "SYSTEM_USER", "FIELD_MANAGER"]
+__all__ = ["bootstrap", "SYSTEM_USER", "FIELD_MANAGER", "MINIPLANE_POLICY"]
 
 log = logging.getLogger(__name__)
 
 #: The identity of the server's own in-process writes (bootstrap, built-in controllers).
 SYSTEM_USER = UserInfo("system:apiserver", groups=("system:masters", "system:authenticated"))
 FIELD_MANAGER = "miniplane-bootstrap"
+#: miniplane's own bootstrap objects, reconciled after Kubernetes' policy.
+MINIPLANE_POLICY = Path(__file__).resolve().parents[1] / "manifests" / "insight-ui-policy.yaml"
 
 
 async def bootstrap(registry: Registry, user: UserInfo = SYSTEM_USER) -> None:
     """Create or reconcile the bootstrap policy, then create the `default` namespace if missing."""
     await registry.cache.wait_fresh()
-    for obj in load_bootstrap_policy(registry.scheme.domain):
+    domain = registry.scheme.domain
+    for obj in [*load_bootstrap_policy(domain), *load_bootstrap_policy(domain, MINIPLANE_POLICY)]:
         await _reconcile(registry, user, obj)
     namespaces = registry.namespaces
     if registry.kind_cache(namespaces).get(namespaces.storage_key(None, "default")) is None:

@@ -1,7 +1,7 @@
 """Kinds as data: each kind is a `KindInfo` (facts) and a `Strategy` (behaviour), registered on the `Scheme`.
 
 Contract: everything kind-specific lives here, one module per kind family
-(`namespace`, `rbac`, `coordination`, `reviews`, `crd`; `customresource` builds
+(`namespace`, `rbac`, `coordination`, `reviews`, `crd`, `insight*`; `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
 nothing outside this package compares kind names. Adding a kind means adding
@@ -30,6 +30,7 @@ from runtime.kinds.rbac import (
 )
 from runtime.kinds.crd import CLEANUP_FINALIZER, CRD, CustomResourceDefinitionStrategy
 from runtime.kinds.reviews import REVIEW_KINDS
+from runtime.kinds.insight import INSIGHT_KINDS
 
 __all__ = [
     "KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
@@ -51,4 +52,5 @@ BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
     (LEASE, LeaseStrategy),
     (EVENTS_EVENT, EventsV1EventStrategy),
     (CRD, CustomResourceDefinitionStrategy),
+    *INSIGHT_KINDS,
 )

@@ -62,7 +62,8 @@ async def test_selector_with_neither_raw_selector_nor_requirements_is_unrestrict
 async def test_rules_review_writes_incomplete_and_both_rule_lists_even_when_empty(srv):
     """status.incomplete, status.resourceRules and status.nonResourceRules are required: present when empty."""
     async with srv.client() as admin:
-        for name in ("system:public-info-viewer", "system:basic-user", "system:discovery"):
+        for name in ("system:public-info-viewer", "system:basic-user", "system:discovery",
+                     "miniplane:insight-ui-viewer"):
             assert (await admin.delete(f"{srv.rbac}/clusterrolebindings/{name}")).status_code == 200
     for accept in ("application/json", "application/yaml"):
         r = await sar(srv, {"namespace": "default"}, token=None, kind="selfsubjectrulesreviews",

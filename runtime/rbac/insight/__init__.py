@@ -31,6 +31,11 @@ Contract:
 - `lint(source, namespaces) -> tuple[Finding]`: dangling roleRefs, subjects
   in missing namespaces, rules that never match, risky grants ranked as
   KubiScan does, aggregated rules traced to their origin.
+- `terminating_namespace(namespace, remaining, unchecked) -> TerminatingNamespace`
+  and `blocker_findings(t)`: a terminating namespace's blockers (which
+  objects, which finalizers), as lint findings too.
+- `aggregation_graph(source) -> AggregationGraph`: which ClusterRoles
+  aggregate which (nodes, edges, the rules each edge brought).
 
 Costs: `explain`, `who_can` and `lint` read the whole policy (a decision
 reads only the bindings that may apply); `access_matrix` makes one decision
@@ -40,6 +45,9 @@ per cell; `diff` one rules lookup per subject and namespace it names.
 from runtime.rbac.insight.aggregate import (
     aggregate, aggregation_sources, labels_to_select, policy_objects, selects,
 )
+from runtime.rbac.insight.blockers import (
+    Blocker, TerminatingNamespace, blocker_findings, is_terminating, terminating_namespace,
+)
 from runtime.rbac.insight.checks import (
     API_GROUP, NAMESPACE, NON_RESOURCE_URL, RESOURCE, RESOURCE_NAME, SUBRESOURCE, VERB,
     AttributeCheck, check_rule, with_attribute,
@@ -47,6 +55,9 @@ from runtime.rbac.insight.checks import (
 from runtime.rbac.insight.diff import Permission, SubjectDiff, diff, subjects_in
 from runtime.rbac.insight.explain import (
     BindingExplanation, Explanation, Request, RuleExplanation, explain,
+)
+from runtime.rbac.insight.graph import (
+    AggregationEdge, AggregationGraph, AggregationNode, aggregation_graph,
 )
 from runtime.rbac.insight.lint import (
     NON_RESOURCE_VERBS, RESOURCE_VERBS, SPECIAL_VERBS, Finding, lint,
@@ -82,6 +93,9 @@ __all__ = [
     # lint
     "lint", "Finding", "Severity", "Risk", "RISKS", "rule_risks",
     "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS",
+    "terminating_namespace", "blocker_findings", "is_terminating", "TerminatingNamespace", "Blocker",
+    # aggregation graph
+    "aggregation_graph", "AggregationGraph", "AggregationNode", "AggregationEdge",
     # values
     "ObjectRef", "Subject", "Rule", "Grant", "object_ref", "role_ref", "subject_of",
     "probe_user",

@@ -40,7 +40,7 @@ def test_group_list_excludes_core_group(scheme: Scheme) -> None:
     names = [g["name"] for g in doc["groups"]]
     assert doc["kind"] == "APIGroupList" and "" not in names
     assert set(names) == {"rbac.authorization.svc.io", "authorization.svc.io", "authentication.svc.io",
-                          "coordination.svc.io", "events.svc.io", "apiextensions.svc.io"}
+                          "coordination.svc.io", "events.svc.io", "apiextensions.svc.io", "insight.svc.io"}
 
 
 def test_group_prefers_its_only_version(scheme: Scheme) -> None:

@@ -73,7 +73,7 @@ def test_index_lists_every_group_version_with_its_content_hash() -> None:
     paths = openapi_v3_index(scheme)["paths"]
     assert set(paths) == {"api/v1", "apis/rbac.authorization.svc.io/v1", "apis/authorization.svc.io/v1",
                           "apis/authentication.svc.io/v1", "apis/coordination.svc.io/v1", "apis/events.svc.io/v1",
-                          "apis/apiextensions.svc.io/v1"}
+                          "apis/apiextensions.svc.io/v1", "apis/insight.svc.io/v1"}
     body = openapi_v3_document_bytes(scheme, "rbac.authorization.svc.io/v1")
     assert body is not None
     digest = hashlib.sha512(body).hexdigest().upper()

@@ -1,0 +1,406 @@
+"""insight/v1 kinds: questions about the RBAC policy, answered from the authorizer's indexes.
+
+Virtual kinds (create only, never stored), as the access reviews: the
+request is `spec`, the answer `status`. The status shapes are the JSON
+forms of `runtime.rbac.insight`'s results (`to_dict()`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import Field
+
+from runtime.models.authorization import NonResourceAttributes, ResourceAttributes
+from runtime.models.base import K8sModel, list_field, map_field
+from runtime.models.meta import ObjectMeta
+from runtime.models.rbac import PolicyRule
+
+__all__ = [
+    "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
+    "BindingExplanation", "NearMiss", "ExplainedRequest", "AccessExplanationSpec",
+    "AccessExplanationStatus", "AccessExplanation", "WhoCanSpec", "SubjectAccess", "WhoCanStatus",
+    "WhoCan", "MatrixResource", "AccessMatrixSpec", "AccessMatrixRow", "AccessMatrixStatus",
+    "AccessMatrix", "LintFinding", "NamespaceBlocker", "TerminatingNamespace", "RBACLintSpec",
+    "RBACLintStatus", "RBACLint", "AggregationNode", "AggregationEdge", "AggregationGraphSpec",
+    "AggregationGraphStatus", "AggregationGraph", "Permission", "SubjectDiff", "RBACDiffSpec",
+    "RBACDiffStatus", "RBACDiff",
+]
+
+
+def _text(description: str) -> Any:
+    return Field(default=None, description=description)
+
+
+def _strings(description: str) -> Any:
+    return list_field(description=description)
+
+
+# ---- shared values ------------------------------------------------------------------------------
+
+class InsightObjectRef(K8sModel):
+    """An object (a role, a binding, or what remains in a namespace) by kind, namespace and name."""
+
+    kind: Optional[str] = _text("The object's kind (ClusterRole, RoleBinding, ...).")
+    name: Optional[str] = _text("The object's name.")
+    namespace: Optional[str] = _text("The object's namespace; empty for cluster-scoped objects.")
+
+
+class InsightSubject(K8sModel):
+    """A binding subject: a User, a Group or a ServiceAccount."""
+
+    kind: Optional[str] = _text("User, Group or ServiceAccount.")
+    name: Optional[str] = _text("The user, group or service account name.")
+    namespace: Optional[str] = _text("The ServiceAccount's namespace (empty for Users and Groups).")
+
+
+class InsightGrant(K8sModel):
+    """One rule that grants: the binding, the role its roleRef names, and the rule's index there."""
+
+    binding: Optional[InsightObjectRef] = _text("The ClusterRoleBinding or RoleBinding.")
+    role: Optional[InsightObjectRef] = _text("The role the binding's roleRef names.")
+    rule_index: Optional[int] = _text("The index of the rule in the role's rules.")
+    rule: Optional[PolicyRule] = _text("The rule itself.")
+
+
+# ---- AccessExplanation --------------------------------------------------------------------------
+
+class AttributeCheck(K8sModel):
+    """One attribute of the request against what a rule (or binding) allows."""
+
+    attribute: Optional[str] = _text(
+        "verb, apiGroup, resource, subresource, resourceName, nonResourceURL or namespace.")
+    matched: Optional[bool] = _text("Whether the rule allows the request's value.")
+    requested: Optional[str] = _text("The request's value of the attribute.")
+    allowed: Optional[list[str]] = _strings("What the rule allows for the attribute.")
+    suggestion: Optional[str] = _text("A value of the attribute that would match, when one exists.")
+
+
+class RuleExplanation(K8sModel):
+    """One rule of a bound role, checked attribute by attribute."""
+
+    index: Optional[int] = _text("The rule's index in the role.")
+    rule: Optional[PolicyRule] = _text("The rule.")
+    matched: Optional[bool] = _text("Whether every check matched (the rule allows the request).")
+    checks: Optional[list[AttributeCheck]] = list_field(description="One check per attribute.")
+    aggregated_from: Optional[list[str]] = _strings(
+        "For an aggregated ClusterRole: the ClusterRoles the rule came from.")
+
+
+class BindingExplanation(K8sModel):
+    """A binding that applies to the subject, with its role's rules checked."""
+
+    binding: Optional[InsightObjectRef] = _text("The binding.")
+    subject: Optional[InsightSubject] = _text("The binding's subject that matched.")
+    subject_index: Optional[int] = _text("That subject's index in the binding's subjects.")
+    role: Optional[InsightObjectRef] = _text("The role the binding's roleRef names.")
+    rules: Optional[list[RuleExplanation]] = list_field(description="The role's rules, checked.")
+    error: Optional[str] = _text("Why the roleRef does not resolve (empty when it does).")
+    aggregated: Optional[bool] = _text("Whether the role is an aggregated ClusterRole.")
+
+
+class NearMiss(K8sModel):
+    """A rule or binding that misses the request by exactly one attribute."""
+
+    kind: Optional[str] = _text("Attribute, Namespace, ClusterScope, Aggregation or RoleRef.")
+    attribute: Optional[str] = _text("The one attribute in which it differs from a match.")
+    binding: Optional[InsightObjectRef] = _text("The binding that applies (or would).")
+    role: Optional[InsightObjectRef] = _text("The role the binding's roleRef names.")
+    message: Optional[str] = _text("What is missing, in words.")
+    rule_index: Optional[int] = _text("The rule's index (in sourceRole for an Aggregation near miss).")
+    rule: Optional[PolicyRule] = _text("The rule that nearly matches.")
+    requested: Optional[str] = _text("The request's value of the attribute.")
+    suggestion: Optional[str] = _text("The value of the attribute that would match.")
+    source_role: Optional[InsightObjectRef] = _text(
+        "For an Aggregation near miss: the ClusterRole holding the rule.")
+    labels: Optional[dict[str, str]] = map_field(
+        description="For an Aggregation near miss: the labels to set on sourceRole so it is aggregated.")
+
+
+class ExplainedRequest(K8sModel):
+    """The request explained: who, and its attributes."""
+
+    user: Optional[str] = _text("The user name.")
+    groups: Optional[list[str]] = _strings("The user's groups.")
+    verb: Optional[str] = _text("The verb.")
+    resource_request: Optional[bool] = _text("True for a resource request, false for a non-resource URL.")
+    namespace: Optional[str] = _text("The namespace (empty: cluster-wide or all namespaces).")
+    api_group: Optional[str] = _text("The API group of the resource.")
+    resource: Optional[str] = _text("The resource.")
+    subresource: Optional[str] = _text("The subresource.")
+    name: Optional[str] = _text("The object's name.")
+    non_resource_url: Optional[str] = Field(default=None, alias="nonResourceURL",
+                                            description="The non-resource URL path.")
+
+
+class AccessExplanationSpec(K8sModel):
+    """The request to explain (as a SubjectAccessReview's spec); no user nor groups: the caller."""
+
+    resource_attributes: Optional[ResourceAttributes] = _text("A resource request.")
+    non_resource_attributes: Optional[NonResourceAttributes] = _text("A non-resource request.")
+    user: Optional[str] = _text("The user to explain the decision for (default: the caller).")
+    groups: Optional[list[str]] = _strings("The user's groups.")
+    extra: Optional[dict[str, list[str]]] = map_field(description="The user's extra attributes.")
+    uid: Optional[str] = _text("The user's UID.")
+
+
+class AccessExplanationStatus(K8sModel):
+    """The whole RBAC evaluation of the request: verdict, bindings, rules checked, near misses."""
+
+    request: Optional[ExplainedRequest] = _text("The request explained.")
+    allowed: Optional[bool] = _text("The authorizer's verdict.")
+    reason: Optional[str] = _text("The authorizer's reason (the binding, role and rule that allowed).")
+    evaluation_error: Optional[str] = _text("Errors the authorizer met (ignored bindings).")
+    privileged_group: Optional[str] = _text("system:masters when the user is allowed everything.")
+    granted_by: Optional[InsightGrant] = _text("The rule that allowed the request.")
+    bindings: Optional[list[BindingExplanation]] = list_field(
+        description="Every binding that applies to the user, in the authorizer's order.")
+    near_misses: Optional[list[NearMiss]] = list_field(
+        description="Rules and bindings that miss the request by exactly one attribute.")
+    scope: Optional[str] = _text("Cluster or Namespaced: the resource's scope, when served.")
+    notes: Optional[list[str]] = _strings("Remarks, e.g. that only ClusterRoleBindings grant the resource.")
+
+
+class AccessExplanation(K8sModel):
+    """Explains an authorization decision: which binding, role and rule allowed it, and the near misses."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[AccessExplanationSpec] = None
+    status: Optional[AccessExplanationStatus] = None
+
+
+# ---- WhoCan -------------------------------------------------------------------------------------
+
+class WhoCanSpec(K8sModel):
+    """The request whose subjects are wanted: exactly one of resourceAttributes and nonResourceAttributes."""
+
+    resource_attributes: Optional[ResourceAttributes] = _text(
+        "verb, group, resource, subresource, namespace (empty: cluster-wide) and name.")
+    non_resource_attributes: Optional[NonResourceAttributes] = _text("verb and path.")
+
+
+class SubjectAccess(K8sModel):
+    """A subject the request is allowed for, with every rule that grants it."""
+
+    subject: Optional[InsightSubject] = _text("The subject, as the binding names it.")
+    grants: Optional[list[InsightGrant]] = list_field(description="The rules that grant it.")
+    privileged: Optional[bool] = _text("system:masters: allowed everything before RBAC is asked.")
+
+
+class WhoCanStatus(K8sModel):
+    """Who may make the request."""
+
+    namespace: Optional[str] = _text("The namespace the request is authorized in.")
+    subjects: Optional[list[SubjectAccess]] = list_field(description="Every subject allowed, sorted.")
+
+
+class WhoCan(K8sModel):
+    """Lists every user, group and service account allowed a request, with the bindings and rules that grant it."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[WhoCanSpec] = None
+    status: Optional[WhoCanStatus] = None
+
+
+# ---- AccessMatrix -------------------------------------------------------------------------------
+
+class MatrixResource(K8sModel):
+    """A resource (or resource/subresource) of an API group."""
+
+    group: Optional[str] = _text("The API group (empty: core).")
+    resource: Optional[str] = _text("The resource, or resource/subresource.")
+
+
+class AccessMatrixSpec(K8sModel):
+    """Whose matrix (no user nor groups: the caller's), where, and over which resources and verbs."""
+
+    user: Optional[str] = _text("The user (default: the caller).")
+    groups: Optional[list[str]] = _strings("The user's groups.")
+    extra: Optional[dict[str, list[str]]] = map_field(description="The user's extra attributes.")
+    uid: Optional[str] = _text("The user's UID.")
+    namespace: Optional[str] = _text("The namespace (empty: cluster-wide).")
+    verbs: Optional[list[str]] = _strings(
+        "The columns (default: get, list, watch, create, update, patch, delete, deletecollection).")
+    resources: Optional[list[MatrixResource]] = list_field(
+        description="The rows (default: what the server serves and what the rules name).")
+
+
+class AccessMatrixRow(K8sModel):
+    """One resource and its cells."""
+
+    api_group: Optional[str] = _text("The API group.")
+    resource: Optional[str] = _text("The resource.")
+    access: Optional[dict[str, str]] = map_field(
+        description="Per verb: allowed, denied or allowedByWildcard.")
+
+
+class AccessMatrixStatus(K8sModel):
+    """What the user may do to each resource, verb by verb."""
+
+    user: Optional[str] = _text("The user.")
+    groups: Optional[list[str]] = _strings("The user's groups.")
+    namespace: Optional[str] = _text("The namespace (empty: cluster-wide).")
+    verbs: Optional[list[str]] = _strings("The columns.")
+    rows: Optional[list[AccessMatrixRow]] = list_field(description="One row per resource.")
+
+
+class AccessMatrix(K8sModel):
+    """A subject's access matrix: allowed, denied or allowed by a wildcard, per resource and verb."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[AccessMatrixSpec] = None
+    status: Optional[AccessMatrixStatus] = None
+
+
+# ---- RBACLint -----------------------------------------------------------------------------------
+
+class LintFinding(K8sModel):
+    """One finding about an object, at a path inside it."""
+
+    severity: Optional[str] = _text("Critical, High, Medium, Low or Info.")
+    kind: Optional[str] = _text("What was found (RiskyGrant, RoleRefNotFound, ...).")
+    object: Optional[InsightObjectRef] = _text("The object the finding is about.")
+    message: Optional[str] = _text("The finding, in words.")
+    path: Optional[str] = _text("Where inside the object (e.g. rules[2].verbs).")
+
+
+class NamespaceBlocker(K8sModel):
+    """An object still in a terminating namespace, with the finalizers it holds."""
+
+    kind: Optional[str] = _text("The object's kind.")
+    name: Optional[str] = _text("The object's name.")
+    api_version: Optional[str] = _text("The object's apiVersion.")
+    finalizers: Optional[list[str]] = _strings("The finalizers it still holds.")
+    deletion_timestamp: Optional[str] = _text("When its deletion was asked, if it was.")
+
+
+class TerminatingNamespace(K8sModel):
+    """A namespace being deleted and what keeps it."""
+
+    name: Optional[str] = _text("The namespace.")
+    deletion_timestamp: Optional[str] = _text("When its deletion was asked.")
+    finalizers: Optional[list[str]] = _strings("Its spec.finalizers.")
+    metadata_finalizers: Optional[list[str]] = _strings("Its metadata.finalizers.")
+    blockers: Optional[list[NamespaceBlocker]] = list_field(description="The objects still in it.")
+    unchecked: Optional[list[str]] = _strings("Resources the caller may not list there: not checked.")
+
+
+class RBACLintSpec(K8sModel):
+    """Options of the lint."""
+
+    min_severity: Optional[str] = _text("Leave out findings below this severity (default: Info, all).")
+
+
+class RBACLintStatus(K8sModel):
+    """The findings, highest severity first, and the terminating namespaces."""
+
+    findings: Optional[list[LintFinding]] = list_field(description="The findings.")
+    terminating_namespaces: Optional[list[TerminatingNamespace]] = list_field(
+        description="Namespaces being deleted, with what keeps them.")
+
+
+class RBACLint(K8sModel):
+    """Lints the RBAC policy: dangling references, rules that never match, risky grants, stuck namespaces."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[RBACLintSpec] = None
+    status: Optional[RBACLintStatus] = None
+
+
+# ---- AggregationGraph ---------------------------------------------------------------------------
+
+class AggregationNode(K8sModel):
+    """A ClusterRole that aggregates others or is aggregated into one."""
+
+    name: Optional[str] = _text("The ClusterRole.")
+    aggregated: Optional[bool] = _text("Whether it has an aggregationRule.")
+    rules: Optional[int] = _text("How many rules it holds.")
+    labels: Optional[dict[str, str]] = map_field(description="Its labels.")
+    selectors: Optional[list[str]] = _strings("Its aggregationRule's selectors, as label selectors.")
+    error: Optional[str] = _text("Why its aggregationRule does not parse.")
+
+
+class AggregationEdge(K8sModel):
+    """The aggregationRule of `aggregated` selects `source`."""
+
+    aggregated: Optional[str] = _text("The aggregating ClusterRole.")
+    source: Optional[str] = _text("The selected ClusterRole.")
+    rule_indexes: Optional[list[int]] = list_field(
+        description="The aggregating role's rules that the selected role holds.")
+
+
+class AggregationGraphSpec(K8sModel):
+    """No options."""
+
+
+class AggregationGraphStatus(K8sModel):
+    """The graph."""
+
+    nodes: Optional[list[AggregationNode]] = list_field(description="The ClusterRoles.")
+    edges: Optional[list[AggregationEdge]] = list_field(description="Who aggregates whom.")
+
+
+class AggregationGraph(K8sModel):
+    """The aggregation graph of ClusterRoles: which aggregationRule selects which role."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[AggregationGraphSpec] = None
+    status: Optional[AggregationGraphStatus] = None
+
+
+# ---- RBACDiff -----------------------------------------------------------------------------------
+
+class Permission(K8sModel):
+    """One verb on one resource (at most one name) or non-resource URL, in a namespace or cluster-wide."""
+
+    namespace: Optional[str] = _text("The namespace (empty: cluster-wide).")
+    verb: Optional[str] = _text("The verb.")
+    api_group: Optional[str] = _text("The API group.")
+    resource: Optional[str] = _text("The resource (or resource/subresource).")
+    resource_name: Optional[str] = _text("The one name it is limited to.")
+    non_resource_url: Optional[str] = Field(default=None, alias="nonResourceURL",
+                                            description="The non-resource URL.")
+
+
+class SubjectDiff(K8sModel):
+    """What the change grants and revokes one subject."""
+
+    subject: Optional[InsightSubject] = _text("The subject.")
+    granted: Optional[list[Permission]] = list_field(description="Permissions it gains.")
+    revoked: Optional[list[Permission]] = list_field(description="Permissions it loses.")
+
+
+class RBACDiffSpec(K8sModel):
+    """The objects to apply (or delete), as a server-side dry run answers them."""
+
+    objects: Optional[list[dict[str, Any]]] = list_field(
+        description="The objects; those that are not RBAC policy are listed as ignored.")
+    delete: Optional[bool] = _text("Diff deleting the objects instead of applying them.")
+
+
+class RBACDiffStatus(K8sModel):
+    """Per subject, the effective permissions granted and revoked (through aggregation too)."""
+
+    subjects: Optional[list[SubjectDiff]] = list_field(description="Subjects whose permissions change.")
+    ignored: Optional[list[InsightObjectRef]] = list_field(
+        description="Objects of the manifest that are not RBAC policy.")
+
+
+class RBACDiff(K8sModel):
+    """What applying (or deleting) RBAC objects would grant and revoke, per subject."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
+    spec: Optional[RBACDiffSpec] = None
+    status: Optional[RBACDiffStatus] = None
