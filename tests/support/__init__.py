@@ -15,5 +15,6 @@ conftest.py (which hold fixtures only). One concept per module:
 - `event_objects`: events in Kubernetes' JSON form (core/v1 and events.k8s.io/v1).
 - `mock_http`: the runtime's HTTP client over a scripted transport.
 - `stores`: the types of the storage tests' fixtures.
-- `etcd`: a real etcd child process.
+- `etcd`: a real etcd child process; fresh key prefixes; raw reads of its keys.
+- `history`: a checker of concurrent histories (lost writes, order, stale reads, watch gaps).
 """
