@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
 import httpx
@@ -76,6 +77,8 @@ async def test_a_worker_killed_mid_write_is_restarted_and_no_acknowledged_write_
         with trio.fail_after(60):
             await parent.wait()
     assert parent.returncode == 0
+    with sqlite3.connect(data_dir / "state.db") as conn:  # no half-written page or row
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

@@ -7,6 +7,7 @@ conftest.py (which hold fixtures only). One concept per module:
   through `asgi`) or behind real HTTPS (`start_server`); the `Server` handle.
 - `asgi`: the streaming trio ASGI transport for httpx that serves in process.
 - `serverproc`: `miniplane serve` as a child process (crash tests, benches).
+- `smalldisk`: a small tmpfs of a child's own, to fill up (a full disk).
 - `workers`: several workers of one SQLite data directory in process (`--workers`).
 - `kubectl`: the real kubectl against a test's server.
 - `rbac`: token users and RBAC grants written through a `Server`.

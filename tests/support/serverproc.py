@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["spawn_server", "spawn_workers", "worker_pids", "wait_exited", "admin_client"]
 
 
-async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, timeout: float
-                 ) -> tuple[trio.Process, bytes]:
+async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, timeout: float,
+                 wrapper: tuple[str, ...] = ()) -> tuple[trio.Process, bytes]:
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
+        [*wrapper, sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
     assert proc.stdout is not None
     buffer = b""
@@ -40,13 +40,16 @@ async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, time
     return proc, buffer
 
 
-async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60) -> tuple[trio.Process, str]:
+async def spawn_server(data_dir: Path | str, *args: str, timeout: float = 60, wrapper: tuple[str, ...] = ()
+                       ) -> tuple[trio.Process, str]:
     """Start `miniplane serve --data-dir DATA_DIR --port 0 ARGS...`; return (process, URL) once it serves.
 
     The URL is read from the line the server prints; its admin kubeconfig is
-    `DATA_DIR/admin.kubeconfig`. Raises AssertionError if the server exits first.
+    `DATA_DIR/admin.kubeconfig`. `wrapper`: a command that runs the server
+    (it ends by exec-ing its arguments; see `tests.support.smalldisk`).
+    Raises AssertionError if the server exits first.
     """
-    proc, buffer = await _spawn(data_dir, args, b"serving at ", timeout)
+    proc, buffer = await _spawn(data_dir, args, b"serving at ", timeout, wrapper)
     return proc, buffer.split(b"serving at ", 1)[1].split(b"\n", 1)[0].decode().strip()
 
 
@@ -78,9 +81,13 @@ async def wait_exited(pid: int) -> None:
         os.close(fd)
 
 
-def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10) -> httpx.AsyncClient:
-    """An httpx client of the server in `data_dir`: its CA trusted, its admin token sent."""
-    cfg = load_kubeconfig(Path(data_dir) / "admin.kubeconfig")
+def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10, kubeconfig: Path | None = None
+                 ) -> httpx.AsyncClient:
+    """An httpx client of the server in `data_dir`: its CA trusted, its admin token sent.
+
+    `kubeconfig`: where the server wrote its admin kubeconfig, when not in `data_dir`.
+    """
+    cfg = load_kubeconfig(kubeconfig or Path(data_dir) / "admin.kubeconfig")
     ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
     return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
                              timeout=timeout)
