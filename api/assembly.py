@@ -54,9 +54,12 @@ from runtime.storage.compaction import run_compactor, run_shared_compactor
 from runtime.storage.sqlite_peers import PeerGroup, PeerLinks, SqlitePeers
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
-           "ADMIN_USER", "CONTINUE_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
+           "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
 
 log = logging.getLogger("miniplane")
+
+#: The SQLite store's file in the data directory.
+SQLITE_FILE = "state.db"
 
 #: Who the admin token authenticates.
 ADMIN_USER = UserInfo("admin", uid="admin", groups=("system:masters",))
@@ -170,7 +173,7 @@ def _secret_file(path: Path, make: Callable[[], bytes]) -> bytes:
 
 
 def _store_path(options: ServeOptions, data_dir: Path) -> str | None:
-    return str(data_dir / "state.db") if options.store == "sqlite" else None
+    return str(data_dir / SQLITE_FILE) if options.store == "sqlite" else None
 
 
 def _store_options(options: ServeOptions) -> dict[str, str]:

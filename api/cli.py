@@ -1,5 +1,6 @@
 """The `miniplane` command: `serve` (the API server), `controllers` (controllers out of process),
-and the RBAC insight commands (`who-can`, `access-matrix`, `rbac diff|lint`: `api.insightcli`)."""
+`snapshot` (save, restore and check a SQLite store's snapshot) and the RBAC insight commands
+(`who-can`, `access-matrix`, `rbac diff|lint`: `api.insightcli`)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,19 @@ import logging
 import re
 import signal
 import sys
+from pathlib import Path
 
 import trio
 
 from api import insightcli
-from api.assembly import ServeOptions, is_shared_store
+from api.assembly import SQLITE_FILE, ServeOptions, is_shared_store
 from api.server import serve
 from api.workers import resolve_workers, run_workers
 from controllers.cli import add_leader_election_arguments, leader_election_config, run_out_of_process
 from runtime.featuregates import parse_feature_gates
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.storage import StoreError
+from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
 
 __all__ = ["main", "parser", "serve_options"]
 
@@ -96,7 +99,43 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--builtin", type=_bool, default=True)
     add_leader_election_arguments(c)
     insightcli.add_commands(sub)
+    snap = sub.add_parser("snapshot", help="save, restore or check a snapshot of the SQLite store "
+                                           "(etcd: etcdctl snapshot save/restore)")
+    actions = snap.add_subparsers(dest="action", required=True)
+    for action, text in (("save", "copy the store of DATA_DIR into FILE; servers may be running"),
+                         ("restore", "make FILE the store of DATA_DIR, which must have none"),
+                         ("status", "check FILE and say what it holds")):
+        a = actions.add_parser(action, help=text)
+        a.add_argument("file", metavar="FILE")
+        if action != "status":
+            a.add_argument("--data-dir", default="./miniplane-data", help="the data directory of `miniplane serve`")
     return p
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    """`miniplane snapshot save|restore|status`: 0, or 1 with the reason."""
+    try:
+        if args.action == "save":
+            info = save_snapshot(f"{args.data_dir}/{SQLITE_FILE}", args.file)
+            done = f"Snapshot saved at {info.path}"
+        elif args.action == "restore":
+            info = restore_snapshot(args.file, f"{args.data_dir}/{SQLITE_FILE}")
+            done = f"Snapshot {info.path} restored into {args.data_dir}"
+        else:
+            info = snapshot_status(args.file)
+            done = f"Snapshot {info.path} is sound"
+    except SnapshotError as exc:
+        hint = "" if args.action != "save" or Path(args.data_dir, SQLITE_FILE).exists() else \
+            " (no SQLite store there; an etcd store is saved with `etcdctl snapshot save`)"
+        print(f"miniplane: {exc}{hint}", file=sys.stderr)
+        return 1
+    print(f"{done}: {_described(info)}")
+    return 0
+
+
+def _described(info: SnapshotInfo) -> str:
+    return (f"revision {info.revision}, {info.keys} keys, history kept after revision {info.compacted}, "
+            f"{info.size} bytes")
 
 
 async def _serve_until_signalled(options: ServeOptions) -> None:
@@ -193,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"miniplane: {exc}", file=sys.stderr)
             return 2
         return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin, leader_election=election)
+    if args.command == "snapshot":
+        return _snapshot(args)
     return 2
 
 
