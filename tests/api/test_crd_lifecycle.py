@@ -205,3 +205,77 @@ async def test_built_in_controllers_out_of_process_collect_and_cascade_kinds_mad
     await client.delete(namespaces, "a")
     await gone(client, namespaces, "a")
     assert (await client.list(widgets, namespace="a")).items == []
+
+
+async def test_a_crd_whose_names_another_crd_of_its_group_holds_is_not_established(crd_server):
+    await serve_widgets(crd_server)
+    rival = widget_crd()
+    rival["metadata"]["name"] = f"gizmos.{GROUP}"
+    rival["spec"]["names"] = {"plural": "gizmos", "kind": "Gizmo", "shortNames": ["wd"]}  # wd: the widgets'
+    async with crd_server.client() as c:
+        assert (await c.post(CRDS, json=rival)).status_code == 201
+        refused = await watch_crd(c, lambda o: o is not None and any(
+            x["type"] == "NamesAccepted" for x in (o.get("status") or {}).get("conditions") or []),
+            name=f"gizmos.{GROUP}")
+        conditions = {x["type"]: x for x in refused["status"]["conditions"]}
+        assert (conditions["NamesAccepted"]["status"], conditions["NamesAccepted"]["reason"]) == \
+            ("False", "NameConflict")
+        assert conditions["NamesAccepted"]["message"] == "names are already in use: wd"
+        assert conditions["Established"]["status"] == "False"
+        assert (await c.get(f"/apis/{GROUP}/v1/namespaces/default/gizmos")).status_code == 404
+
+
+async def test_a_terminating_crd_refuses_creates_until_its_objects_are_gone(crd_server):
+    await serve_widgets(crd_server)
+    async with crd_server.client() as c:
+        held = widget("held")
+        held["metadata"]["finalizers"] = ["example.com/hold"]
+        await c.post(WIDGETS, json=held)
+        deleted = await c.delete(f"{CRDS}/widgets.{GROUP}")
+        assert deleted.json()["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
+        terminating = {x["type"]: x for x in deleted.json()["status"]["conditions"]}["Terminating"]
+        assert (terminating["status"], terminating["reason"]) == ("True", "InstanceDeletionPending")
+        await watch_crd(c, lambda o: o is not None and o["metadata"].get("deletionTimestamp"))
+        create = await c.post(WIDGETS, json=widget("late"))
+        assert create.status_code == 405 and create.json()["message"] == \
+            "create not allowed while custom resource definition is terminating"
+        assert (await c.get(f"{WIDGETS}/held")).json()["metadata"]["deletionTimestamp"]  # deleted, held
+        await c.patch(f"{WIDGETS}/held", json={"metadata": {"finalizers": None}},
+                      headers={"Content-Type": "application/merge-patch+json"})
+        await watch_crd(c, lambda o: o is None)
+        assert (await c.get(WIDGETS)).status_code == 404
+
+
+async def test_discovery_and_openapi_follow_a_crd_while_the_server_runs(crd_server):
+    async with crd_server.client() as c:
+        assert "com.example.stable.v1.Widget" not in (await c.get("/openapi/v2")).json()["definitions"]
+        await serve_widgets(crd_server)
+        v2 = (await c.get("/openapi/v2")).json()
+        assert v2["definitions"]["com.example.stable.v1.Widget"]["properties"]["spec"]["properties"]["size"][
+            "description"] == "How big the widget is."
+        index = (await c.get("/openapi/v3")).json()["paths"]
+        v3 = (await c.get(index[f"apis/{GROUP}/v1"]["serverRelativeURL"])).json()
+        assert "com.example.stable.v1.Widget" in v3["components"]["schemas"]
+        assert f"/apis/{GROUP}/v1/namespaces/{{namespace}}/widgets/{{name}}/scale" in v3["paths"]
+        assert GROUP in [g["name"] for g in (await c.get("/apis")).json()["groups"]]
+        await c.delete(f"{CRDS}/widgets.{GROUP}")
+        await watch_crd(c, lambda o: o is None)
+        assert f"apis/{GROUP}/v1" not in (await c.get("/openapi/v3")).json()["paths"]
+        assert "com.example.stable.v1.Widget" not in (await c.get("/openapi/v2")).json()["definitions"]
+        assert (await c.get(f"/apis/{GROUP}/v1")).status_code == 404
+
+
+async def test_a_schema_change_applies_to_later_writes_not_to_stored_objects(crd_server):
+    await serve_widgets(crd_server)
+    async with crd_server.client() as c:
+        await c.post(WIDGETS, json=widget("big", size=9))
+        crd = (await c.get(f"{CRDS}/widgets.{GROUP}")).json()
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"][
+            "maximum"] = 5
+        updated = await c.put(f"{CRDS}/widgets.{GROUP}", json=crd)
+        rv = updated.json()["metadata"]["resourceVersion"]
+        await watch_crd(c, lambda o: o is not None and o["metadata"]["resourceVersion"] == rv)
+        assert (await c.get(f"{WIDGETS}/big")).json()["spec"]["size"] == 9  # stored objects stay
+        refused = await c.post(WIDGETS, json=widget("new", size=6))
+        assert refused.status_code == 422 and refused.json()["details"]["causes"][0]["field"] == "spec.size"
+        assert "should be less than or equal to 5" in refused.json()["message"]

@@ -6,9 +6,9 @@ Contract: `widget_crd(domain, **spec_changes)` is the CRD body
 and Color, selectable field `spec.color`, a CEL rule `size must not exceed
 maxSize`, a defaulted `maxSize`, a list-map `ports`); `widget(name, **spec)`
 an object of it. `crd_path(domain)` is the CRDs' collection URL path.
-`watch_crd(client, until, name, domain)` watches one CRD over an httpx client
-until `until(obj)` holds (obj None once deleted) and returns it (10 s bound,
-no polling); `established(...)` waits for `Established`. `load_manifest(path)`
+`watch_crd(client, until, name, domain)` lists, then watches one CRD over an
+httpx client until `until(obj)` holds (obj None while absent) and returns it
+(10 s bound, no polling); `established(...)` waits for `Established`. `load_manifest(path)`
 reads a YAML manifest of the repository (one document).
 """
 
@@ -94,9 +94,14 @@ def widget(name: str, namespace: str | None = None, **spec: Any) -> dict[str, An
 
 async def watch_crd(client: httpx.AsyncClient, until: Callable[[dict[str, Any] | None], bool],
                     name: str = f"widgets.{GROUP}", domain: str = "svc.io") -> dict[str, Any] | None:
-    """Watch the CRD until `until(obj)` holds (obj None once deleted); bounded, no polling."""
+    """List, then watch the CRD until `until(obj)` holds (obj None while absent); bounded, no polling."""
     with trio.fail_after(10):
-        params = {"watch": "1", "fieldSelector": f"metadata.name={name}"}
+        selector = f"metadata.name={name}"
+        listed = (await client.get(crd_path(domain), params={"fieldSelector": selector})).json()
+        current = listed["items"][0] if listed["items"] else None
+        if until(current):
+            return current
+        params = {"watch": "1", "fieldSelector": selector, "resourceVersion": listed["metadata"]["resourceVersion"]}
         async with client.stream("GET", crd_path(domain), params=params) as events:
             async for line in events.aiter_lines():
                 event = json.loads(line)
