@@ -32,7 +32,8 @@ RBAC_KINDS = ("ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
 
 @dataclass(frozen=True)
 class IndexStatistics:
-    """Counts of what an `RBACIndex` holds; `bindings_visited` (monotonic) counts the bindings lookups returned."""
+    """Counts of what an `RBACIndex` holds; `bindings_visited` (monotonic) counts the bindings reads returned:
+    the candidates of a subject's lookups, every binding of a `list_*` scan."""
 
     cluster_roles: int
     roles: int
@@ -206,12 +207,15 @@ class RBACIndex:
     def list_cluster_role_bindings(self) -> list[dict[str, Any]]:
         """Return every ClusterRoleBinding, sorted by name."""
         objects = self._cluster_bindings.objects
+        self._visited += len(objects)
         return [objects[n] for n in sorted(objects)]
 
     def list_role_bindings(self) -> list[dict[str, Any]]:
         """Return every RoleBinding, sorted by (namespace, name)."""
-        return [bucket.objects[n] for ns in sorted(self._bindings)
-                for bucket in (self._bindings[ns],) for n in sorted(bucket.objects)]
+        found = [bucket.objects[n] for ns in sorted(self._bindings)
+                 for bucket in (self._bindings[ns],) for n in sorted(bucket.objects)]
+        self._visited += len(found)
+        return found
 
     # -- introspection --------------------------------------------------------
 

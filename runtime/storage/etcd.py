@@ -92,7 +92,8 @@ class EtcdStoreStatistics:
 
     `revision` is the newest etcd revision this store has seen; `writes`
     counts applied writes and `mispredicted` those whose revision differed
-    from the one predicted for the encoder (each cost a second encode).
+    from the one predicted for the encoder (each cost a second encode);
+    `keys_read` the keys every list so far received from etcd.
     """
 
     revision: int
@@ -101,6 +102,7 @@ class EtcdStoreStatistics:
     writes: int
     mispredicted: int
     endpoint: str
+    keys_read: int = 0
 
 
 class _Refused(Exception):
@@ -133,6 +135,7 @@ class EtcdStore:
         self._compacted = 0    # the newest compaction known (see the module docstring)
         self._writes = 0
         self._mispredicted = 0
+        self._keys_read = 0
         self._watchers = 0
         self._closed = False
         self._scopes: set[trio.CancelScope] = set()  # calls to cut short on aclose()
@@ -311,6 +314,7 @@ class EtcdStore:
             raise
         at = revision if revision is not None else self._saw(answer)
         entries = [self._entry(kv) for kv in answer.get("kvs") or []]
+        self._keys_read += len(entries)
         return Page(entries, at, bool(answer.get("more")))
 
     async def current_revision(self) -> int:
@@ -465,7 +469,7 @@ class EtcdStore:
     def statistics(self) -> EtcdStoreStatistics:
         """Revisions seen, open watches, writes and encoder mispredictions."""
         return EtcdStoreStatistics(self._revision, self._compacted, self._watchers, self._writes,
-                                   self._mispredicted, self._client.endpoint)
+                                   self._mispredicted, self._client.endpoint, self._keys_read)
 
     async def aclose(self) -> None:
         """Refuse further calls, end watches and calls in flight (StoreError), close connections."""

@@ -138,7 +138,8 @@ class FeedClient:
 
 
 def cluster_role(name: str, labels: dict[str, str] | None = None, *, selects: dict[str, str] | None = None,
-                 rules: list[dict[str, Any]] | None = None, owner: dict[str, Any] | None = None) -> dict[str, Any]:
+                 rules: list[dict[str, Any]] | None = None, owner: dict[str, Any] | None = None,
+                 block: bool = False) -> dict[str, Any]:
     obj: dict[str, Any] = {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": name},
                            "rules": rules or []}
     if labels:
@@ -147,7 +148,7 @@ def cluster_role(name: str, labels: dict[str, str] | None = None, *, selects: di
         obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": selects}]}
     if owner:
         obj["metadata"]["ownerReferences"] = [{"apiVersion": RBAC, "kind": "ClusterRole", "name": owner["name"],
-                                               "uid": owner["uid"]}]
+                                               "uid": owner["uid"], "blockOwnerDeletion": block}]
     return obj
 
 
@@ -271,6 +272,32 @@ async def test_deleting_an_owner_finds_its_dependents_by_owner_uid_not_by_scanni
     assert [left for _, left in costs] == [0, 0]
 
 
+async def foreground_cost(bystanders: int) -> tuple[int, int, list[str]]:
+    """(objects visited, dependents left, the owner's finalizers) after an owner of 3 blocking ClusterRoles
+    among `bystanders` starts a foreground deletion."""
+    scheme = Scheme()
+    roles = scheme.by_kind("ClusterRole")
+    client = FeedClient(scheme)
+    for i in range(bystanders):
+        client.put(roles, cluster_role(f"bulk-{i:05d}", {"app": "bulk"}))
+    owner = client.put(roles, cluster_role("owner"))
+    for i in range(3):
+        client.put(roles, cluster_role(f"dependent-{i}", owner=owner["metadata"], block=True))
+    manager = Manager(client)
+    gc.setup(manager)
+    deleting = copy.deepcopy(owner)
+    deleting["metadata"].update(deletionTimestamp="2024-01-01T00:00:00Z", finalizers=["foregroundDeletion"])
+    cost, _ = await cost_of(manager, client, lambda: client.feed(roles, "MODIFIED", deleting))
+    left = sum(1 for k in client.objects[roles] if k.name.startswith("dependent-"))
+    return cost, left, client.objects[roles][ObjectKey("", "owner")]["metadata"].get("finalizers") or []
+
+
+async def test_a_foreground_deletion_finds_the_owners_dependents_by_owner_uid_not_by_scanning(autojump_clock):
+    costs = [await foreground_cost(n) for n in SIZES]
+    assert_per_event([visits for visits, _, _ in costs], 50)
+    assert [(left, finalizers) for _, left, finalizers in costs] == [(0, []), (0, [])]
+
+
 # ---- the indexes themselves -------------------------------------------------------------------------
 
 async def test_a_label_selector_visits_only_its_most_selective_bucket(autojump_clock):
@@ -287,6 +314,26 @@ async def test_a_label_selector_visits_only_its_most_selective_bucket(autojump_c
         assert sorted(o["metadata"]["name"] for o in picked) == [f"bulk-{i:04d}" for i in range(0, 1_000, 100)]
         assert informer.statistics().visited - before == 10
         nursery.cancel_scope.cancel()
+
+
+async def test_listing_one_namespace_visits_that_namespace_not_the_cache(autojump_clock):
+    async def cost(n: int) -> tuple[int, list[str]]:
+        scheme = Scheme()
+        roles = scheme.by_kind("Role")
+        client = FeedClient(scheme)
+        for i in range(n):
+            client.put(roles, role(f"r-{i:05d}", f"ns-{i % 100}"))
+        informer = Informer(client, roles)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(informer.run)
+            before = informer.statistics().visited
+            names = sorted(o["metadata"]["name"] for o in informer.list("ns-7"))
+            visits = informer.statistics().visited - before
+            nursery.cancel_scope.cancel()
+        assert names == [f"r-{i:05d}" for i in range(7, n, 100)]
+        return visits, names
+
+    assert [visits for visits, _ in [await cost(n) for n in SIZES]] == [n // 100 for n in SIZES]
 
 
 def test_an_authorization_decision_visits_the_bindings_of_its_subject_not_all_of_them():
