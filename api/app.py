@@ -11,21 +11,23 @@ negotiated media type.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import trio
-from quart import Response, request
+from quart import Response, g, request
 from quart_trio import QuartTrio
 
 from api import discovery, openapi
-from api.authn import impersonate, peer_certificate_der
+from api.audit import Auditor, current_record
+from api.chain import Filters
 from api.codecs import decode_body
 from api.health import health_answer
 from api.negotiation import Choice, parse_accept, request_codec
 from api.params import delete_options, list_options, write_options
-from api.requestinfo import RequestInfo, request_info
-from api.responses import Responder
+from api.limits import RequestLimits
+from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, APIServerMetrics
+from api.requestinfo import RequestInfo
 from api.tables import partial_object_metadata
 from api.ui import ui_answer
 from runtime import errors
@@ -61,6 +63,9 @@ class ServerState:
     body_timeout: float = 60.0
     min_compress_bytes: int = 0
     server_address: str = ""
+    metrics: APIServerMetrics = field(default_factory=APIServerMetrics)
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    auditor: Auditor = field(default_factory=Auditor)
 
     @property
     def scheme(self):
@@ -79,8 +84,9 @@ def create_app(state: ServerState) -> QuartTrio:
     return app
 
 
-class Handler(Responder):
-    """Routes a request to the registry (resources) or to discovery, OpenAPI and health."""
+class Handler(Filters):
+    """Routes a request, once through the filter chain, to the registry (resources) or to discovery,
+    OpenAPI, health and metrics."""
 
     def __init__(self, state: ServerState) -> None:
         super().__init__(state)
@@ -97,6 +103,7 @@ class Handler(Responder):
         limit = self.state.max_body_bytes
         chunks: list[bytes] = []
         size = 0
+        g.body_read = True
         # Read to the end even past the limit (discarding), so the client gets its 413; but not forever.
         with trio.move_on_after(self.state.body_timeout) as reading:
             async for chunk in request.body:
@@ -104,6 +111,7 @@ class Handler(Responder):
                 if size <= limit:
                     chunks.append(chunk)
         if reading.cancelled_caught:
+            g.body_incomplete = True  # the answer closes the connection: the body's rest may still come
             raise errors.Timeout(f"Timeout: the request body did not arrive within {self.state.body_timeout:g} s")
         if size > limit:
             raise errors.RequestEntityTooLarge("the request is too large")
@@ -120,29 +128,17 @@ class Handler(Responder):
                 ", application/cbor" if self.gate("CBORServingAndStorage") else "")
             raise errors.UnsupportedMediaType("the body of the request was in an unknown format - accepted media "
                                               f"types include: {accepted}")
-        return decode_body(codec, raw)
+        body = decode_body(codec, raw)
+        record = current_record()
+        if record is not None:
+            record.log_request_object(body.data)
+        return body
 
-    def _authenticate(self) -> UserInfo:
-        user = self.state.authenticator.authenticate(request.headers, peer_certificate_der(request.scope))
-        if any(h.lower().startswith("impersonate-") for h in request.headers.keys()):
-            user = impersonate(user, request.headers, self.registry.decide, domain=self.domain)
-        return user
-
-    # ---- entry ---------------------------------------------------------------------------------
-
-    async def handle(self, path: str) -> Response:
-        try:
-            user = self._authenticate()
-            info = request_info(request.method, "/" + path, request.args)
-            if not info.is_resource:
-                return await self.non_resource(info, user)
-            return await self.resource(info, user)
-        except errors.StatusError as exc:
-            return self._status(exc)
-        except Exception as exc:  # the answer is still a Status
-            log.exception("internal error serving %s %s", request.method, request.path)
-            return self._status(errors.InternalError(f"an error on the server ({exc}) has prevented the "
-                                                     "request from succeeding"))
+    async def _serve(self, info: RequestInfo, user: UserInfo) -> Response:
+        """The route, once the filter chain (`api.chain`) let the request through."""
+        if not info.is_resource:
+            return await self.non_resource(info, user)
+        return await self.resource(info, user)
 
     # ---- non-resource paths ---------------------------------------------------------------------
 
@@ -158,6 +154,8 @@ class Handler(Responder):
         if answer is not None:
             return Response(answer[1], status=answer[0], headers={"Content-Type": "text/plain; charset=utf-8",
                                                                   "X-Content-Type-Options": "nosniff"})
+        if path == "/metrics":
+            return Response(self.metrics.exposition(), status=200, headers={"Content-Type": METRICS_CONTENT_TYPE})
         if path == "/version":
             return self._respond(200, discovery.version_info(self.state.version), json_choice)
         if path in ("/api", "/apis"):
@@ -255,11 +253,14 @@ class Handler(Responder):
         if verb == "watch":
             choice = self._choice(stream=True)
             opts = list_options(args)
+            # A watch without timeoutSeconds ends after a random [min, 2 min) of --min-request-timeout.
+            opts = replace(opts, timeout_seconds=self.limits.watch_timeout(opts.timeout_seconds))
             if name:  # a watch on an item path is a watch of the collection pinned to that name
                 pinned = f"metadata.name={name}"
                 opts = replace(opts, field_selector=f"{opts.field_selector},{pinned}" if opts.field_selector else pinned)
             stream = await self.registry.open_watch(user, rt, namespace, opts)
-            return self._watch_response(stream, choice, rt)
+            return self._watch_response(stream, choice, rt,
+                                        track=lambda chunks: self.track_watch(user, info, chunks))
         if verb == "create" and rt.virtual:
             # No Table (reviews have no table convertor in Kubernetes); the metadata form as for any object.
             choice = self._choice(allowed_as=("", "PartialObjectMetadata", "PartialObjectMetadataList"))

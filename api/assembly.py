@@ -39,7 +39,11 @@ import trio
 from quart_trio import QuartTrio
 
 from api.app import ServerState, create_app
+from api.audit import Auditor, current_record, load_policy
+from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
+from api.limits import LimitOptions, RequestLimits
+from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, Live
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
 from runtime.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client_local import LocalClient
@@ -135,6 +139,21 @@ class ServeOptions:
     kubeconfig_path: str | None = None  # default DATA_DIR/admin.kubeconfig
     workers: int = 1  # processes serving the port (`api.workers` when more than one)
     worker: WorkerSpec | None = None  # set in a worker process of `--workers N`
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    request_timeout: float = 60.0
+    min_request_timeout: float = 1800.0
+    max_connections: int = 1000
+    max_watches_per_user: int = 1000
+    audit_log_path: str | None = None
+    audit_policy_file: str | None = None
+    audit_log_maxsize: int = 0
+    audit_log_maxbackup: int = 0
+    audit_log_maxage: int = 0
+
+    def limit_options(self) -> LimitOptions:
+        return LimitOptions(self.max_requests_inflight, self.max_mutating_requests_inflight, self.request_timeout,
+                            self.min_request_timeout, self.max_connections, self.max_watches_per_user)
 
 
 @dataclass
@@ -233,6 +252,65 @@ async def _open_store(options: ServeOptions, data_dir: Path) -> Store:
     return await open_store(options.store, _store_path(options, data_dir), **_store_options(options))
 
 
+def _auditor(options: ServeOptions, metrics: APIServerMetrics) -> Auditor:
+    """The auditor `--audit-log-path` and `--audit-policy-file` ask for (off without both).
+
+    Raises ValueError for a policy Kubernetes would refuse, OSError for files that cannot be read or written.
+    """
+    if not options.audit_log_path or not options.audit_policy_file:
+        return Auditor()
+    policy = load_policy(Path(options.audit_policy_file).read_text())
+    log_file = open_audit_log(options.audit_log_path, max_size_mb=options.audit_log_maxsize,
+                              max_backups=options.audit_log_maxbackup, max_age_days=options.audit_log_maxage)
+    return Auditor(policy, log_file, on_event=metrics.audit_event, on_level=metrics.audit_level)
+
+
+def _record_decision(decision) -> None:
+    """Tell the request's audit record the authorizer's decision (the first after impersonation)."""
+    record = current_record()
+    if record is not None:
+        record.decided(decision.allowed, decision.reason)
+
+
+def _live(registry: Registry, limits: RequestLimits, db_path: str | None) -> Live:
+    """What `/metrics` reads when scraped: in-flight counts, each kind's objects and watchers, the db size."""
+    def kinds():
+        seen = set()
+        for rt in registry.scheme.stored_types():
+            if rt.storage_prefix in seen:
+                continue
+            seen.add(rt.storage_prefix)
+            cache = registry.cache.kinds.get(rt.storage_prefix)
+            resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+            yield (resource, rt.group, rt.version, rt.kind, len(cache.objects) if cache else 0,
+                   cache.watchers if cache else 0)
+
+    def db_size():
+        if db_path is None:
+            return None
+        return db_path, sum(os.stat(p).st_size for p in (db_path, db_path + "-wal") if os.path.exists(p))
+
+    return Live(inflight=lambda: (limits.read_only, limits.mutating), kinds=kinds, db_size=db_size,
+                connections=lambda: limits.connections)
+
+
+def _resource_of(scheme: Scheme) -> Callable[[str], str]:
+    """The resource a store key belongs to (`clusterroles.rbac.authorization.svc.io`), for store metrics."""
+    prefixes: dict[str, str] = {}
+
+    def resource(key: str) -> str:
+        end = key.find("/", key.find("/", 1) + 1)
+        prefix = key[:end + 1] if end > 0 else key
+        found = prefixes.get(prefix)
+        if found is None:
+            rt = next((t for t in scheme.stored_types() if t.storage_prefix == prefix), None)
+            found = (f"{rt.plural}.{rt.group}" if rt.group else rt.plural) if rt is not None else "other"
+            if rt is not None:
+                prefixes[prefix] = found
+        return found
+    return resource
+
+
 @asynccontextmanager
 async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlane]:
     """Open the store, start registry, bootstrap, compactor and controllers; yield the plane.
@@ -244,11 +322,18 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
     token = prepare_data_dir(options)
     primary = options.worker is None or options.worker.primary
     election = _leader_election(options)
+    metrics = APIServerMetrics()
+    auditor = _auditor(options, metrics)
     store = await _open_store(options, data_dir)
     try:
-        registry = Registry(store, Scheme(options.api_domain), feature_gates=options.feature_gates,
+        scheme = Scheme(options.api_domain)
+        registry = Registry(InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)), scheme,
+                            feature_gates=options.feature_gates,
                             history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
                             continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=_wall_clock())
+        registry.authorizer = CountingAuthorizer(registry.authorizer, metrics, _record_decision)
+        limits = RequestLimits(options.limit_options())
+        metrics.live = _live(registry, limits, _store_path(options, data_dir))
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)
         client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
@@ -268,13 +353,15 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
             if options.controllers and primary:
                 client = LocalClient(registry, SYSTEM_USER, field_manager=CONTROLLERS_FIELD_MANAGER,
                                      user_agent=CONTROLLERS_FIELD_MANAGER)
-                manager = builtin_manager(client, leader_election=election)
+                manager = builtin_manager(client, leader_election=election, metrics=metrics.controllers)
                 await nursery.start(manager.run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
-                                min_compress_bytes=options.min_compress_bytes)
+                                min_compress_bytes=options.min_compress_bytes, metrics=metrics, limits=limits,
+                                auditor=auditor)
             yield ControlPlane(options, store, registry, state, create_app(state), token, manager)
             nursery.cancel_scope.cancel()
     finally:
         # Open watches and pending writes end cleanly, and SQLite closes its files (WAL checkpointed).
         with trio.CancelScope(shield=True):
             await store.aclose()
+        auditor.close()

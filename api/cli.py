@@ -17,7 +17,9 @@ from api import insightcli
 from api.assembly import SQLITE_FILE, ServeOptions, is_shared_store
 from api.server import serve
 from api.workers import resolve_workers, run_workers
-from controllers.cli import add_leader_election_arguments, leader_election_config, run_out_of_process
+from api.audit import PolicyError, load_policy
+from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, leader_election_config,
+                             run_out_of_process)
 from runtime.featuregates import parse_feature_gates
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.storage import StoreError
@@ -56,6 +58,13 @@ def _duration(text: str) -> float:
     return sum(float(n) * _UNITS[u] for n, u in parts)
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="miniplane", description="A mini Kubernetes-style control plane.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -92,12 +101,30 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--kubeconfig-out", help="where to write the admin kubeconfig (default DATA_DIR/admin.kubeconfig)")
     s.add_argument("--workers", default="1",
                    help="processes serving the port over one store (auto: one per core; memory store: 1)")
+    s.add_argument("--max-requests-inflight", type=_count, default=400,
+                   help="read-only requests served at once; past it 429 (0: no limit)")
+    s.add_argument("--max-mutating-requests-inflight", type=_count, default=200,
+                   help="mutating requests served at once; past it 429 (0: no limit)")
+    s.add_argument("--request-timeout", type=_duration, default=60.0,
+                   help="seconds (or a duration, 1m0s) a non-watch request may take; past it 504")
+    s.add_argument("--min-request-timeout", type=_duration, default=1800.0,
+                   help="a watch without timeoutSeconds ends after a random time between this and twice this")
+    s.add_argument("--max-connections", type=_count, default=1000,
+                   help="open connections; past it requests are answered 429 and the connection closed (0: none)")
+    s.add_argument("--max-watches-per-user", type=_count, default=1000,
+                   help="open watches of one user; past it 429 (0: no limit)")
+    s.add_argument("--audit-log-path", help="write audit events here, one JSON line each (- for stdout)")
+    s.add_argument("--audit-policy-file", help="audit.k8s.io/v1 Policy deciding what is audited, at which level")
+    s.add_argument("--audit-log-maxsize", type=_count, default=0, help="megabytes before the log rotates (0: 100)")
+    s.add_argument("--audit-log-maxbackup", type=_count, default=0, help="rotated files kept (0: all)")
+    s.add_argument("--audit-log-maxage", type=_count, default=0, help="days rotated files are kept (0: no limit)")
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
     c.add_argument("--kubeconfig", required=True)
     c.add_argument("--module", action="append", default=[], help="python module with controllers to run")
     c.add_argument("--builtin", type=_bool, default=True)
     add_leader_election_arguments(c)
+    add_metrics_arguments(c)
     insightcli.add_commands(sub)
     snap = sub.add_parser("snapshot", help="save, restore or check a snapshot of the SQLite store "
                                            "(etcd: etcdctl snapshot save/restore)")
@@ -170,6 +197,15 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
                              retry_period=args.leader_elect_retry_period)
     except ValueError as exc:
         raise ValueError(f"--leader-elect-*: {exc}") from None
+    if args.audit_policy_file:
+        try:
+            with open(args.audit_policy_file, encoding="utf-8") as f:
+                load_policy(f.read())
+        except (OSError, PolicyError) as exc:
+            raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {exc}") from None
+    if bool(args.audit_log_path) != bool(args.audit_policy_file):
+        logging.getLogger("miniplane").warning(
+            "auditing needs both --audit-log-path and --audit-policy-file: no events will be recorded")
     workers = resolve_workers(args.workers)
     if workers > 1 and args.store == "memory":
         raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")
@@ -185,7 +221,13 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         leader_elect=args.leader_elect, leader_elect_identity=args.leader_elect_identity,
         leader_elect_lease_duration=args.leader_elect_lease_duration,
         leader_elect_renew_deadline=args.leader_elect_renew_deadline,
-        leader_elect_retry_period=args.leader_elect_retry_period, workers=workers)
+        leader_elect_retry_period=args.leader_elect_retry_period, workers=workers,
+        max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight, request_timeout=args.request_timeout,
+        min_request_timeout=args.min_request_timeout, max_connections=args.max_connections,
+        max_watches_per_user=args.max_watches_per_user, audit_log_path=args.audit_log_path,
+        audit_policy_file=args.audit_policy_file, audit_log_maxsize=args.audit_log_maxsize,
+        audit_log_maxbackup=args.audit_log_maxbackup, audit_log_maxage=args.audit_log_maxage)
 
 
 def _run_server(options: ServeOptions) -> int:
@@ -231,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"miniplane: {exc}", file=sys.stderr)
             return 2
-        return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin, leader_election=election)
+        return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin, leader_election=election,
+                                  metrics_bind_address=args.metrics_bind_address)
     if args.command == "snapshot":
         return _snapshot(args)
     return 2

@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator, Callable
 from quart import Response, request
 
 from api import openapi
+from api.audit import current_record
 from api.codecs import coalesce, encode, encode_list_chunks, encode_stored, gzip_chunks
 from api.negotiation import Choice, negotiate, wants_pretty
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
@@ -74,6 +75,7 @@ class Responder:
         """
         headers = {"Content-Type": choice.media_type, "Cache-Control": "no-cache, private"}
         if isinstance(doc, dict):
+            _audit_response(doc)
             doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self._pretty())
         if isinstance(doc, bytes):
             body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers) if compressible else doc
@@ -130,7 +132,11 @@ class Responder:
                 choice = Choice(choice.codec, choice.media_type)
         except errors.StatusError:
             choice = Choice("json", "application/json")
-        response = self._respond(exc.code, exc.status(), choice)
+        status = exc.status()
+        record = current_record()
+        if record is not None:
+            record.log_status(status)
+        response = self._respond(exc.code, status, choice)
         if exc.retry_after is not None:
             response.headers["Retry-After"] = str(exc.retry_after)
         for key, value in exc.headers.items():
@@ -184,6 +190,7 @@ class Responder:
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
         choice = self._without_protobuf(choice, rt.api_version, rt.kind)
         pretty = choice.codec == "json" and self._pretty()
+        _audit_response(obj)
         return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
                              compressible=compressible)
 
@@ -210,6 +217,10 @@ class Responder:
             meta["continue"] = listed.continue_token
         if listed.remaining is not None:
             meta["remainingItemCount"] = listed.remaining
+        record = current_record()
+        if record is not None and record.wants_response:
+            record.log_response_object({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,
+                                        "items": [o.obj for o in listed.items]})
         if choice.as_kind == "Table":
             doc = table(rt, listed.items, meta_api_version=choice.meta_api_version, list_meta=meta,
                         include_object=include_object_option(request.args.get("includeObject")))
@@ -228,8 +239,11 @@ class Responder:
                                                           for i in items]), choice, compressible=True)
         return self._respond(200, encode_list_chunks(choice.codec, header, items), choice, compressible=True)
 
-    def _watch_response(self, stream: WatchStream, choice: Choice, rt: ResourceType) -> Response:
+    def _watch_response(self, stream: WatchStream, choice: Choice, rt: ResourceType, *,
+                        track: Callable[[AsyncIterator[bytes]], AsyncIterator[bytes]] | None = None) -> Response:
         """A watch: JSON lines, Protobuf length-prefixed frames, or a CBOR Sequence.
+
+        `track` wraps the stream of frames (the chain's accounting of open watches).
 
         `choice` was negotiated for a stream (no YAML form; `application/cbor-seq`).
         With `as=Table` each event's object is a Table (columns on the first
@@ -268,17 +282,28 @@ class Responder:
                 return cbor.encode_watch_event(event_type, None, encoded_object=encode_stored("cbor", doc))
             return cbor.encode_watch_event(event_type, doc)
 
+        sent = self.state.metrics.watch_events(rt.group, rt.version, rt.kind)
+
         async def events() -> AsyncIterator[bytes]:
             async for event_type, payload in stream:
+                sent.inc()
                 yield frame(event_type, payload)
 
         media = {"protobuf": choice.media_type + ";stream=watch", "cbor": "application/cbor-seq"}.get(
             codec, "application/json")
-        response = Response(events(), status=200, headers={"Content-Type": media,
+        body = events() if track is None else track(events())
+        response = Response(body, status=200, headers={"Content-Type": media,
                                                              "Cache-Control": "no-cache, private"})
         response.timeout = None
         return response
 
+
+
+def _audit_response(doc: Any) -> None:
+    """Give the request's audit record (at level RequestResponse) the object answered."""
+    record = current_record()
+    if record is not None and record.wants_response:
+        record.log_response_object(doc.obj if isinstance(doc, StoredObject) else doc)
 
 
 class _Mapped(Sequence):

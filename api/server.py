@@ -20,11 +20,11 @@ import ssl
 
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve as hypercorn_serve
 
 from api import certs
 from api.assembly import ServeOptions, open_control_plane
 from api.authn import capture_peer_certificates
+from api.listener import serve_counted
 from runtime.kubeconfig import write_kubeconfig
 
 __all__ = ["ServeOptions", "serve"]
@@ -68,7 +68,7 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
             os.close(options.worker.start_fd)
             await plane.registry.cache.wait_fresh()  # its policy is in this worker's authorizer too
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(hypercorn_serve, plane.app, config)
+            binds = await nursery.start(serve_counted, plane.app, config, plane.state.limits)
             url = (binds[0] if binds else f"https://{config.bind[0]}").replace("0.0.0.0", "127.0.0.1")
             plane.state.server_address = url.split("://", 1)[1]
             if options.worker is not None:

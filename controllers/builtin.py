@@ -18,6 +18,7 @@ from __future__ import annotations
 from runtime.client import Client
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.manager import Manager
+from runtime.metrics import ControllerMetrics
 
 from controllers import aggregation, crd, gc, gckinds, namespace
 from controllers import eventttl
@@ -37,8 +38,10 @@ def setup(manager: Manager) -> None:
     eventttl.setup(manager)
 
 
-def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None) -> Manager:
-    """A manager running the built-in controllers on `client` (not started), while leading if elected."""
-    manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
+def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None,
+                    metrics: ControllerMetrics | None = None) -> Manager:
+    """A manager running the built-in controllers on `client` (not started), while leading if elected,
+    recording into `metrics` (default: a registry of its own)."""
+    manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election, metrics=metrics)
     setup(manager)
     return manager

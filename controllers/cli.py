@@ -12,6 +12,11 @@ long-running parts with `manager.add(name, runnable)`. The same `setup` then run
 (in a test, see `runtime.testing`) or out of process (here). A module is named by its import
 name (found from the current directory too, as `python -m` does) or by the path of a `.py` file.
 
+`--metrics-bind-address HOST:PORT` serves the manager's metrics (client-go's work-queue and
+controller-runtime's reconcile families, `runtime.metrics`) at `http://HOST:PORT/metrics` in
+Prometheus' text format, as controller-runtime's metrics server (plain HTTP, no authentication; `:PORT`
+listens on every interface, `0`, the default, serves none).
+
 Several copies may run against one server with leader election (`--leader-elect`): only the
 holder of the Lease `--leader-elect-namespace`/`--leader-elect-name` runs controllers; the
 others keep their caches warm and take over when it stops (see `runtime.leaderelection`).
@@ -37,6 +42,10 @@ from types import ModuleType
 from typing import Any, Sequence
 
 import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from runtime.client_http import open_http_client
 from runtime.customkinds import CustomKindsFollower
@@ -47,7 +56,8 @@ from runtime.manager import Manager
 
 __all__ = [
     "load_controller_module", "run_controllers", "run_out_of_process", "main", "FIELD_MANAGER",
-    "add_leader_election_arguments", "leader_election_config",
+    "add_leader_election_arguments", "leader_election_config", "serve_metrics", "metrics_app",
+    "add_metrics_arguments",
 ]
 
 log = logging.getLogger("miniplane.controllers")
@@ -77,14 +87,52 @@ def load_controller_module(spec: str) -> ModuleType:
     return module
 
 
+def metrics_app(registry: CollectorRegistry) -> Any:
+    """An ASGI app answering `GET /metrics` with `registry`'s exposition (404 elsewhere)."""
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        found = scope["path"] == "/metrics" and scope["method"] in ("GET", "HEAD")
+        body = generate_latest(registry) if found else b"404 page not found\n"
+        await send({"type": "http.response.start", "status": 200 if found else 404,
+                    "headers": [(b"content-type", CONTENT_TYPE_PLAIN_0_0_4.encode() if found
+                                 else b"text/plain; charset=utf-8")]})
+        await send({"type": "http.response.body", "body": body if scope["method"] != "HEAD" else b""})
+    return app
+
+
+async def serve_metrics(registry: CollectorRegistry, bind_address: str, *,
+                        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve `registry` at `http://BIND/metrics` until cancelled; started() with the URL."""
+    host, _, port = bind_address.rpartition(":")
+    config = HypercornConfig()
+    config.bind = [f"{host or '0.0.0.0'}:{port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.graceful_timeout = 1
+
+    async def serving(task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        await hypercorn_serve(metrics_app(registry), config, task_status=task_status)
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(serving)
+        url = f"{binds[0]}/metrics"
+        log.info("serving metrics at %s", url)
+        task_status.started(url)
+
+
 async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, builtin: bool = True,
                           domain: str | None = None, protobuf: bool = False,
                           leader_election: LeaderElectionConfig | None = None,
+                          metrics_bind_address: str = "0",
                           task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
     """Run the built-in controllers (if `builtin`) and each module's over HTTP until cancelled.
 
     started() with the manager once its informers synced (with
-    `leader_election`, before it leads). Raises the client's errors when the
+    `leader_election`, before it leads), and its metrics served when
+    `metrics_bind_address` is not "0". Raises the client's errors when the
     server cannot be reached at start.
     """
     async with open_http_client(config, domain=domain, protobuf=protobuf, field_manager=FIELD_MANAGER,
@@ -97,13 +145,15 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
         for module in modules:
             module.setup(manager)
         async with trio.open_nursery() as nursery:
+            if metrics_bind_address not in ("", "0"):
+                await nursery.start(serve_metrics, manager.metrics.registry, metrics_bind_address)
             await nursery.start(manager.run)
             task_status.started(manager)
 
 
 def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = True, *,
                        context: str | None = None, domain: str | None = None, protobuf: bool = False,
-                       leader_election: LeaderElectionConfig | None = None) -> int:
+                       leader_election: LeaderElectionConfig | None = None, metrics_bind_address: str = "0") -> int:
     """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
     try:
         config = load_kubeconfig(kubeconfig, context)
@@ -126,7 +176,8 @@ def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = 
             async with trio.open_nursery() as nursery:
                 await nursery.start(lambda task_status: run_controllers(
                     config, loaded, builtin=builtin, domain=domain, protobuf=protobuf,
-                    leader_election=leader_election, task_status=task_status))
+                    leader_election=leader_election, metrics_bind_address=metrics_bind_address,
+                    task_status=task_status))
                 log.info("controllers running against %s", config.server)
                 async for signum in signals:
                     log.info("received signal %d; stopping", signum)
@@ -153,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-builtin", action="store_true", help="do not run the built-in controllers")
     parser.add_argument("--protobuf", action="store_true", help="talk Protobuf instead of JSON")
     add_leader_election_arguments(parser)
+    add_metrics_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true")
     args: Any = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
@@ -162,7 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     return run_out_of_process(args.kubeconfig, args.modules, builtin=not args.no_builtin, context=args.context,
-                              domain=args.api_domain, protobuf=args.protobuf, leader_election=election)
+                              domain=args.api_domain, protobuf=args.protobuf, leader_election=election,
+                              metrics_bind_address=args.metrics_bind_address)
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `--metrics-bind-address` (controller-runtime's name) to `parser`."""
+    parser.add_argument("--metrics-bind-address", default="0",
+                        help="serve /metrics (plain HTTP) at HOST:PORT; :PORT listens everywhere; 0 serves none")
 
 
 def add_leader_election_arguments(parser: argparse.ArgumentParser) -> None:

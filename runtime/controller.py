@@ -46,6 +46,7 @@ import trio
 
 from runtime.client import ObjectKey, key_of, object_meta
 from runtime.informer import Informer, ObjectEvent
+from runtime.metrics import ControllerMetrics
 from runtime.ratelimit import RateLimiter, default_controller_rate_limiter
 from runtime.scheme import ResourceType
 from runtime.workqueue import QueueShutDown, WorkQueue, WorkQueueStatistics
@@ -188,7 +189,8 @@ class Controller:
 
     `run()` may be called again after it ended (the manager restarts a
     crashed controller): each run gets a fresh queue, and re-registering the
-    handlers replays every cached object, so nothing is lost.
+    handlers replays every cached object, so nothing is lost. `metrics`
+    (set by the manager that runs it) records its queue and reconciles.
     """
 
     def __init__(self, name: str, reconcile: Reconciler, sources: Iterable[Source], *,
@@ -207,6 +209,7 @@ class Controller:
         self._failure: BaseException | None = None
         self._scope: trio.CancelScope | None = None
         self.stopping = False
+        self.metrics: ControllerMetrics | None = None
 
     def __repr__(self) -> str:
         return f"<Controller {self.name}>"
@@ -232,7 +235,8 @@ class Controller:
         Returns after `shut_down()` once running reconciles finished; raises
         the exception of a handler, map or predicate that failed (a crash).
         """
-        queue: WorkQueue[ObjectKey] = WorkQueue(self._rate_limiter())
+        queue: WorkQueue[ObjectKey] = WorkQueue(
+            self._rate_limiter(), metrics=self.metrics.queue_metrics(self.name) if self.metrics is not None else None)
         self.queue = queue
         self._failure = None
         registered: list[tuple[Informer, Callable[[ObjectEvent], None]]] = []
@@ -302,13 +306,17 @@ class Controller:
 
     async def _reconcile_one(self, queue: WorkQueue[ObjectKey], key: ObjectKey) -> None:
         self._counts.reconciles += 1
+        began = trio.current_time()
+        outcome = "success"
         try:
             result = await self.reconcile(key)
         except TerminalError as exc:
+            outcome = "terminal_error"
             self._counts.terminal_errors += 1
             queue.forget(key)
             log.error("%s: reconcile of %s failed for good: %s", self.name, key, exc)
         except Exception as exc:
+            outcome = "error"
             self._counts.errors += 1
             queue.add_rate_limited(key)
             log.error("%s: reconcile of %s failed (retry %d): %s", self.name, key, queue.num_requeues(key), exc,
@@ -316,8 +324,11 @@ class Controller:
         else:
             queue.forget(key)
             if result is not None and result.requeue_after is not None:
+                outcome = "requeue_after"
                 self._counts.requeues_after += 1
                 queue.add_after(key, result.requeue_after)
+        if self.metrics is not None:
+            self.metrics.record_reconcile(self.name, outcome, trio.current_time() - began)
 
 
 # ---- the builder ---------------------------------------------------------------------------------

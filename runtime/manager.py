@@ -64,6 +64,7 @@ from runtime.controller import Builder, Controller, ControllerStatistics
 from runtime.events import EventBroadcaster, EventRecorder
 from runtime.informer import InformerFactory
 from runtime.leaderelection import LeaderElectionConfig, LeaderElector, LeaderElectorStatistics
+from runtime.metrics import ControllerMetrics
 from runtime.ratelimit import ItemExponentialRateLimiter
 
 __all__ = ["Manager", "Runnable", "RunnableStatus", "ManagerStatistics"]
@@ -118,17 +119,21 @@ class Manager:
     `resync_period` is passed to every informer; `grace_period` bounds the
     graceful stop; `leader_election` makes the controllers run only while
     this manager holds that Lease (`client` needs get, create and update on
-    leases in its namespace).
+    leases in its namespace). `metrics` records every controller's queue and
+    reconciles (`runtime.metrics`; default: on a registry of its own, served
+    by whoever exposes `manager.metrics.registry`).
     """
 
     def __init__(self, client: Client, *, name: str = "manager", grace_period: float = 10.0,
-                 resync_period: float | None = None, leader_election: LeaderElectionConfig | None = None) -> None:
+                 resync_period: float | None = None, leader_election: LeaderElectionConfig | None = None,
+                 metrics: ControllerMetrics | None = None) -> None:
         self.client = client
         self.scheme = client.scheme
         self.name = name
         self.grace_period = grace_period
         self.informers = InformerFactory(client, resync_period=resync_period)
         self.elector = LeaderElector(client, leader_election) if leader_election is not None else None
+        self.metrics = metrics if metrics is not None else ControllerMetrics()
         #: The event broadcaster (`runtime.events`), made by the first `event_recorder()` call.
         self.events: EventBroadcaster | None = None
         self.controllers: dict[str, Controller] = {}
@@ -163,6 +168,8 @@ class Manager:
         # The builder's `complete()` lands here: the one way to add a controller.
         self.add(controller.name, controller)
         self.controllers[controller.name] = controller
+        controller.metrics = self.metrics
+        self.metrics.watch(controller)
 
     def add(self, name: str, runnable: Runnable, *, needs_leader: bool = True) -> None:
         """Add a supervised runnable. Raises ValueError for a taken name, RuntimeError once running.

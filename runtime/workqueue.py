@@ -67,6 +67,7 @@ from typing import Generic, TypeVar
 
 import trio
 
+from runtime.metrics import QueueMetrics
 from runtime.ratelimit import RateLimiter, default_controller_rate_limiter
 
 __all__ = ["WorkQueue", "QueueShutDown", "WorkQueueStatistics", "DurationStats"]
@@ -134,13 +135,16 @@ class WorkQueue(Generic[T]):
 
     `rate_limiter` decides `add_rate_limited` delays; it defaults to
     `default_controller_rate_limiter()` (5 ms doubling per item up to 1000 s,
-    10 qps overall with a burst of 100).
+    10 qps overall with a burst of 100). `metrics` is told of every accepted
+    add, retry, queue latency and work duration (client-go's metrics
+    provider; see `runtime.metrics`).
     """
 
-    def __init__(self, rate_limiter: RateLimiter | None = None) -> None:
+    def __init__(self, rate_limiter: RateLimiter | None = None, *, metrics: QueueMetrics | None = None) -> None:
         self._rate_limiter: RateLimiter = (
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
         )
+        self._metrics = metrics
         # Every queued item is dirty and not processing (client-go's invariant);
         # dirty items that are processing are queued again by done().
         self._queue: deque[T] = deque()
@@ -180,6 +184,8 @@ class WorkQueue(Generic[T]):
         if self._shutting_down or item in self._dirty:
             return
         self._adds += 1
+        if self._metrics is not None:
+            self._metrics.added()
         self._added_at.setdefault(item, trio.current_time())
         self._dirty.add(item)
         if item in self._processing:
@@ -231,7 +237,10 @@ class WorkQueue(Generic[T]):
             started = self._processing.pop(item)
         except KeyError:
             raise ValueError(f"{item!r} is not being processed") from None
-        self._work = self._work.observe(trio.current_time() - started)
+        worked = trio.current_time() - started
+        self._work = self._work.observe(worked)
+        if self._metrics is not None:
+            self._metrics.worked(worked)
         if item in self._dirty:
             self._enqueue(item)
         if not self._processing:
@@ -290,6 +299,8 @@ class WorkQueue(Generic[T]):
         if self._shutting_down:
             return
         self._retries += 1
+        if self._metrics is not None:
+            self._metrics.retried()
         if delay <= 0:
             self.add(item)
             return
@@ -373,6 +384,8 @@ class WorkQueue(Generic[T]):
         added = self._added_at.pop(item, None)
         if added is not None:
             self._latency = self._latency.observe(now - added)
+            if self._metrics is not None:
+                self._metrics.waited(now - added)
         return item
 
     def _add_due(self) -> None:
