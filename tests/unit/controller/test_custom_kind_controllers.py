@@ -1,5 +1,6 @@
 """The controller runtime works unchanged with custom kinds: informers, indexers, the work queue, `for_`/`owns`,
-on plain dicts (a `ResourceType` named by its facts) and on typed models (`runtime.typed`)."""
+on plain dicts (a `ResourceType` named by its facts) and on typed models (`runtime.typed`); the garbage collector
+follows a custom kind while its CRD exists."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from controllers import builtin
+from controllers import builtin, crd, gc, gckinds
 from runtime import errors
 from runtime.client import ObjectKey, ignore_not_found
 from runtime.controller import Result
@@ -148,3 +149,27 @@ async def test_typed_models_bound_to_a_custom_kind_read_and_write_through_client
         assert all(isinstance(w, Widget) for w in cache.list("default"))
         with pytest.raises(ValueError):
             env.client.resource(WidgetStatus)  # a model bound to nothing names no kind
+
+
+async def test_the_garbage_collector_follows_a_custom_kind_while_its_crd_exists(autojump_clock):
+    async with open_test_env() as env:
+        manager = env.manager()
+        crd.setup(manager)
+        collector = gc.setup(manager)
+        follower = gckinds.setup(manager, collector)
+        await env.start(manager)
+        assert follower.followed() == []
+        crds = env.scheme.by_kind("CustomResourceDefinition")
+        await env.client.create(widget_crd())
+        with trio.fail_after(30):
+            await env.wait_for(crds, f"widgets.{GROUP}", lambda o: o and any(
+                c["type"] == "Established" for c in o.get("status", {}).get("conditions", [])))
+        await trio.sleep(1)  # mock time: the follower's task runs on the scheme's change
+        [followed] = follower.followed()
+        assert followed.group_resource == f"widgets.{GROUP}"
+        assert followed in collector.informers and followed in collector.controllers
+        await env.client.delete(crds, f"widgets.{GROUP}")
+        with trio.fail_after(30):
+            await env.wait_for(crds, f"widgets.{GROUP}", lambda o: o is None)
+        await trio.sleep(1)
+        assert follower.followed() == [] and followed not in collector.informers
