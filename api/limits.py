@@ -102,33 +102,14 @@ class RequestLimits:
 
     # ---- requests in flight ----------------------------------------------------------------------
 
-    @contextmanager
-    def in_flight(self, verb: str, user: UserInfo) -> Iterator[str]:
-        """Hold a slot of the request's kind while the block runs; yields the kind (`readOnly`, `mutating`).
+    def in_flight(self, verb: str, user: UserInfo) -> "_Slot":
+        """A context holding a slot of the request's kind while the block runs (its `kind`: `readOnly`,
+        `mutating`).
 
-        Raises TooManyRequests (429, Retry-After 1) when every slot of the kind is taken, unless `user`
-        is in `system:masters` (then served without a slot).
+        Entering raises TooManyRequests (429, Retry-After 1) when every slot of the kind is taken, unless
+        `user` is in `system:masters` (then served without a slot).
         """
-        read_only = verb in _READ_ONLY_VERBS
-        kind = READ_ONLY if read_only else MUTATING
-        limit = self.options.max_requests_inflight if read_only else self.options.max_mutating_requests_inflight
-        current = self.read_only if read_only else self.mutating
-        if limit and current >= limit:
-            if _PRIVILEGED in user.groups:
-                yield kind
-                return
-            raise errors.TooManyRequests("Too many requests, please try again later.", retry_after=1)
-        if read_only:
-            self.read_only += 1
-        else:
-            self.mutating += 1
-        try:
-            yield kind
-        finally:
-            if read_only:
-                self.read_only -= 1
-            else:
-                self.mutating -= 1
+        return _Slot(self, verb in _READ_ONLY_VERBS, user)
 
     def timeout(self, asked: str | None) -> float:
         """Seconds a non-watch request may take: `request_timeout`, or the client's `?timeout=` when shorter.
@@ -196,3 +177,39 @@ class RequestLimits:
         limit = self.options.max_connections
         return errors.TooManyRequests(f"too many open connections to the server (at most {limit}); retry later",
                                       retry_after=1)
+
+
+class _Slot:
+    """One request's in-flight slot (a class, not a generator: it is on every request's path)."""
+
+    __slots__ = ("_limits", "_read_only", "_user", "_held", "kind")
+
+    def __init__(self, limits: RequestLimits, read_only: bool, user: UserInfo) -> None:
+        self._limits, self._read_only, self._user = limits, read_only, user
+        self._held = False
+        self.kind = READ_ONLY if read_only else MUTATING
+
+    def __enter__(self) -> "_Slot":
+        limits = self._limits
+        if self._read_only:
+            limit, current = limits.options.max_requests_inflight, limits.read_only
+        else:
+            limit, current = limits.options.max_mutating_requests_inflight, limits.mutating
+        if limit and current >= limit:
+            if _PRIVILEGED in self._user.groups:
+                return self
+            raise errors.TooManyRequests("Too many requests, please try again later.", retry_after=1)
+        self._held = True
+        if self._read_only:
+            limits.read_only += 1
+        else:
+            limits.mutating += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held:
+            self._held = False
+            if self._read_only:
+                self._limits.read_only -= 1
+            else:
+                self._limits.mutating -= 1

@@ -133,8 +133,8 @@ class APIServerMetrics:
                                      "the audit backend.", registry=r)
         self._audit_levels = Counter("apiserver_audit_level_total", "Counter of policy levels for audit events "
                                      "(1 per request).", ["level"], registry=r)
-        for decision in ("allowed", "denied"):
-            self._decisions.labels("RBAC", "rbac", decision)
+        self._allowed = self._decisions.labels("RBAC", "rbac", "allowed")
+        self._denied = self._decisions.labels("RBAC", "rbac", "denied")
         r.register(_LiveCollector(self))
         #: In-process controllers report here too (one /metrics for the whole process, as one binary).
         self.controllers = ControllerMetrics(r)
@@ -171,7 +171,7 @@ class APIServerMetrics:
         return self._watch_events.labels(group, version, kind)
 
     def decided(self, allowed: bool) -> None:
-        self._decisions.labels("RBAC", "rbac", "allowed" if allowed else "denied").inc()
+        (self._allowed if allowed else self._denied).inc()
 
     def audit_level(self, level: str) -> None:
         """One request's audit policy level."""
