@@ -262,7 +262,8 @@ def _auditor(options: ServeOptions, metrics: APIServerMetrics) -> Auditor:
     policy = load_policy(Path(options.audit_policy_file).read_text())
     log_file = open_audit_log(options.audit_log_path, max_size_mb=options.audit_log_maxsize,
                               max_backups=options.audit_log_maxbackup, max_age_days=options.audit_log_maxage)
-    return Auditor(policy, log_file, on_event=metrics.audit_event, on_level=metrics.audit_level)
+    return Auditor(policy, log_file, on_event=metrics.audit_event, on_level=metrics.audit_level,
+                   on_error=metrics.audit_error)
 
 
 def _record_decision(decision) -> None:

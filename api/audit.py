@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -51,6 +52,8 @@ STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 _RANK = {level: i for i, level in enumerate(LEVELS)}
 _POLICY_VERSIONS = ("audit.k8s.io/v1", "audit.k8s.io/v1beta1")
 _REDACTED = "<redacted>"
+
+_log = logging.getLogger(__name__)
 
 _CURRENT: ContextVar["AuditRecord | None"] = ContextVar("miniplane_audit_record", default=None)
 
@@ -403,11 +406,12 @@ class Auditor:
 
     def __init__(self, policy: Policy | None = None, log: AuditLog | None = None, *,
                  on_event: Callable[[], None] = lambda: None, on_level: Callable[[str], None] = lambda _: None,
-                 now: Callable[[], dt.datetime] | None = None) -> None:
+                 on_error: Callable[[], None] = lambda: None, now: Callable[[], dt.datetime] | None = None) -> None:
         self.policy = policy if log is not None else None
         self.log = log
         self._on_event = on_event
         self._on_level = on_level
+        self._on_error = on_error
         self.now = now if now is not None else (lambda: dt.datetime.now(dt.timezone.utc))
 
     @property
@@ -429,8 +433,16 @@ class Auditor:
         return record
 
     def write(self, event: dict[str, Any]) -> None:
+        """Write one event. A log that cannot be written (a full disk) is reported and counted
+        (`apiserver_audit_error_total`), and the request is still answered, as kube-apiserver's
+        default `blocking` mode does."""
         assert self.log is not None
-        self.log.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str) + "\n")
+        try:
+            self.log.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str) + "\n")
+        except OSError as exc:
+            self._on_error()
+            _log.error("audit: cannot write event %s (stage %s): %s", event.get("auditID"), event.get("stage"), exc)
+            return
         self._on_event()
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ no work that grows with the store):
 - `apiserver_watch_events_total{group,version,kind}`
 - `etcd_request_duration_seconds{operation,type}`: the store's latency per call (`InstrumentedStore`)
 - `apiserver_authorization_decisions_total{type,name,decision}` (`allowed`, `denied`)
-- `apiserver_audit_event_total`, `apiserver_audit_level_total{level}`
+- `apiserver_audit_event_total`, `apiserver_audit_level_total{level}`, `apiserver_audit_error_total{plugin}`
 
 Read when scraped (`Live`: callables the assembly gives):
 
@@ -131,6 +131,9 @@ class APIServerMetrics:
                                   "type, name, and decision.", ["type", "name", "decision"], registry=r)
         self._audit_events = Counter("apiserver_audit_event_total", "Counter of audit events generated and sent to "
                                      "the audit backend.", registry=r)
+        self._audit_errors = Counter("apiserver_audit_error_total", "Counter of audit events that failed to be "
+                                     "audited properly. Plugin identifies the plugin affected by the error.",
+                                     ["plugin"], registry=r)
         self._audit_levels = Counter("apiserver_audit_level_total", "Counter of policy levels for audit events "
                                      "(1 per request).", ["level"], registry=r)
         self._allowed = self._decisions.labels("RBAC", "rbac", "allowed")
@@ -180,6 +183,10 @@ class APIServerMetrics:
     def audit_event(self) -> None:
         """One audit event written."""
         self._audit_events.inc()
+
+    def audit_error(self) -> None:
+        """One audit event that could not be written."""
+        self._audit_errors.labels("log").inc()
 
 
 class _LiveCollector(Collector):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from api.cli import main as miniplane
+from tests.support.metrics import scrape
 from tests.support.server import Server, start_in_process
 
 RBAC = "rbac.authorization.svc.io"
@@ -231,3 +232,18 @@ def test_a_policy_kubernetes_would_refuse_stops_the_server_at_start(tmp_path, ca
                       str(tmp_path / "policy.yaml"), "--audit-log-path", str(tmp_path / "audit.log")])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+async def test_an_audit_log_that_cannot_be_written_is_counted_and_requests_are_still_answered(
+        nursery, tmp_path, autojump_clock, caplog):
+    server, log = await audited_server(nursery, tmp_path, "apiVersion: audit.k8s.io/v1\nkind: Policy\n"
+                                                           "rules: [{level: Metadata}]\n")
+
+    def full_disk(line: str) -> None:
+        raise OSError(28, "No space left on device")
+    server.plane.state.auditor.log.write = full_disk
+    async with server.client() as admin:
+        assert (await admin.get("/version")).status_code == 200
+        samples = await scrape(admin)
+    assert samples.value("apiserver_audit_error_total", plugin="log") >= 2  # the version's two stages at least
+    assert "No space left on device" in caplog.text
