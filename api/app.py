@@ -237,7 +237,7 @@ class Handler(Filters):
             if name:
                 raise errors.NotFound("the server could not find the requested resource")
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
-        if (verb in ("update", "patch") and not name) or (verb == "create" and name):
+        if (verb in ("update", "patch") and not name) or (verb == "create" and name and not sub):
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         args = request.args
         ua = request.headers.get("User-Agent", "")
@@ -261,6 +261,16 @@ class Handler(Filters):
             stream = await self.registry.open_watch(user, rt, namespace, opts)
             return self._watch_response(stream, choice, rt,
                                         track=lambda chunks: self.track_watch(user, info, chunks))
+        if verb == "create" and sub:
+            # A subresource that is another kind (a ServiceAccount's token): its answer, 201, as a review's.
+            choice = self._choice(allowed_as=("", "PartialObjectMetadata"))
+            result = await self.registry.create(user, rt, namespace, await self._body(),
+                                                write_options(args, ua, method=request.method), name=name,
+                                                subresource=sub)
+            doc = result.obj.obj
+            if choice.as_kind == "PartialObjectMetadata":
+                doc = partial_object_metadata(doc, choice.meta_api_version)
+            return self._respond(201, doc, choice, warnings=result.warnings)
         if verb == "create" and rt.virtual:
             # No Table (reviews have no table convertor in Kubernetes); the metadata form as for any object.
             choice = self._choice(allowed_as=("", "PartialObjectMetadata", "PartialObjectMetadataList"))

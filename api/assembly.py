@@ -8,7 +8,8 @@ and TLS; tests drive `app` in process. Leaving the context stops everything
 and closes the store (open watches end, SQLite checkpoints its WAL).
 
 The data directory holds what outlives a process: the SQLite file, the admin
-token, the PKI. The key continue tokens are signed with lives in the store
+token, the PKI, the key service account tokens are signed with (`sa.key`);
+every secret file is written 0600. The key continue tokens are signed with lives in the store
 (`CONTINUE_KEY`, made by the first server to start), so that every server
 sharing a store (etcd) honours the others' tokens.
 
@@ -22,6 +23,9 @@ With `--workers N` (`api.workers`) each of N processes runs this assembly
 with a `WorkerSpec`: its SQLite store shares the file with the others
 (`runtime.storage.sqlite_peers`), and only worker 0, the primary, runs the
 bootstrap, the compactor and the built-in controllers, so they run once.
+On a store several servers share, the service account signing key lives in
+the store too (`SERVICE_ACCOUNT_KEY`), unless `--service-account-signing-key-file`
+names one: every server verifies the tokens any of them signed.
 """
 
 from __future__ import annotations
@@ -56,9 +60,10 @@ from runtime.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.storage.compaction import run_compactor, run_shared_compactor
 from runtime.storage.sqlite_peers import PeerGroup, PeerLinks, SqlitePeers
+from runtime.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
-           "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
+           "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "SERVICE_ACCOUNT_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
 
 log = logging.getLogger("miniplane")
 
@@ -70,6 +75,8 @@ ADMIN_USER = UserInfo("admin", uid="admin", groups=("system:masters",))
 
 #: The store key of the continue-token signing key (no kind's key: the watch cache passes it by).
 CONTINUE_KEY = "/continue_key"
+#: Where a store several servers share keeps the service account signing key (PEM).
+SERVICE_ACCOUNT_KEY = "/serviceaccount_signing_key"
 
 #: Namespace and name of the Lease the servers' built-in controllers elect their leader on.
 CONTROLLERS_LEASE = ("default", CONTROLLERS_FIELD_MANAGER)
@@ -150,6 +157,10 @@ class ServeOptions:
     audit_log_maxsize: int = 0
     audit_log_maxbackup: int = 0
     audit_log_maxage: int = 0
+    service_account_issuer: str = DEFAULT_ISSUER
+    api_audiences: tuple[str, ...] = ()  # default: the issuer
+    service_account_signing_key_file: str | None = None  # default DATA_DIR/sa.key (made once)
+    service_account_max_token_expiration: int = 0  # seconds; 0: no maximum
 
     def limit_options(self) -> LimitOptions:
         return LimitOptions(self.max_requests_inflight, self.max_mutating_requests_inflight, self.request_timeout,
@@ -181,8 +192,10 @@ def _wall_clock() -> Callable[[], float]:
 
 
 def _secret_file(path: Path, make: Callable[[], bytes]) -> bytes:
-    """The contents of `path`, made once (readable by the owner only)."""
+    """The contents of `path`, made once (readable by the owner only; a wider mode found is narrowed)."""
     if path.exists():
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)
         return path.read_bytes()
     data = make()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -204,11 +217,12 @@ def _store_options(options: ServeOptions) -> dict[str, str]:
     return {name: value for name, value in given.items() if value}
 
 
-async def _store_secret(store: Store, key: str) -> bytes:
-    """The secret kept at `key` in the store, made (32 random bytes, hex) by the first server to ask."""
+async def _store_secret(store: Store, key: str, make: Callable[[], bytes] = lambda: secrets.token_hex(32).encode()
+                        ) -> bytes:
+    """The secret kept at `key` in the store, made (by default 32 random bytes, hex) by the first server to ask."""
     entry = await store.get(key)
     if entry is None:
-        made = secrets.token_hex(32).encode()
+        made = make()
         try:
             entry = await store.create(key, lambda revision: made)
         except KeyExists:  # another server made it first
@@ -229,13 +243,15 @@ def _leader_election(options: ServeOptions) -> LeaderElectionConfig | None:
 
 
 def prepare_data_dir(options: ServeOptions) -> str:
-    """Make the data directory and the admin token if missing; returns the token.
+    """Make the data directory, the admin token and the service account signing key if missing; returns the token.
 
     The parent of several workers calls it before starting them, so that
     they find the token made rather than race to make it.
     """
     data_dir = Path(options.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
+    if not options.service_account_signing_key_file and not is_shared_store(options.store):
+        _secret_file(data_dir / "sa.key", generate_key)
     return _secret_file(data_dir / "admin.token",
                         lambda: (secrets.token_urlsafe(32) + "\n").encode()).decode().strip()
 
@@ -327,18 +343,32 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
     auditor = _auditor(options, metrics)
     store = await _open_store(options, data_dir)
     try:
+        clock = _wall_clock()
+        if options.service_account_signing_key_file:
+            signing_key = Path(options.service_account_signing_key_file).read_bytes()
+        elif is_shared_store(options.store):
+            signing_key = await _store_secret(store, SERVICE_ACCOUNT_KEY, generate_key)
+        else:
+            signing_key = _secret_file(data_dir / "sa.key", generate_key)
+        signer = TokenSigner(signing_key, issuer=options.service_account_issuer,
+                             audiences=options.api_audiences or None, clock=clock,
+                             max_expiration_seconds=options.service_account_max_token_expiration)
         scheme = Scheme(options.api_domain)
         registry = Registry(InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)), scheme,
                             feature_gates=options.feature_gates,
                             history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
-                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=_wall_clock())
+                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock,
+                            tokens=signer)
         registry.authorizer = CountingAuthorizer(registry.authorizer, metrics, _record_decision)
         limits = RequestLimits(options.limit_options())
         metrics.live = _live(registry, limits, _store_path(options, data_dir))
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)
         client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
-        authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth)
+        authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth,
+                                      signed_tokens=registry.authenticate_signed_token,
+                                      api_audiences=signer.audiences)
+        registry.token_authenticator = authenticator.authenticate_token
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)

@@ -4,7 +4,12 @@ As kube-apiserver's authentication chain (`k8s.io/apiserver/pkg/authentication`)
 
 - `TokenFile`: static bearer tokens, `--token-auth-file` CSV lines
   `token,user,uid[,"group1,group2"]` (`token/tokenfile/tokenfile.go`), plus
-  tokens added in code (the admin token the server makes).
+  tokens added in code (the admin token the server makes). Kept by their
+  SHA-256 digest and compared with `hmac.compare_digest`: looking a token up
+  takes no time that depends on how much of it matches a known one.
+- Service account tokens: JWTs the server signed, checked by the registry
+  (`Registry.authenticate_signed_token`: signature, issuer, audiences,
+  expiry, the service account still there with the same uid).
 - `Authenticator.authenticate(headers, client_cert_der) -> UserInfo`, in
   Kubernetes' order: client certificate (CN = user, each O = a group,
   `request/x509/x509.go`), then `Authorization: Bearer <token>`
@@ -13,6 +18,10 @@ As kube-apiserver's authentication chain (`k8s.io/apiserver/pkg/authentication`)
   was presented but is bad is a 401, anonymous or not (`union.NewFailOnError`).
   Every authenticated user gets `system:authenticated`
   (`group/authenticated_group_adder.go`).
+- `Authenticator.authenticate_token(token, audiences)`: the bearer-token
+  chain alone (static tokens, then signed ones), as TokenReview asks it.
+  Static tokens are audience-agnostic: good for any request, and for a
+  review only when its audiences include one of the server's.
 - `impersonate(user, headers, authorize) -> UserInfo`: the `Impersonate-*`
   headers, each target authorized with verb `impersonate`
   (`endpoints/filters/impersonation.go`).
@@ -29,6 +38,8 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
+import hmac
 import logging
 import os
 import re
@@ -53,6 +64,7 @@ from runtime.rbac.user import (
     split_service_account_username,
 )
 from runtime.scheme import DEFAULT_DOMAIN
+from runtime.tokens import TokenAuthentication, refusal
 
 __all__ = [
     "Headers", "TokenFile", "Authenticator", "ANONYMOUS_USER", "impersonate",
@@ -115,7 +127,8 @@ class TokenFile:
     """
 
     def __init__(self, tokens: Mapping[str, UserInfo] | None = None) -> None:
-        self._tokens: dict[str, UserInfo] = {}
+        # digest -> (token, user): looked up by a hash the caller cannot steer, then compared in constant time.
+        self._tokens: dict[bytes, tuple[str, UserInfo]] = {}
         for token, user in (tokens or {}).items():
             self.add(token, user)
 
@@ -164,14 +177,21 @@ class TokenFile:
         """Make `token` authenticate as `user` (replacing any user it had). Raises ValueError for ""."""
         if not token:
             raise ValueError("a bearer token must not be empty")
-        self._tokens[token] = user
+        self._tokens[_digest(token)] = (token, user)
 
     def lookup(self, token: str) -> UserInfo | None:
-        """Return the user of `token` as stored, or None for an unknown token."""
-        return self._tokens.get(token)
+        """Return the user of `token` as stored, or None for an unknown token (in constant time)."""
+        found = self._tokens.get(_digest(token))
+        if found is None or not hmac.compare_digest(found[0].encode(), token.encode()):
+            return None
+        return found[1]
 
     def __len__(self) -> int:
         return len(self._tokens)
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
 
 
 # --- authenticator ---------------------------------------------------------------------------
@@ -222,12 +242,19 @@ class Authenticator:
     tokens: the bearer tokens. client_ca_pem: PEM of the CA(s) client
     certificates must be issued by; None turns client certificates off (a
     presented one is then ignored). anonymous: whether a request with no
-    credentials is `system:anonymous` (True) or a 401.
+    credentials is `system:anonymous` (True) or a 401. signed_tokens:
+    `(token, audiences) -> TokenAuthentication | None`, the tokens the server
+    signed (None for a token that is not one). api_audiences: the server's
+    audiences (`--api-audiences`).
     """
 
     def __init__(self, tokens: TokenFile, *, client_ca_pem: bytes | None = None,
-                 anonymous: bool = True) -> None:
+                 anonymous: bool = True,
+                 signed_tokens: Callable[[str, tuple[str, ...] | None], TokenAuthentication | None] | None = None,
+                 api_audiences: tuple[str, ...] = ()) -> None:
         self._tokens = tokens
+        self._signed = signed_tokens
+        self._api_audiences = tuple(api_audiences)
         self._client_cas: tuple[x509.Certificate, ...] = (
             tuple(x509.load_pem_x509_certificates(client_ca_pem)) if client_ca_pem else ())
         self._anonymous = anonymous
@@ -256,16 +283,38 @@ class Authenticator:
                     return _with_authenticated(user)
         token = _bearer_token(headers)
         if token is not None:
-            user = self._tokens.lookup(token)
-            if user is None:
-                failures.append("invalid bearer token")
-            else:
-                return _with_authenticated(_with_service_account_groups(user))
+            answer = self.authenticate_token(token)
+            if answer.user is not None:
+                return answer.user
+            failures.append(answer.error)
         if failures:
             raise Unauthorized(_UNAUTHORIZED) from _CredentialError("; ".join(failures))
         if self._anonymous:
             return ANONYMOUS_USER
         raise Unauthorized(_UNAUTHORIZED)
+
+    def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenAuthentication:
+        """Who a bearer token is: static tokens first, then the tokens the server signed.
+
+        audiences: those a TokenReview asks for (None: a request to this
+        server). The user has `system:authenticated` (and a service account's
+        groups). Never raises: a refused token's `error` says why, in
+        Kubernetes' words, never quoting the token.
+        """
+        errors: list[str] = []
+        user = self._tokens.lookup(token)
+        if user is not None:
+            accepted = self._api_audiences if audiences is None else tuple(
+                a for a in self._api_audiences if a in audiences)
+            if audiences is None or accepted:
+                return TokenAuthentication(_with_authenticated(_with_service_account_groups(user)), accepted)
+        if self._signed is not None:
+            answer = self._signed(token, audiences)
+            if answer is not None and answer.user is not None:
+                return TokenAuthentication(_with_authenticated(answer.user), answer.audiences)
+            if answer is not None:
+                errors.append(answer.error)
+        return TokenAuthentication(None, error=refusal(errors))
 
     def _certificate_user(self, der: bytes) -> UserInfo | None:
         try:
@@ -313,6 +362,10 @@ def _common_name(cert: x509.Certificate) -> str:
 
 # --- impersonation ---------------------------------------------------------------------------
 
+#: An impersonation target's kind (Kubernetes' ObjectReference kinds of `impersonation.go`), not a served kind.
+_SERVICE_ACCOUNT_TARGET = "ServiceAccount"
+
+
 @dataclass(frozen=True)
 class _Target:
     """One thing to impersonate, as Kubernetes' `v1.ObjectReference` of it."""
@@ -346,7 +399,7 @@ def _targets(headers: Headers, authn_version: str) -> tuple[str, list[_Target], 
     if requested:
         split = split_service_account_username(requested)
         if split is not None:
-            targets.append(_Target("ServiceAccount", split[1], namespace=split[0]))
+            targets.append(_Target(_SERVICE_ACCOUNT_TARGET, split[1], namespace=split[0]))
         else:
             targets.append(_Target("User", requested))
     groups = _header_values(headers, IMPERSONATE_GROUP)
@@ -366,7 +419,7 @@ def _targets(headers: Headers, authn_version: str) -> tuple[str, list[_Target], 
 
 
 def _attributes(requestor: UserInfo, target: _Target, authn_group: str) -> Attributes:
-    if target.kind == "ServiceAccount":
+    if target.kind == _SERVICE_ACCOUNT_TARGET:
         return resource_attributes(requestor, "impersonate", "serviceaccounts", api_version="v1",
                                    namespace=target.namespace, name=target.name)
     if target.kind in ("User", "Group"):
@@ -432,7 +485,7 @@ def impersonate(
         if not allowed:
             raise Forbidden(forbidden_status_message(attrs, reason), name=attrs.name,
                             group=attrs.api_group, kind=attrs.resource)
-        if target.kind == "ServiceAccount" and not groups_specified:
+        if target.kind == _SERVICE_ACCOUNT_TARGET and not groups_specified:
             groups = list(service_account_groups(target.namespace))
         elif target.kind == "Group":
             groups.append(target.name)

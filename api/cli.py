@@ -24,6 +24,7 @@ from runtime.featuregates import parse_feature_gates
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.storage import StoreError
 from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
+from runtime.tokens import DEFAULT_ISSUER
 
 __all__ = ["main", "parser", "serve_options"]
 
@@ -118,6 +119,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--audit-log-maxsize", type=_count, default=0, help="megabytes before the log rotates (0: 100)")
     s.add_argument("--audit-log-maxbackup", type=_count, default=0, help="rotated files kept (0: all)")
     s.add_argument("--audit-log-maxage", type=_count, default=0, help="days rotated files are kept (0: no limit)")
+    s.add_argument("--service-account-issuer", default=DEFAULT_ISSUER, help="iss of the service account tokens")
+    s.add_argument("--api-audiences", default="", help="audiences a token must name (default: the issuer), A,B")
+    s.add_argument("--service-account-signing-key-file", help="ECDSA P-256 key, PEM (default DATA_DIR/sa.key)")
+    s.add_argument("--service-account-max-token-expiration", type=int, default=0,
+                   help="longest token lifetime in seconds (0: none)")
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
     c.add_argument("--kubeconfig", required=True)
@@ -227,7 +233,11 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         min_request_timeout=args.min_request_timeout, max_connections=args.max_connections,
         max_watches_per_user=args.max_watches_per_user, audit_log_path=args.audit_log_path,
         audit_policy_file=args.audit_policy_file, audit_log_maxsize=args.audit_log_maxsize,
-        audit_log_maxbackup=args.audit_log_maxbackup, audit_log_maxage=args.audit_log_maxage)
+        audit_log_maxbackup=args.audit_log_maxbackup, audit_log_maxage=args.audit_log_maxage,
+        service_account_issuer=args.service_account_issuer,
+        api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
+        service_account_signing_key_file=args.service_account_signing_key_file,
+        service_account_max_token_expiration=args.service_account_max_token_expiration)
 
 
 def _run_server(options: ServeOptions) -> int:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import types as pytypes
 import typing
 from collections.abc import Iterable, Iterator, Sequence
@@ -139,7 +140,7 @@ class _Schemas:
         description = (model.__dict__.get("__doc__") or _DESCRIPTIONS.get(model)
                        or _DOCS.get(_RENAMES.get(model.__name__, model.__name__)) or self._list_doc(model))
         if description:
-            schema["description"] = description.strip()
+            schema["description"] = re.sub(r"\n\s*", " ", description.strip())  # a docstring's line breaks
         schema["properties"] = {(info.alias or field): self._field(model, field, info.alias or field)
                                 for field, info in model.model_fields.items()}
         if model in REQUIRED:
@@ -246,7 +247,8 @@ class _Paths:
         return {t: {"schema": schema} for t in (types or self.media)}
 
     def _op(self, t: ResourceType, action: str, op_id: str, params: tuple[str, ...],
-            ok: dict[str, Any], codes: tuple[str, ...], body: dict[str, Any] | None = None) -> dict[str, Any]:
+            ok: dict[str, Any], codes: tuple[str, ...], body: dict[str, Any] | None = None,
+            gvk: dict[str, str] | None = None) -> dict[str, Any]:
         group_token = "".join(p.capitalize() for p in (t.info.group_prefix or "core").split("."))
         op: dict[str, Any] = {
             "description": f"{_VERBS[action]} {t.kind}",
@@ -256,7 +258,7 @@ class _Paths:
             "responses": {**{c: {"description": _CODES[c], "content": ok} for c in codes},
                           "401": {"description": "Unauthorized"}},
             "x-kubernetes-action": action,
-            "x-kubernetes-group-version-kind": {"group": t.group, "version": t.version, "kind": t.kind},
+            "x-kubernetes-group-version-kind": gvk or {"group": t.group, "version": t.version, "kind": t.kind},
         }
         if body is not None:
             op["requestBody"] = body
@@ -313,8 +315,15 @@ class _Paths:
                 "get": self._op(t, "list", t.kind + "ForAllNamespaces", _LIST, listed, ("200",))})
         self._path(f"{collection}/{{name}}", ns_param + name_param, self._item(t, verbs, scope + t.kind))
         for sub, sub_verbs in t.info.subresources:
-            self._path(f"{collection}/{{name}}/{sub}", ns_param + name_param,
-                       self._item(t, sub_verbs, scope + t.kind + sub.capitalize()))
+            ops = self._item(t, sub_verbs, scope + t.kind + sub.capitalize())
+            other, model = t.strategy.view_kind(sub), t.strategy.subresource_model(sub)
+            if "create" in sub_verbs and other is not None and model is not None:
+                # A subresource one POSTs another kind to (a ServiceAccount's token: a TokenRequest).
+                content = self._content(_ref(model))
+                ops["post"] = self._op(t, "post", scope + t.kind + sub.capitalize(), _WRITE, content,
+                                       ("200", "201", "202"), {"content": content, "required": True},
+                                       gvk={"group": other[0], "version": other[1], "kind": other[2]})
+            self._path(f"{collection}/{{name}}/{sub}", ns_param + name_param, ops)
 
 
 def _ref_patch() -> dict[str, Any]:
@@ -341,6 +350,10 @@ def _gvks(scheme: Scheme) -> dict[type[BaseModel], list[dict[str, str]]]:
         gvks[t.model] = [{"group": t.group, "kind": t.kind, "version": t.version}]
         if t.info.list_model is not None:
             gvks[t.info.list_model] = [{"group": t.group, "kind": t.list_kind, "version": t.version}]
+        for sub, _ in t.info.subresources:
+            other, model = t.strategy.view_kind(sub), t.strategy.subresource_model(sub)
+            if other is not None and model is not None:
+                gvks[model] = [{"group": other[0], "kind": other[2], "version": other[1]}]
     groups = dict.fromkeys(["", *(g for g, _ in scheme.groups())])
     gvks[models.DeleteOptions] = [{"group": g, "kind": "DeleteOptions", "version": "v1"} for g in groups]
     gvks[models.Status] = [{"group": "", "kind": "Status", "version": "v1"}]
@@ -360,8 +373,10 @@ def openapi_v3_document(scheme: Scheme, group_version: str) -> dict[str, Any] | 
         return None
     pool = _Schemas(_gvks(scheme))
     typed = [t for t in served if t.strategy.openapi_schema is None]
+    subresource_models = [m for t in typed for sub, _ in t.info.subresources
+                          if (m := t.strategy.subresource_model(sub)) is not None]
     for model in (*(t.model for t in typed), *(t.info.list_model for t in typed if t.info.list_model),
-                  models.DeleteOptions, models.Status, models.ObjectMeta, models.ListMeta):
+                  *subresource_models, models.DeleteOptions, models.Status, models.ObjectMeta, models.ListMeta):
         pool.add(model)
     for t in served:
         if t.strategy.openapi_schema is not None:

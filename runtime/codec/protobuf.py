@@ -117,10 +117,14 @@ _KINDS: dict[str, _Kind] = {
     "SelfSubjectAccessReview": _Kind(authz.SelfSubjectAccessReview, _AUTHZ),
     "SelfSubjectRulesReview": _Kind(authz.SelfSubjectRulesReview, _AUTHZ),
     "SelfSubjectReview": _Kind(authn.SelfSubjectReview, _AUTHN),
+    "TokenRequest": _Kind(authn.TokenRequest, _AUTHN),
+    "TokenReview": _Kind(authn.TokenReview, _AUTHN),
     "Namespace": _Kind(core.Namespace, _CORE),
     "NamespaceList": _Kind(core.NamespaceList, _CORE),
     "Event": _Kind(core.Event, _CORE),
     "EventList": _Kind(core.EventList, _CORE),
+    "ServiceAccount": _Kind(core.ServiceAccount, _CORE),
+    "ServiceAccountList": _Kind(core.ServiceAccountList, _CORE),
     # meta.v1 kinds travel in every group (Status as "v1", DeleteOptions in the
     # resource's group, PartialObjectMetadata in meta.<domain>).
     "Status": _Kind(meta.Status, _ANY),
@@ -151,6 +155,7 @@ _ALWAYS = frozenset({
     "NamespaceCondition.type", "NamespaceCondition.status",
     # core/v1 Event's (events.k8s.io/v1's messages share the name: its reportingInstance is written too)
     "Event.reportingComponent", "Event.reportingInstance",
+    "TokenRequestStatus.token",
     *(f"{kind}.items" for kind in _KINDS if kind.endswith("List")),
 })
 
@@ -165,6 +170,8 @@ _NULLABLE = frozenset({
     "SubjectAccessReviewSpec.resourceAttributes", "SubjectAccessReviewSpec.nonResourceAttributes",
     "SelfSubjectAccessReviewSpec.resourceAttributes", "SelfSubjectAccessReviewSpec.nonResourceAttributes",
     "ResourceAttributes.fieldSelector", "ResourceAttributes.labelSelector",
+    "ServiceAccount.automountServiceAccountToken", "TokenRequestSpec.expirationSeconds",
+    "TokenRequestSpec.boundObjectRef",
 })
 
 # Messages whose JSON form is not an object, by full name.
@@ -189,7 +196,7 @@ def supports(api_version: str, kind: str) -> bool:
     """Return whether `kind` in `api_version` has a Protobuf encoding here.
 
     Kinds are matched by name and by the domain-free start of their group
-    (`rbac.authorization.` for RBAC kinds, the core group for Namespace and
+    (`rbac.authorization.` for RBAC kinds, the core group for Namespace, ServiceAccount and
     Event, `events.` for events.k8s.io's own Event, any group for meta.v1
     kinds). `Table` and custom kinds return False.
     """

@@ -1,7 +1,8 @@
 """Kinds as data: each kind is a `KindInfo` (facts) and a `Strategy` (behaviour), registered on the `Scheme`.
 
 Contract: everything kind-specific lives here, one module per kind family
-(`namespace`, `rbac`, `coordination`, `reviews`, `crd`, `insight*`; `customresource` builds
+(`namespace`, `serviceaccount`, `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
+`insight*`; `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
 nothing outside this package compares kind names. Adding a kind means adding
@@ -31,6 +32,8 @@ from runtime.kinds.rbac import (
 from runtime.kinds.crd import CLEANUP_FINALIZER, CRD, CustomResourceDefinitionStrategy
 from runtime.kinds.reviews import REVIEW_KINDS
 from runtime.kinds.insight import INSIGHT_KINDS
+from runtime.kinds.serviceaccount import SERVICE_ACCOUNT, ServiceAccountStrategy
+from runtime.kinds.tokenreview import TOKEN_REVIEW, TokenReviewStrategy
 
 __all__ = [
     "KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
@@ -44,11 +47,13 @@ __all__ = [
 BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
     (NAMESPACE, NamespaceStrategy),
     (CORE_EVENT, CoreEventStrategy),
+    (SERVICE_ACCOUNT, ServiceAccountStrategy),
     (CLUSTER_ROLE, ClusterRoleStrategy),
     (CLUSTER_ROLE_BINDING, ClusterRoleBindingStrategy),
     (ROLE, RoleStrategy),
     (ROLE_BINDING, RoleBindingStrategy),
     *REVIEW_KINDS,
+    (TOKEN_REVIEW, TokenReviewStrategy),
     (LEASE, LeaseStrategy),
     (EVENTS_EVENT, EventsV1EventStrategy),
     (CRD, CustomResourceDefinitionStrategy),

@@ -19,7 +19,7 @@ Status), `anyone_may_create` (a review every caller may ask),
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from pydantic import BaseModel
 
@@ -37,6 +37,7 @@ from runtime.validation import FieldError, validate_object_meta
 if TYPE_CHECKING:
     from runtime.objects import StoredObject
     from runtime.scheme import ResourceType, Scheme
+    from runtime.tokens import TokenAuthentication, TokenClaims, TokenSigner
 
 __all__ = ["KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS"]
 
@@ -81,11 +82,17 @@ class KindInfo:
 
 
 class PolicyContext(Protocol):
-    """What a kind's admission may ask of the server: authorization decisions and the RBAC policy."""
+    """What a kind's admission and evaluation may ask of the server: authorization decisions, the RBAC
+    policy, the service account token signer, token authentication, and reads of stored objects."""
 
     rbac: RoleSource
+    tokens: "TokenSigner"
 
     def decide(self, attrs: Attributes) -> Decision: ...
+
+    def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> "TokenAuthentication": ...
+
+    async def read_current(self, rt: "ResourceType", key: str, name: str = "") -> "StoredObject | None": ...
 
 
 @dataclass
@@ -277,7 +284,8 @@ class Strategy:
         return False
 
     def view_kind(self, subresource: str) -> tuple[str, str, str] | None:
-        """(group, version, kind) of the kind `subresource` is a view as (`has_view`); None: the object's own."""
+        """(group, version, kind) of a subresource that is another kind: a view (`has_view`, a custom kind's
+        Scale) or the body one POSTs (a ServiceAccount's `token`: a TokenRequest); None: the object's own."""
         return None
 
     def view(self, subresource: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -295,6 +303,40 @@ class Strategy:
         """Follow a (re)list: `objs` are every object of this kind now."""
         for obj in objs:
             self.observe("ADDED", obj)
+
+    # ---- subresources of another kind --------------------------------------------------------------
+
+    def subresource_model(self, subresource: str) -> type[BaseModel] | None:
+        """The model of a subresource one POSTs another kind to (`view_kind`; what OpenAPI shows), else None."""
+        return None
+
+    def decode_subresource(self, subresource: str, body: Body, field_validation: str) -> tuple[dict[str, Any],
+                                                                                               list[str]]:
+        """The body of a POST to `subresource`, decoded as its own kind; raises BadRequest."""
+        raise NotImplementedError(f"{self.rt.kind} has no subresource one creates")
+
+    async def create_subresource(self, policy: PolicyContext, user: UserInfo, subresource: str, namespace: str,
+                                 name: str, request: dict[str, Any],
+                                 load: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[dict[str, Any], list[str]]:
+        """The answer to a POST of `request` to `subresource` of object `name`, and its warnings.
+
+        `load()` reads the object (404 when it is missing); nothing is stored
+        by the generic code. Raises a StatusError to refuse.
+        """
+        raise NotImplementedError(f"{self.rt.kind} has no subresource one creates")
+
+    # ---- identities --------------------------------------------------------------------------------
+
+    #: Objects of this kind are identities whose tokens the server signs (ServiceAccount).
+    issues_tokens = False
+
+    def token_user(self, claims: "TokenClaims", lookup: Callable[[Any, str, str], "dict[str, Any] | None"],
+                   now: float) -> UserInfo:
+        """The user a verified token of this kind's identity is; raises TokenError once it is no longer valid.
+
+        `lookup(resource_type, namespace, name)` reads the watch cache.
+        """
+        raise NotImplementedError(f"{self.rt.kind} issues no tokens")
 
     # ---- virtual kinds -----------------------------------------------------------------------------
 

@@ -26,8 +26,14 @@ from runtime.models.authorization import (
     SelfSubjectRulesReview, SelfSubjectRulesReviewSpec, SubjectAccessReview,
     SubjectAccessReviewSpec, SubjectAccessReviewStatus, SubjectRulesReviewStatus,
 )
-from runtime.models.authentication import SelfSubjectReview, SelfSubjectReviewStatus, UserInfoModel
-from runtime.models.core import Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus
+from runtime.models.authentication import (
+    BoundObjectReference, SelfSubjectReview, SelfSubjectReviewStatus, TokenRequest, TokenRequestSpec,
+    TokenRequestStatus, TokenReview, TokenReviewSpec, TokenReviewStatus, UserInfoModel,
+)
+from runtime.models.core import (
+    LocalObjectReference, Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus, ServiceAccount,
+    ServiceAccountList,
+)
 from runtime.models.coordination import Lease, LeaseList, LeaseSpec
 from runtime.models.events import (
     Event, EventList, EventSeries, EventSource, EventsV1Event, EventsV1EventList, EventsV1EventSeries, ObjectReference,
@@ -50,7 +56,10 @@ __all__ = [
     "SelfSubjectRulesReview", "SelfSubjectRulesReviewSpec", "SubjectAccessReview",
     "SubjectAccessReviewSpec", "SubjectAccessReviewStatus", "SubjectRulesReviewStatus",
     "SelfSubjectReview", "SelfSubjectReviewStatus", "UserInfoModel",
+    "BoundObjectReference", "TokenRequest", "TokenRequestSpec", "TokenRequestStatus",
+    "TokenReview", "TokenReviewSpec", "TokenReviewStatus",
     "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
+    "LocalObjectReference", "ServiceAccount", "ServiceAccountList",
     "Lease", "LeaseList", "LeaseSpec",
     "ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EventsV1Event", "EventsV1EventList",
     "EventsV1EventSeries",

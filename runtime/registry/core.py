@@ -46,6 +46,7 @@ from runtime.requests import ListOptions, WriteOptions
 from runtime.scheme import ResourceType, Scheme
 from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from runtime.storage import RevisionConflict, Store
+from runtime.tokens import TokenAuthentication, TokenSigner
 from runtime.validation import invalid_error
 from runtime.validation.names import validate_object_meta_update
 from runtime.watchcache import KindCache, WatchCache
@@ -98,7 +99,7 @@ class RegistryCore:
     def __init__(self, store: Store, scheme: Scheme, authorizer: Any = None, *,
                  feature_gates: dict[str, bool] | None = None, history_seconds: float = 300.0,
                  continue_ttl: float = 300.0, continue_secret: bytes | None = None,
-                 token_clock: Callable[[], float] | None = None) -> None:
+                 token_clock: Callable[[], float] | None = None, tokens: TokenSigner | None = None) -> None:
         self.store = store
         self.scheme = scheme
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
@@ -110,6 +111,12 @@ class RegistryCore:
                                 history_seconds=history_seconds)
         # A secret and a wall clock kept across restarts keep continue tokens valid (or properly expired).
         self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
+        #: Signs and verifies service account tokens (a key of its own unless the server gives one).
+        self.tokens = tokens if tokens is not None else (
+            TokenSigner(clock=token_clock) if token_clock is not None else TokenSigner())
+        #: The server's whole bearer-token authentication, `(token, audiences) -> TokenAuthentication`
+        #: (TokenReview asks it); None: only the tokens this server signs.
+        self.token_authenticator: Callable[[str, tuple[str, ...] | None], TokenAuthentication] | None = None
         #: Admission plug-ins added by users, run in order after the kind's own admission.
         self.admission: list[AdmissionPlugin] = []
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).

@@ -118,6 +118,13 @@ NAMESPACE = {
 }
 
 
+SERVICE_ACCOUNT = {
+    "apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("robot", "ci"),
+    "secrets": [{"name": "robot-secret"}], "imagePullSecrets": [{"name": "registry"}],
+    "automountServiceAccountToken": False,
+}
+
+
 def _list(kind: str, api_version: str, *items: dict[str, Any]) -> dict[str, Any]:
     stripped = [{k: v for k, v in item.items() if k not in ("apiVersion", "kind")} for item in items]
     return {"apiVersion": api_version, "kind": kind, "metadata": LIST_META, "items": stripped}
@@ -170,8 +177,25 @@ OBJECTS: dict[str, dict[str, Any]] = {
         "status": {"userInfo": {"username": "alice", "uid": "uid-alice", "groups": ["devs", "system:authenticated"],
                                 "extra": {"authentication.kubernetes.io/credential-id": ["X509SHA256=abc"]}}},
     },
+    "TokenRequest": {
+        "apiVersion": AUTHN, "kind": "TokenRequest",
+        "metadata": {"name": "robot", "namespace": "ci", "creationTimestamp": "2024-01-02T03:04:05Z"},
+        "spec": {"audiences": ["https://kubernetes.default.svc"], "expirationSeconds": 600,
+                 "boundObjectRef": {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "name": "l",
+                                    "uid": "uid-l"}},
+        "status": {"token": "header.payload.signature", "expirationTimestamp": "2024-01-02T03:14:05Z"},
+    },
+    "TokenReview": {
+        "apiVersion": AUTHN, "kind": "TokenReview", "metadata": {"creationTimestamp": "2024-01-02T03:04:05Z"},
+        "spec": {"token": "header.payload.signature", "audiences": ["api"]},
+        "status": {"authenticated": True, "audiences": ["api"], "error": "none",
+                   "user": {"username": "system:serviceaccount:ci:robot", "uid": "uid-robot",
+                            "groups": ["system:serviceaccounts", "system:serviceaccounts:ci"]}},
+    },
     "Namespace": NAMESPACE,
     "NamespaceList": _list("NamespaceList", "v1", NAMESPACE),
+    "ServiceAccount": SERVICE_ACCOUNT,
+    "ServiceAccountList": _list("ServiceAccountList", "v1", SERVICE_ACCOUNT),
     "Event": CORE_EVENT,
     "EventList": _list("EventList", "v1", CORE_EVENT),
     "Status": {
@@ -220,6 +244,23 @@ def test_kind_is_chosen_whatever_the_group_domain() -> None:
 
 
 # --- field numbers ----------------------------------------------------------
+
+def test_token_request_and_service_account_use_kubernetes_field_numbers() -> None:
+    # TokenRequestSpec: audiences 1, boundObjectRef 3 (kind 1, apiVersion 2, name 3, uid 4), expirationSeconds 4.
+    spec = _ld(1, "api") + _ld(3, _ld(1, "Lease") + _ld(2, "coordination.k8s.io/v1") + _ld(3, "l") + _ld(4, "u")) \
+        + _vi(4, 3600)
+    assert decode(_envelope(AUTHN, "TokenRequest", _ld(2, spec)))["spec"] == {
+        "audiences": ["api"], "expirationSeconds": 3600,
+        "boundObjectRef": {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "name": "l", "uid": "u"}}
+    # ServiceAccount: secrets 2 (ObjectReference.name 3), imagePullSecrets 3, automountServiceAccountToken 4.
+    sa = _ld(1, _ld(1, "robot")) + _ld(2, _ld(3, "s")) + _ld(3, _ld(1, "r")) + _vi(4, 0)
+    assert decode(_envelope("v1", "ServiceAccount", sa)) == {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}, "secrets": [{"name": "s"}],
+        "imagePullSecrets": [{"name": "r"}], "automountServiceAccountToken": False}
+    # TokenReviewSpec: token 1, audiences 2.
+    assert decode(_envelope(AUTHN, "TokenReview", _ld(2, _ld(1, "t") + _ld(2, "api"))))["spec"] == {
+        "token": "t", "audiences": ["api"]}
+
 
 def test_decode_reads_kubernetes_field_numbers() -> None:
     # ObjectMeta: name 1, namespace 3, resourceVersion 6, creationTimestamp 8 (Time.seconds 1), labels 11.

@@ -69,7 +69,8 @@ def test_storage_version_hash_matches_kubernetes() -> None:
 def test_core_resource_list_has_namespace_and_its_subresources(scheme: Scheme) -> None:
     doc = api_resource_list(scheme, "v1")
     assert doc is not None and doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
-    assert [r["name"] for r in doc["resources"]] == ["events", "namespaces", "namespaces/finalize", "namespaces/status"]
+    assert [r["name"] for r in doc["resources"]] == ["events", "namespaces", "namespaces/finalize", "namespaces/status",
+                                                    "serviceaccounts", "serviceaccounts/token"]
     ns = _resource(doc, "namespaces")
     assert ns["singularName"] == "namespace" and ns["namespaced"] is False and ns["kind"] == "Namespace"
     assert ns["shortNames"] == ["ns"] and ns["storageVersionHash"] == "Q3oi5N2YM8M="
@@ -144,3 +145,16 @@ def test_aggregated_v2beta1_differs_only_in_api_version(scheme: Scheme) -> None:
 def test_aggregated_unknown_version_is_refused(scheme: Scheme) -> None:
     with pytest.raises(ValueError):
         aggregated_discovery(scheme, core=True, version="v1")
+
+
+def test_serviceaccounts_and_their_token_subresource_are_listed_as_kubernetes_lists_them() -> None:
+    doc = api_resource_list(Scheme("k8s.io"), "v1")
+    sa = _resource(doc, "serviceaccounts")
+    assert sa["shortNames"] == ["sa"] and sa["namespaced"] is True and sa["storageVersionHash"] == "pbx9ZvyFpBE="
+    token = _resource(doc, "serviceaccounts/token")
+    assert token == {"name": "serviceaccounts/token", "singularName": "", "namespaced": True, "verbs": ["create"],
+                     "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}
+    core = aggregated_discovery(Scheme("k8s.io"), core=True)["items"][0]["versions"][0]["resources"]
+    entry = next(r for r in core if r["resource"] == "serviceaccounts")
+    assert entry["subresources"] == [{"subresource": "token", "verbs": ["create"], "responseKind": {
+        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}}]
