@@ -212,7 +212,11 @@ class Handler(Filters):
 
     def _resource_type(self, info: RequestInfo) -> ResourceType:
         rt = self.scheme.by_resource(info.group, info.version, info.resource)
-        if rt is None or (info.subresource and rt.info.subresource_verbs(info.subresource) is None):
+        # An escaped slash (`%2F`) belongs to no resource path (no name, namespace or resource holds one):
+        # not a separator to resolve into another route (`roles/%2F` is not the collection).
+        encoded_slash = b"%2f" in (request.scope.get("raw_path") or b"").lower()
+        if rt is None or encoded_slash or (
+                info.subresource and rt.info.subresource_verbs(info.subresource) is None):
             raise errors.NotFound("the server could not find the requested resource")
         if info.namespace and not rt.namespaced:
             raise errors.NotFound("the server could not find the requested resource")

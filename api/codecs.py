@@ -147,7 +147,8 @@ def decode_body(codec: str, raw: bytes) -> Body:
         raise ValueError(f"unknown codec {codec!r}")
     try:
         if codec == "json":
-            data = json.loads(raw, object_pairs_hook=_json_hook) if raw.strip() else None
+            # UTF-8 strictly: json.loads(bytes) would let encoded surrogates through (`surrogatepass`).
+            data = json.loads(raw.decode("utf-8"), object_pairs_hook=_json_hook) if raw.strip() else None
         elif codec == "yaml":
             data = _load_yaml(raw)
         elif codec == "protobuf":

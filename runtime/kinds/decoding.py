@@ -43,6 +43,8 @@ def _go_type(shape: FieldShape) -> str:
     if shape.kind == "map" and shape.item is not None:
         return "map[string]" + _go_type(shape.item)
     if shape.kind == "scalar":
+        if shape.python_type is int and shape.ext("format") == "int32":
+            return "int32"
         return _GO_SCALAR.get(shape.python_type, "string")
     return "interface {}"
 
@@ -67,8 +69,9 @@ def type_error_message(model: type[BaseModel], error: dict[str, Any]) -> str:
             shape = shape.item
     value = error.get("input")
     got = _JSON_TYPE.get(type(value), "value")
-    if isinstance(value, float) and shape.kind == "scalar" and shape.python_type is int:
-        got = f"number {json.dumps(value)}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and shape.kind == "scalar" \
+            and shape.python_type is int and (isinstance(value, float) or error.get("type") != "int_type"):
+        got = f"number {json.dumps(value)}"  # a fraction, or out of the Go type's range
     if not path:
         return f"json: cannot unmarshal {got} into Go value of type {_go_type(shape)}"
     return f"json: cannot unmarshal {got} into Go struct field {struct}.{'.'.join(path)} of type {_go_type(shape)}"

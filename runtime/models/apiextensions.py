@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from runtime.models.base import K8sModel, list_field
+from runtime.models.base import K8sModel, int_field, list_field
 from runtime.models.meta import ListMeta, ObjectMeta
 
 __all__ = [
@@ -68,8 +68,9 @@ class CustomResourceColumnDefinition(K8sModel):
     format: Optional[str] = Field(None, description="An optional OpenAPI type definition for this column (name: "
                                                     "a primary identifier).")
     description: Optional[str] = Field(None, description="A human readable description of this column.")
-    priority: Optional[int] = Field(None, description="An integer defining the relative importance of this "
-                                                      "column (0: shown in standard view; more: wide view).")
+    priority: Optional[int] = int_field(
+        bits=32, description="An integer defining the relative importance of this column (0: shown in standard "
+                             "view; more: wide view).")
     json_path: Optional[str] = Field(None, description="A simple JSON path evaluated against each custom resource "
                                                        "to produce the value of this column.")
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from runtime.models.base import K8sModel, list_field, map_field
+from runtime.models.base import K8sModel, int_field, list_field, map_field
 from runtime.models.meta import ObjectMeta
 
 __all__ = ["UserInfoModel", "SelfSubjectReviewStatus", "SelfSubjectReview",
@@ -49,9 +49,9 @@ class TokenRequestSpec(K8sModel):
         description="Audiences are the intendend audiences of the token. A recipient of a token must identify "
                     "themself with an identifier in the list of audiences of the token, and otherwise should reject "
                     "the token. Defaults to the audiences of the API server.")
-    expiration_seconds: Optional[int] = Field(
-        None, description="ExpirationSeconds is the requested duration of validity of the request (at least 600, "
-                          "default 3600).")
+    expiration_seconds: Optional[int] = int_field(
+        description="ExpirationSeconds is the requested duration of validity of the request (at least 600, "
+                    "default 3600).")
     bound_object_ref: Optional[BoundObjectReference] = Field(
         None, description="BoundObjectRef is a reference to an object that the token will be bound to. The token "
                           "will only be valid for as long as the bound object exists.")

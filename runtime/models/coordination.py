@@ -13,7 +13,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from runtime.models.base import K8sModel
+from runtime.models.base import K8sModel, int_field
 from runtime.models.meta import ListMeta, ObjectMeta
 
 __all__ = ["LeaseSpec", "Lease", "LeaseList"]
@@ -24,14 +24,14 @@ class LeaseSpec(K8sModel):
 
     holder_identity: Optional[str] = Field(
         None, description="The identity of the holder of the current lease; empty when nobody holds it.")
-    lease_duration_seconds: Optional[int] = Field(
-        None, description="How long candidates must wait to force-acquire the lease, measured against the "
-                          "time they last observed a renewal.")
+    lease_duration_seconds: Optional[int] = int_field(
+        bits=32, description="How long candidates must wait to force-acquire the lease, measured against the "
+                             "time they last observed a renewal.")
     acquire_time: Optional[str] = Field(None, description="When the current lease was acquired (MicroTime).")
     renew_time: Optional[str] = Field(
         None, description="When the current holder last renewed the lease (MicroTime).")
-    lease_transitions: Optional[int] = Field(
-        None, description="The number of transitions of the lease between holders.")
+    lease_transitions: Optional[int] = int_field(
+        bits=32, description="The number of transitions of the lease between holders.")
 
 
 class Lease(K8sModel):

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
 
-from runtime.models.base import K8sModel, list_field, map_field
+from runtime.models.base import K8sModel, int_field, list_field, map_field
 
 __all__ = [
     "OwnerReference", "ManagedFieldsEntry", "ObjectMeta", "ListMeta", "LabelSelectorRequirement",
@@ -48,10 +48,10 @@ class ObjectMeta(K8sModel):
     namespace: Optional[str] = None
     uid: Optional[str] = None
     resource_version: Optional[str] = Field(None, description="Version at which the object was last modified.")
-    generation: Optional[int] = None
+    generation: Optional[int] = int_field()
     creation_timestamp: Optional[str] = None
     deletion_timestamp: Optional[str] = Field(None, description="Set when a client first requests deletion.")
-    deletion_grace_period_seconds: Optional[int] = None
+    deletion_grace_period_seconds: Optional[int] = int_field()
     labels: Optional[dict[str, str]] = map_field()
     annotations: Optional[dict[str, str]] = map_field()
     owner_references: Optional[list[OwnerReference]] = list_field(
@@ -64,7 +64,7 @@ class ObjectMeta(K8sModel):
 class ListMeta(K8sModel):
     resource_version: Optional[str] = None
     continue_: Optional[str] = Field(None, alias="continue")
-    remaining_item_count: Optional[int] = None
+    remaining_item_count: Optional[int] = int_field()
     self_link: Optional[str] = None
 
 
@@ -94,7 +94,7 @@ class StatusDetails(K8sModel):
     kind: Optional[str] = None
     uid: Optional[str] = None
     causes: Optional[list[StatusCause]] = list_field()
-    retry_after_seconds: Optional[int] = None
+    retry_after_seconds: Optional[int] = int_field(bits=32)
 
 
 class Status(K8sModel):
@@ -105,7 +105,7 @@ class Status(K8sModel):
     message: Optional[str] = None
     reason: Optional[str] = None
     details: Optional[StatusDetails] = None
-    code: Optional[int] = None
+    code: Optional[int] = int_field(bits=32)
 
 
 class Preconditions(K8sModel):
@@ -116,7 +116,7 @@ class Preconditions(K8sModel):
 class DeleteOptions(K8sModel):
     api_version: Optional[str] = None
     kind: Optional[str] = None
-    grace_period_seconds: Optional[int] = None
+    grace_period_seconds: Optional[int] = int_field()
     preconditions: Optional[Preconditions] = None
     orphan_dependents: Optional[bool] = None
     propagation_policy: Optional[str] = None

@@ -272,7 +272,9 @@ class RegistryCore:
         meta = obj["metadata"]
         claim_namespace(rt, meta, namespace)
         if meta.get("resourceVersion"):
-            raise errors.InternalError("resourceVersion should not be set on objects to be created")
+            # Kubernetes' storage answers this with a 500; a client's mistake is a 400 here (no 5xx for a
+            # request the client can fix: docs/kubernetes-differences.md).
+            raise errors.BadRequest("resourceVersion should not be set on objects to be created")
         if not rt.namespaced:
             return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
         # From the namespace check to the write, a delete cannot close the namespace (no orphans).

@@ -13,7 +13,7 @@ from typing import Optional
 
 from pydantic import ConfigDict, Field
 
-from runtime.models.base import K8sModel
+from runtime.models.base import K8sModel, int_field
 from runtime.models.meta import ListMeta, ObjectMeta
 
 __all__ = ["ObjectReference", "EventSource", "EventSeries", "Event", "EventList"]
@@ -48,8 +48,8 @@ class EventSeries(K8sModel):
     """EventSeries contain information on series of events, i.e. thing that was/is happening continuously for
     some time."""
 
-    count: Optional[int] = Field(
-        None, description="Number of occurrences in this series up to the last heartbeat time")
+    count: Optional[int] = int_field(
+        bits=32, description="Number of occurrences in this series up to the last heartbeat time")
     last_observed_time: Optional[str] = Field(None, description="Time of the last occurrence observed (MicroTime)")
 
 
@@ -74,7 +74,8 @@ class Event(K8sModel):
         None, description="The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)")
     last_timestamp: Optional[str] = Field(
         None, description="The time at which the most recent occurrence of this event was recorded.")
-    count: Optional[int] = Field(None, description="The number of times this event has occurred.")
+    count: Optional[int] = int_field(
+        bits=32, description="The number of times this event has occurred.")
     type: Optional[str] = Field(
         None, description="Type of this event (Normal, Warning), new types could be added in the future")
     event_time: Optional[str] = Field(None, description="Time when this Event was first observed (MicroTime).")

@@ -12,7 +12,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from runtime.models.base import K8sModel
+from runtime.models.base import K8sModel, int_field
 from runtime.models.events.core import EventSource, ObjectReference
 from runtime.models.meta import ListMeta, ObjectMeta
 
@@ -23,8 +23,8 @@ class EventSeries(K8sModel):
     """EventSeries contain information on series of events, i.e. thing that was/is happening continuously for
     some time. How often to update the EventSeries is up to the event reporters."""
 
-    count: Optional[int] = Field(
-        None, description="count is the number of occurrences in this series up to the last heartbeat time.")
+    count: Optional[int] = int_field(
+        bits=32, description="count is the number of occurrences in this series up to the last heartbeat time.")
     last_observed_time: Optional[str] = Field(
         None, description="lastObservedTime is the time when last Event from the series was seen before last "
                           "heartbeat.")
@@ -77,9 +77,9 @@ class Event(K8sModel):
     deprecated_last_timestamp: Optional[str] = Field(
         None, description="deprecatedLastTimestamp is the deprecated field assuring backward compatibility with "
                           "core.v1 Event type.")
-    deprecated_count: Optional[int] = Field(
-        None, description="deprecatedCount is the deprecated field assuring backward compatibility with core.v1 "
-                          "Event type.")
+    deprecated_count: Optional[int] = int_field(
+        bits=32, description="deprecatedCount is the deprecated field assuring backward compatibility with core.v1 "
+                             "Event type.")
 
 
 class EventList(K8sModel):
