@@ -249,7 +249,9 @@ def prepare_data_dir(options: ServeOptions) -> str:
     they find the token made rather than race to make it.
     """
     data_dir = Path(options.data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if data_dir.stat().st_mode & 0o077:  # the store holds secrets too (the continue key): the owner's only
+        os.chmod(data_dir, 0o700)
     if not options.service_account_signing_key_file and not is_shared_store(options.store):
         _secret_file(data_dir / "sa.key", generate_key)
     return _secret_file(data_dir / "admin.token",

@@ -9,6 +9,8 @@ credentials is 403 on all of them but what Kubernetes' bootstrap policy
 lets anyone read (`system:public-info-viewer`: health and version; the
 self reviews a user may always ask); an authenticated user without
 bindings reaches discovery and OpenAPI (`system:discovery`) and nothing else.
+The kinds every caller may create (`anyone_may_create`: the self reviews,
+the RBAC insight kinds) answer within the caller's own permissions.
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ PUBLIC_INFO = ("/healthz", "/livez", "/readyz", "/version")
 DISCOVERY = ("/api", "/api/v1", "/apis", "/apis/rbac.authorization.k8s.io", "/apis/rbac.authorization.k8s.io/v1",
              "/openapi/v2", "/openapi/v3", "/openapi/v3/api/v1")
 OTHER_NON_RESOURCE = ("/metrics", "/healthz/ping", "/no/such/path")
-#: Creates every caller may ask (a user can always check itself: the spec's rule).
-SELF_REVIEWS = ("selfsubjectaccessreviews", "selfsubjectrulesreviews")
 
 
 @pytest.fixture
@@ -57,6 +57,12 @@ async def resource_routes(srv: Server) -> list[tuple[str, str]]:
     return routes
 
 
+def open_to_all(srv: Server) -> set[str]:
+    """The plurals every caller may POST (their strategy says `anyone_may_create`: a user can always check
+    itself, as the spec says; what they answer is the caller's own permissions)."""
+    return {t.plural for t in srv.registry.scheme.types if t.strategy.anyone_may_create}
+
+
 async def answer(srv: Server, token: str | None, method: str, path: str) -> int:
     async with srv.client(token=token) as c:
         body = b"{}" if method in ("POST", "PUT", "PATCH") else None
@@ -76,7 +82,7 @@ async def test_without_credentials_only_public_info_and_self_reviews_are_allowed
         assert await answer(srv, None, "GET", path) == 200, path
     refused = {}
     for route in await resource_routes(srv) + [("GET", p) for p in (*DISCOVERY, *OTHER_NON_RESOURCE)]:
-        if route[0] == "POST" and route[1].rsplit("/", 1)[-1] in SELF_REVIEWS:
+        if route[0] == "POST" and route[1].rsplit("/", 1)[-1] in open_to_all(srv):
             continue
         code = await answer(srv, None, *route)
         if code != 403:
@@ -92,7 +98,7 @@ async def test_an_authenticated_user_without_bindings_reaches_discovery_and_publ
         assert await answer(srv, "nobody-token", "GET", path) == 200, path
     assert await answer(srv, "nobody-token", "GET", "/metrics") == 403  # system:monitoring's, not everyone's
     denied = {route: code for route in await resource_routes(srv)
-              if not (route[0] == "POST" and route[1].rsplit("/", 1)[-1] in (*SELF_REVIEWS, "selfsubjectreviews"))
+              if not (route[0] == "POST" and route[1].rsplit("/", 1)[-1] in {*open_to_all(srv), "selfsubjectreviews"})
               if (code := await answer(srv, "nobody-token", *route)) != 403}
     assert denied == {}
 
@@ -130,9 +136,9 @@ async def test_static_tokens_are_looked_up_by_digest_and_compared_in_constant_ti
 async def test_the_admin_kubeconfig_and_every_key_file_are_written_0600(nursery, tmp_path):
     srv = await start_server(nursery, tmp_path)
     data = srv.data_dir
-    secrets = [data / "admin.kubeconfig", data / "admin.token", data / "continue.key", data / "sa.key",
-               *sorted((data / "pki").glob("*.key"))]
-    assert len(secrets) >= 6
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700  # the store (its continue key) and all else: owner only
+    secrets = [data / "admin.kubeconfig", data / "admin.token", data / "sa.key", *sorted((data / "pki").glob("*.key"))]
+    assert len(secrets) >= 5
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in secrets}
     assert modes == {name: 0o600 for name in modes}
 

@@ -1,0 +1,75 @@
+"""Schemathesis against the server's own `/openapi/v3` documents: every operation they list, fuzzed.
+
+The documents are fetched from the server (the index, then each
+group-version's), loaded by schemathesis, and every operation's requests
+are generated from them, valid (positive) and invalid (negative), sent as
+the admin through the in-process app (`tests.support.threaded`: a
+`requests` session with no socket). Each answer must be safe: no 5xx, no
+stack trace, a `Status` for an error, and a refused request writes nothing
+(the store's revision is unchanged). Bounded: a fixed number of examples,
+derandomized, no database.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+
+from tests.support.server import IN_PROCESS_URL
+from tests.support.threaded import ThreadedPlane
+
+EXAMPLES = 150
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory):
+    with ThreadedPlane(tmp_path_factory.mktemp("openapi-fuzz"), api_domain="k8s.io") as plane:
+        yield plane
+
+
+def server_operations(plane: ThreadedPlane) -> list:
+    """Every operation of every group-version document the server serves, as schemathesis reads them."""
+    index = json.loads(plane.request("GET", "/openapi/v3").content)
+    operations = []
+    for entry in index["paths"].values():
+        document = json.loads(plane.request("GET", entry["serverRelativeURL"]).content)
+        for result in schemathesis.openapi.from_dict(document).get_all_operations():
+            operations.append(result.ok())
+    return operations
+
+
+def test_every_operation_of_the_servers_own_openapi_is_answered_safely(plane):
+    operations = server_operations(plane)
+    assert len(operations) > 80
+    session = plane.session()
+    token = plane.server.token
+    cases = st.sampled_from(operations).flatmap(lambda op: st.one_of(
+        op.as_strategy(GenerationMode.POSITIVE), op.as_strategy(GenerationMode.NEGATIVE)))
+    seen: set[str] = set()
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=cases)
+    def call(case) -> None:
+        if (case.query or {}).get("watch") not in (None, False, "false", "0"):
+            case.query = {**case.query, "timeoutSeconds": 1}
+        before = plane.revision()
+        response = case.call(base_url=IN_PROCESS_URL, session=session, headers={"Authorization": f"Bearer {token}"})
+        label = f"{case.method} {case.formatted_path}"
+        seen.add(case.operation.label)
+        text = response.content.decode("utf-8", "replace")
+        assert response.status_code < 500, f"{label}: {response.status_code} {text[:400]}"
+        assert "Traceback" not in text and 'File "/' not in text, f"{label}: {text[:400]}"
+        if response.status_code >= 400:
+            assert plane.revision() == before, f"{label} answered {response.status_code} but wrote"
+            if (response.headers.get("content-type") or "").startswith("application/json"):
+                status = json.loads(response.content)
+                assert status["kind"] == "Status" and status["code"] == response.status_code, text[:400]
+
+    call()
+    assert len(seen) > 40  # the examples spread over the operations
