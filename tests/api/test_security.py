@@ -1,5 +1,5 @@
 """Security rules, one test each: every route authenticated and authorized as in Kubernetes, tokens compared in
-constant time, secret files written 0600, and no secret in any log line.
+constant time, secret files written 0600, and no secret in any log line (the audit log included).
 
 Every route: each path and method of the server's own OpenAPI v3 documents
 (every group-version; `{namespace}`/`{name}` filled in), each list path
@@ -157,7 +157,11 @@ async def test_no_secret_reaches_a_log_line(nursery, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     tokens = tmp_path / "tokens.csv"
     tokens.write_text("static-secret-token-1234,carol,carol-uid\n")
-    srv = await start_server(nursery, tmp_path, api_domain="k8s.io", token_auth_file=str(tokens))
+    policy = tmp_path / "audit-policy.yaml"  # the most a log can hold: every request with its bodies
+    policy.write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n")
+    audit = tmp_path / "audit.log"
+    srv = await start_server(nursery, tmp_path, api_domain="k8s.io", token_auth_file=str(tokens),
+                             audit_policy_file=str(policy), audit_log_path=str(audit))
     sas = "/api/v1/namespaces/default/serviceaccounts"
     reviews = "/apis/authentication.k8s.io/v1/tokenreviews"
     async with srv.client() as admin:
@@ -178,7 +182,7 @@ async def test_no_secret_reaches_a_log_line(nursery, tmp_path, caplog):
         await ok(await admin.delete(f"{sas}/robot"))
     async with srv.client(token=jwt_token) as c:
         assert (await c.get(sas)).status_code == 401  # a refused token, logged as refused
-    text = caplog.text + "\n".join(repr(r.args) for r in caplog.records)
-    assert caplog.records  # the traffic was logged
+    text = caplog.text + "\n".join(repr(r.args) for r in caplog.records) + audit.read_text()
+    assert caplog.records and "tokenreviews" in audit.read_text()  # the traffic was logged and audited
     leaked = [s[:12] for s in (*secrets, "c2VjcmV0OnBhc3N3b3Jk") if s in text]
     assert leaked == []
