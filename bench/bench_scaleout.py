@@ -1,0 +1,373 @@
+"""Scale-out benchmark: GET and CREATE with 1 and 2 SQLite workers and 1 and 2 servers on one etcd, in one run.
+
+Measured in one run, with load from `wrk` (one thread, 16 connections over
+loopback HTTPS, as `bench_scale.py`; `make bench-tools` installs it):
+
+- the floor: the bare Hypercorn + quart-trio route (`bare_route.py`), GET
+  and POST, with the servers' certificate;
+- the raw stores: direct SQLite commits/s (Python's sqlite3, one insert per
+  transaction, WAL, synchronous=FULL, as the store commits) and direct etcd
+  puts/s (wrk posting to etcd's JSON gateway, 16 connections);
+- `miniplane serve --workers 1` and `--workers 2` on SQLite; one and two
+  `miniplane serve --store etcd://...` on one etcd (two wrk of 8
+  connections, one per server, their rates summed): GET of a ClusterRole
+  (a pool of 100), CREATE of ClusterRoles; each rate's ratio to the bare
+  route (GET to GET, CREATE to POST) and CREATE's to its raw store;
+- the wake-up latency between two SQLite workers: a child process commits
+  one write every 10 ms, this process's store (its peer) delivers each on
+  its watch; p50/p99/max from the writer's acknowledgement to the
+  watcher's event (CLOCK_MONOTONIC is one clock for both processes).
+
+Servers run with their defaults (built-in controllers on; on etcd under
+leader election, so one of two servers runs them). Prints the table and the
+targets (GET with 2 workers at least 1.5x 1 worker; CREATE on etcd at least
+half the bare POST); asserts nothing: a missed target is reported.
+
+Run: `python bench/bench_scaleout.py [--seconds S] [--quick]` (default 8 s per
+figure; quick 3 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import signal
+import sqlite3
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH))
+
+import httpx  # noqa: E402
+import trio  # noqa: E402
+
+import scale_wrk as wrk  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.storage.sqlite import SqliteStore  # noqa: E402
+from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers  # noqa: E402
+from tests.support.etcd import EtcdServer  # noqa: E402
+
+GROUP = "rbac.authorization.svc.io"
+CLUSTERROLES = f"/apis/{GROUP}/v1/clusterroles"
+POOL = 100
+CONNECTIONS = 16
+GET_TARGET, CREATE_TARGET = 1.5, 0.5
+VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
+WAKE_WRITES, WAKE_EVERY = 300, 0.01
+#: Every server of the run accepts this token (a --token-auth-file), so one wrk header reaches them all.
+TOKEN = "scaleout-bench-token"
+
+
+def role(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole", "metadata": {"name": name, "labels": labels or {}},
+            "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}]}
+
+
+# ---- processes -----------------------------------------------------------------------------------
+
+class Child:
+    """A child that prints `marker` and its URL once it serves; stopped with SIGTERM."""
+
+    def __init__(self, cmd: list[str], marker: str, log: Path) -> None:
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if marker in line:
+                self.url = line.split(marker, 1)[1].split()[0]
+                break
+        else:
+            raise RuntimeError(f"{' '.join(cmd[:6])} exited before serving: see {log}")
+        # stdout stays open unread: the rest of the server's few lines fit in the pipe's buffer
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def serve(data_dir: Path, log: Path, *args: str) -> Child:
+    tokens = data_dir.parent / "tokens.csv"
+    tokens.write_text(f'{TOKEN},bench,bench-uid,"system:masters"\n')
+    return Child([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0",
+                  "--token-auth-file", str(tokens), *args], "serving at ", log)
+
+
+def server_ca(data_dir: Path) -> ssl.SSLContext:
+    cfg = load_kubeconfig(data_dir / "admin.kubeconfig")
+    return ssl.create_default_context(cadata=cfg.ca_pem.decode())
+
+
+async def _fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:
+    async with httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {TOKEN}"},
+                                 timeout=60) as client:
+        async def make(first: int) -> None:
+            for i in range(first, POOL, 8):
+                r = await client.post(CLUSTERROLES, json=role(f"{prefix}-{i}"))
+                if r.status_code not in (201, 409):
+                    raise RuntimeError(f"pool create failed: {r.status_code} {r.text}")
+
+        async with trio.open_nursery() as nursery:
+            for first in range(8):
+                nursery.start_soon(make, first)
+
+
+# ---- wrk --------------------------------------------------------------------------------------
+
+def _wrk_parallel(targets: list[tuple[str, Path]], seconds: float, headers: dict[str, str]) -> wrk.WrkResult:
+    """Run one wrk per (url, script) at once, CONNECTIONS split between them; their rates summed."""
+    each = CONNECTIONS // len(targets)
+    cmds = []
+    for url, script in targets:
+        cmd = [wrk.wrk_path() or "wrk", "-t1", f"-c{each}", f"-d{max(1, round(seconds))}s", "--latency",
+               "--timeout=10s", "-s", str(script)]
+        for name, value in headers.items():
+            cmd += ["-H", f"{name}: {value}"]
+        cmds.append(cmd + [url])
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in cmds]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=seconds + 60)
+        if proc.returncode != 0 or "Requests/sec" not in out:
+            raise RuntimeError(f"wrk failed ({proc.returncode}): {out}{err}")
+        results.append(wrk.parse_wrk(out))
+    return wrk.WrkResult(sum(r.rps for r in results), max(r.p50_ms for r in results),
+                         max(r.p99_ms for r in results), sum(r.requests for r in results),
+                         sum(r.non_2xx for r in results), sum(r.socket_errors for r in results))
+
+
+def measure_server(name: str, urls: list[str], seconds: float, scripts: Path, pool: str,
+                   figures: dict[str, dict[str, float]]) -> None:
+    """GET (the pool) and CREATE against `urls` (one server, or several sharing the load)."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    tag = name.replace(" ", "-").replace("=", "")
+    get = wrk.get_script(scripts / f"{tag}-get.lua", [f"{CLUSTERROLES}/{pool}-{i}" for i in range(POOL)])
+    for url in urls:
+        wrk.run_wrk(url + "/healthz", wrk.get_script(scripts / f"{tag}-warm.lua", ["/healthz"]), 1, headers=auth)
+    for verb, script in (("GET", get), ("CREATE", None)):
+        if script is None:
+            targets = [(url, wrk.create_script(scripts / f"{tag}-create-{i}.lua", CLUSTERROLES,
+                                               role("@NAME@", {"bench": tag}), f"{tag}-{i}"))
+                       for i, url in enumerate(urls)]
+        else:
+            targets = [(url, script) for url in urls]
+        result = _wrk_parallel(targets, seconds, auth)
+        figures[f"{name} {verb}"] = result.as_dict()
+        print(f"  {name:<22} {verb:<6} {result.rps:8.0f} req/s  p50 {result.p50_ms:7.2f} ms  "
+              f"p99 {result.p99_ms:7.2f} ms  non-2xx {result.non_2xx}", flush=True)
+
+
+# ---- raw stores --------------------------------------------------------------------------------
+
+def raw_sqlite_commits(path: Path, seconds: float) -> float:
+    """Commits/s of one sqlite3 connection, one insert per transaction (WAL, synchronous=FULL)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE kv(rev INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB)")
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO kv(key, value) VALUES (?, ?)", (f"/raw/{n}", VALUE))
+        conn.execute("COMMIT")
+        n += 1
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return n / elapsed
+
+
+def raw_etcd_puts(endpoint: str, seconds: float, scripts: Path) -> wrk.WrkResult:
+    """Puts/s to etcd's JSON gateway, wrk with 16 connections (one key, a 470-byte value)."""
+    body = {"key": base64.b64encode(b"/raw-put").decode(), "value": base64.b64encode(VALUE).decode()}
+    script = wrk.post_script(scripts / "etcd-put.lua", "/v3/kv/put", body)
+    return wrk.run_wrk(f"http://{endpoint}/v3/kv/put", script, seconds, connections=CONNECTIONS)
+
+
+# ---- wake-up latency ----------------------------------------------------------------------------
+
+_WAKE_WRITER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import trio
+from runtime.storage.sqlite import SqliteStore
+from runtime.storage.sqlite_peers import PeerLinks, SqlitePeers
+
+async def main(path, index, revisions, wake, peers, writes, every):
+    links = PeerLinks(int(index), int(revisions), int(wake), tuple(int(p) for p in peers.split(",")))
+    store = await SqliteStore.open(path, peers=SqlitePeers(links))
+    for i in range(int(writes)):
+        entry = await store.create(f"/wake/{i}", lambda rev: b"x")
+        print(entry.mod_revision, time.monotonic(), flush=True)
+        await trio.sleep(float(every))
+    await store.aclose()
+
+trio.run(main, *sys.argv[2:])
+"""
+
+
+async def wake_latency(path: Path) -> list[float]:
+    """Milliseconds from a peer's acknowledged write to its event on this process's watch."""
+    group = PeerGroup(2)
+    store = await SqliteStore.open(path, peers=SqlitePeers(group.links(0)))
+    links = group.links(1)
+    arrived: dict[int, float] = {}
+    all_arrived = trio.Event()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(store.follow_peers)
+
+            async def watch() -> None:
+                async for event in store.watch("/wake/", after_revision=await store.current_revision()):
+                    arrived[event.revision] = time.monotonic()
+                    if len(arrived) == WAKE_WRITES:
+                        all_arrived.set()
+                        return
+
+            nursery.start_soon(watch)
+            result = await trio.run_process(
+                [sys.executable, "-c", _WAKE_WRITER, str(ROOT), str(path), str(links.index), str(links.revisions_fd),
+                 str(links.wake_fd), ",".join(map(str, links.peer_fds)), str(WAKE_WRITES), str(WAKE_EVERY)],
+                pass_fds=(links.revisions_fd, links.wake_fd, *links.peer_fds), capture_stdout=True)
+            acked = {int(rev): float(t) for rev, t in (line.split() for line in result.stdout.decode().splitlines())}
+            with trio.fail_after(30):
+                await all_arrived.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        await store.aclose()
+        group.close()
+    return sorted((arrived[rev] - t) * 1000 for rev, t in acked.items())
+
+
+def _pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+# ---- the run ----------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, help="seconds per figure (default 8, quick 3)")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if wrk.wrk_path() is None:
+        print("bench_scaleout: wrk not found; run `make bench-tools` (Debian's wrk package)", file=sys.stderr)
+        return 2
+    seconds = args.seconds or (3.0 if args.quick else 8.0)
+    load = os.getloadavg()
+    print(f"miniplane scale-out benchmark: {seconds:g} s per figure, cpus {os.cpu_count()}, wrk 1 thread "
+          f"{CONNECTIONS} connections, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+    figures: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="miniplane-scaleout-") as tmp:
+        work = Path(tmp)
+        scripts = work / "lua"
+        scripts.mkdir()
+
+        wake = trio.run(wake_latency, work / "wake.db")
+        print(f"  wake-up between 2 SQLite workers: p50 {_pct(wake, 50):.2f} ms  p99 {_pct(wake, 99):.2f} ms  "
+              f"max {wake[-1]:.2f} ms  ({len(wake)} writes, one every {WAKE_EVERY * 1000:.0f} ms)", flush=True)
+
+        raw_sqlite = raw_sqlite_commits(work / "raw.db", seconds)
+        print(f"  raw SQLite               commits {raw_sqlite:8.0f} /s  (sqlite3, one insert per commit, "
+              f"synchronous=FULL)", flush=True)
+
+        for workers in (1, 2):
+            data = work / f"sqlite-w{workers}"
+            server = serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers))
+            try:
+                if workers == 1:  # the floor, with the same certificate
+                    bare = Child([sys.executable, str(BENCH / "bare_route.py"), "--cert",
+                                  str(data / "pki" / "serving.crt"), "--key", str(data / "pki" / "serving.key")],
+                                 "bare route at ", work / "bare.log")
+                    try:
+                        wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
+                        for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])),
+                                             ("POST", wrk.create_script(scripts / "bare-post.lua", "/x",
+                                                                        role("@NAME@"), "floor"))):
+                            result = wrk.run_wrk(bare.url + "/x", script, seconds, connections=CONNECTIONS)
+                            figures[f"bare {verb}"] = result.as_dict()
+                            print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
+                                  f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
+                    finally:
+                        bare.stop()
+                trio.run(_fill_pool, server.url, server_ca(data), "pool")
+                measure_server(f"sqlite --workers={workers}", [server.url], seconds, scripts, "pool", figures)
+            finally:
+                server.stop()
+
+        etcd = EtcdServer(work / "etcd")
+        etcd.start()
+        try:
+            trio.run(etcd.wait_healthy)
+            puts = raw_etcd_puts(etcd.endpoint, seconds, scripts)
+            print(f"  raw etcd                 puts    {puts.rps:8.0f} /s  (wrk on the JSON gateway, "
+                  f"{CONNECTIONS} connections)", flush=True)
+            store = f"etcd://{etcd.endpoint}"
+            for count in (1, 2):
+                servers = []
+                try:
+                    for i in range(count):
+                        data = work / f"etcd-{count}-{i}"
+                        servers.append(serve(data, work / f"etcd-{count}-{i}.log", "--store", store,
+                                             "--etcd-prefix", f"/registry-{count}"))
+                    trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
+                    measure_server(f"etcd {count} server{'s' if count > 1 else ''}",
+                                   [s.url for s in servers], seconds, scripts, "pool", figures)
+                finally:
+                    for s in servers:
+                        s.stop()
+        finally:
+            etcd.stop()
+        for line in report(figures, raw_sqlite, puts.rps, wake):
+            print(line)
+    return 0
+
+
+def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: float, wake: list[float]) -> list[str]:
+    """The table and the targets."""
+    bare_get, bare_post = figures["bare GET"]["rps"], figures["bare POST"]["rps"]
+    lines = ["", f"{'figure':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'/ bare':>7} {'/ raw':>7}"]
+    lines.append(f"{'bare route GET':<30} {bare_get:8.0f} {figures['bare GET']['p50_ms']:8.2f} "
+                 f"{figures['bare GET']['p99_ms']:8.2f} {'':>7} {'':>7}")
+    lines.append(f"{'bare route POST':<30} {bare_post:8.0f} {figures['bare POST']['p50_ms']:8.2f} "
+                 f"{figures['bare POST']['p99_ms']:8.2f} {'':>7} {'':>7}")
+    lines.append(f"{'raw SQLite commits':<30} {raw_sqlite:8.0f}")
+    lines.append(f"{'raw etcd puts':<30} {raw_etcd:8.0f}")
+    for name, f in figures.items():
+        if name.startswith("bare"):
+            continue
+        verb = name.rsplit(" ", 1)[1]
+        to_bare = f["rps"] / (bare_get if verb == "GET" else bare_post)
+        raw = raw_etcd if name.startswith("etcd") else raw_sqlite
+        to_raw = f"{f['rps'] / raw:7.2f}" if verb == "CREATE" else ""
+        lines.append(f"{name:<30} {f['rps']:8.0f} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f} {to_bare:7.2f} {to_raw:>7}")
+    lines.append(f"wake-up latency between SQLite workers: p50 {_pct(wake, 50):.2f} ms, p99 {_pct(wake, 99):.2f} ms, "
+                 f"max {wake[-1]:.2f} ms")
+    lines.append("")
+    lines.append("targets:")
+    w1, w2 = figures["sqlite --workers=1 GET"]["rps"], figures["sqlite --workers=2 GET"]["rps"]
+    lines.append(f"  GET --workers 2 / --workers 1: {w2 / w1:.2f}   {'ok' if w2 / w1 >= GET_TARGET else 'MISSED'} "
+                 f"(target {GET_TARGET})")
+    for name in ("etcd 1 server CREATE", "etcd 2 servers CREATE"):
+        ratio = figures[name]["rps"] / bare_post
+        lines.append(f"  {name} / bare POST: {ratio:.2f}   {'ok' if ratio >= CREATE_TARGET else 'MISSED'} "
+                     f"(target {CREATE_TARGET})")
+    load = os.getloadavg()
+    lines.append(f"load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())
