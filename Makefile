@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test bench bench-tools clean etcd etcd-path kopf-examples
+.PHONY: serve test bench bench-tools clean etcd etcd-path kopf-examples chromium
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
 $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controll
 serve: $(STAMP)
 	$(VENV)/bin/miniplane serve $(ARGS)
 
-test: $(STAMP) etcd kopf-examples
+test: $(STAMP) etcd kopf-examples chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP) bench-tools
@@ -56,3 +56,11 @@ kopf-examples: $(STAMP)
 	  $(PY) -m pip download -q --no-deps --no-binary :all: -d $(KOPF_EXAMPLES) "kopf==$$version" && \
 	  tar -xzf $(KOPF_EXAMPLES)/kopf-$$version.tar.gz -C $(KOPF_EXAMPLES) kopf-$$version/examples; } \
 	|| echo "make kopf-examples: could not fetch kopf's examples; the kopf e2e test will fail" >&2
+
+# Debian's chromium for the browser tests (tests/browser: Playwright drives /usr/bin/chromium; no browser
+# download). A failed install does not stop `make test`: the browser tests then fail and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  ( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium ) >&2 \
+	  || echo "make chromium: could not install Debian's chromium; the browser tests will fail" >&2; }

@@ -52,11 +52,13 @@ async function whoami() {
 }
 
 async function start() {
+  // Without a token the browser may still hold a client certificate: try, and ask for a token quietly.
+  const quiet = (e) => signIn(sessionStorage.getItem(TOKEN_KEY) ? e.message : "");
   let found;
   try {
     found = (await api("GET", "/apis")).groups.map((g) => g.name);
   } catch (e) {
-    return signIn(e.message);
+    return quiet(e);
   }
   for (const prefix of ["rbac.authorization", "insight", "authentication"]) {
     const name = found.find((g) => g.startsWith(prefix + "."));
@@ -66,7 +68,7 @@ async function start() {
   try {
     user = await whoami();
   } catch (e) {
-    return signIn(e.message);
+    return quiet(e);
   }
   if (!user.username || user.username === "system:anonymous") return signIn("");
   $("#whoami").textContent = "signed in as " + user.username;
@@ -259,7 +261,13 @@ function table(head, rows) {
 }
 
 const ref = (r) => r ? `${r.kind} ${r.namespace ? r.namespace + "/" : ""}${r.name}` : "";
-const ruleText = (r) => r ? JSON.stringify(r) : "";
+function ruleText(rule) {
+  if (!rule) return "";
+  const targets = [...(rule.nonResourceURLs || [])];
+  for (const g of rule.apiGroups || []) for (const r of rule.resources || []) targets.push(g ? `${r}.${g}` : r);
+  const names = rule.resourceNames ? ` [${rule.resourceNames.join(",")}]` : "";
+  return `${(rule.verbs || []).join(",")} ${[...new Set(targets)].join(",")}${names}`;
+}
 
 function showMatrixOf(subject) {
   const form = $("#matrix-form");
@@ -352,7 +360,7 @@ async function showGraph() {
   }
   const columns = [];
   for (const n of nodes.values()) (columns[n.level] = columns[n.level] || []).push(n);
-  const W = 250, H = 30, GAP = 90, svgNS = "http://www.w3.org/2000/svg";
+  const W = 220, H = 30, GAP = 70, svgNS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(svgNS, "svg");
   const rows = Math.max(1, ...columns.map((c) => c.length));
   svg.setAttribute("width", columns.length * (W + GAP));
@@ -364,10 +372,15 @@ async function showGraph() {
     if (text) node.textContent = text;
     svg.append(node);
   };
+  add("marker", {id: "arrow", viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 8, markerHeight: 8, orient: "auto"});
+  const head = document.createElementNS(svgNS, "path");
+  head.setAttribute("d", "M0,0 L8,4 L0,8 z");
+  head.setAttribute("class", "arrow");
+  svg.lastChild.append(head);
   for (const e of g.edges || []) {
     const a = nodes.get(e.source), b = nodes.get(e.aggregated);
     add("path", {d: `M${a.x + W},${a.y + H / 2} C${a.x + W + GAP / 2},${a.y + H / 2} ${b.x - GAP / 2},${b.y + H / 2} ${b.x},${b.y + H / 2}`,
-      class: "edge"});
+      class: "edge", "marker-end": "url(#arrow)"});
   }
   for (const n of nodes.values()) {
     add("rect", {x: n.x, y: n.y, width: W, height: H, rx: 4, class: n.aggregated ? "node aggregated" : "node"});

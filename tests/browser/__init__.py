@@ -1,0 +1,1 @@
+"""Browser tests of the RBAC insight page: real headless Chromium driven by Playwright."""
