@@ -30,7 +30,7 @@ from runtime.kinds.insight_base import RBAC_PLURALS, InsightContext, InsightStra
 from runtime.rbac import RBACIndex, resource_attributes
 from runtime.rbac.insight import (
     Finding, ObjectRef, Severity, aggregate, aggregation_graph, blocker_findings, diff,
-    is_terminating, lint, policy_objects, terminating_namespace,
+    finding_sort_key, is_terminating, lint, policy_objects, terminating_namespace,
 )
 from runtime.rbac.user import UserInfo
 from runtime.validation.fielderrors import FieldError, invalid, not_supported, required
@@ -41,8 +41,8 @@ _SEVERITIES = [s.value for s in Severity]
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    """Findings highest severity first, then by object, path, kind and message (as `lint` sorts)."""
-    return sorted(findings, key=lambda f: (-f.severity.rank, f.object, f.path, f.kind, f.message))
+    """Findings sorted as `lint` sorts them (highest severity first)."""
+    return sorted(findings, key=finding_sort_key)
 
 
 class RBACLintStrategy(InsightStrategy):

@@ -60,7 +60,7 @@ from runtime.rbac.insight.graph import (
     AggregationEdge, AggregationGraph, AggregationNode, aggregation_graph,
 )
 from runtime.rbac.insight.lint import (
-    NON_RESOURCE_VERBS, RESOURCE_VERBS, SPECIAL_VERBS, Finding, lint,
+    NON_RESOURCE_VERBS, RESOURCE_VERBS, SPECIAL_VERBS, Finding, finding_sort_key, lint,
 )
 from runtime.rbac.insight.matrix import (
     MATRIX_VERBS, Access, AccessMatrix, MatrixRow, access_matrix, resources_named_in_rules,
@@ -91,7 +91,7 @@ __all__ = [
     "diff", "subjects_in", "SubjectDiff", "Permission",
     "aggregate", "aggregation_sources", "labels_to_select", "selects", "policy_objects",
     # lint
-    "lint", "Finding", "Severity", "Risk", "RISKS", "rule_risks",
+    "lint", "finding_sort_key", "Finding", "Severity", "Risk", "RISKS", "rule_risks",
     "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS",
     "terminating_namespace", "blocker_findings", "is_terminating", "TerminatingNamespace", "Blocker",
     # aggregation graph

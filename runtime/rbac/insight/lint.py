@@ -19,12 +19,14 @@ the `object` it is about, a `path` inside it and a `message`. Kinds:
 | `AggregatedRuleWithoutSource` | Low | a rule of an aggregated ClusterRole no selected role holds: the controller removes it |
 | `AggregatedRule` | Info | a rule of an aggregated ClusterRole, traced to the ClusterRoles it came from |
 
-Findings come sorted by severity (highest first), then object and path.
+Findings come sorted by severity (highest first), then object and path
+(`finding_sort_key`).
 Pure: reads the `PolicySource`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +41,7 @@ from runtime.rbac.source import PolicySource
 from runtime.rbac.subjects import SERVICE_ACCOUNT_KIND, subject_problem
 from runtime.selectors import SelectorError
 
-__all__ = ["Finding", "lint", "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS"]
+__all__ = ["Finding", "lint", "finding_sort_key", "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS"]
 
 #: The verbs of Kubernetes' resource requests.
 RESOURCE_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
@@ -176,8 +178,14 @@ def _aggregation_findings(role: Mapping[str, Any],
                           f"aggregation controller removes it", path)
 
 
-def _sort_key(finding: Finding) -> tuple[Any, ...]:
-    return (-finding.severity.rank, finding.object, finding.path, finding.kind, finding.message)
+def _natural(text: str) -> tuple[Any, ...]:
+    """`rules[2]` before `rules[10]`: digits compare as numbers."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def finding_sort_key(finding: Finding) -> tuple[Any, ...]:
+    """Severity (highest first), then object, path (`rules[2]` before `rules[10]`), kind and message."""
+    return (-finding.severity.rank, finding.object, _natural(finding.path), finding.kind, finding.message)
 
 
 def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[Finding, ...]:
@@ -191,4 +199,4 @@ def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[Finding, ...]
             findings.append(_orphan(ref))
         findings.extend(_rule_findings(role))
         findings.extend(_aggregation_findings(role, cluster_roles))
-    return tuple(sorted(findings, key=_sort_key))
+    return tuple(sorted(findings, key=finding_sort_key))
