@@ -7,6 +7,8 @@ A RESOURCE starting with `/` is a non-resource URL (`who-can get /healthz`).
 The namespace is `-n`, else the kubeconfig context's, else `default`;
 `-A` asks cluster-wide (only ClusterRoleBindings count). The server answers
 for a real request: a cluster-scoped resource is asked with no namespace.
+A resource the server does not serve has no known scope: it is asked
+cluster-wide unless `-n` names a namespace (`who-can impersonate users`).
 
 Prints one row per grant: the subject (kind, name, a ServiceAccount's
 namespace), the binding, the role and the rule; `system:masters` is
@@ -40,7 +42,9 @@ async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: Text
     else:
         resolved = await conn.resolve(args.resource, args.subresource)
         namespace = "" if args.all_namespaces else (args.namespace or conn.namespace)
-        if resolved.served is not None and not resolved.served.namespaced:
+        if resolved.served is None and not args.namespace:
+            namespace = ""  # an unserved resource's scope is unknown: cluster-wide unless -n says otherwise
+        elif resolved.served is not None and not resolved.served.namespaced:
             namespace = ""
         spec = {"resourceAttributes": {"verb": args.verb, "group": resolved.group,
                                        "resource": resolved.resource, "subresource": resolved.subresource,

@@ -17,6 +17,11 @@ Give sources with aggregated rules filled in (`aggregate`), so a change of
 labels or of an aggregated-from role shows as the rules it moves. Only
 subjects with changes are returned, sorted; unresolvable roleRefs grant
 nothing (see `lint`).
+
+Cost: only the subjects a change can reach are compared
+(`changed_subjects`: those named by a binding that differs, or by a binding
+whose role differs), so one new binding in a large policy costs one pass
+over the policy, not one rules lookup per subject.
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ from typing import Any
 
 from runtime.rbac.escalation import breakdown_rule, covers
 from runtime.rbac.insight._json import JSONValue
-from runtime.rbac.insight.refs import Subject, binding_namespace, probe_user, subject_of
+from runtime.rbac.insight.aggregate import policy_objects
+from runtime.rbac.insight.refs import Subject, binding_namespace, object_ref, probe_user, role_ref, subject_of
 from runtime.rbac.resolver import policy_rules_for
 from runtime.rbac.rules import PolicyRule
 from runtime.rbac.source import PolicySource
 
-__all__ = ["Permission", "SubjectDiff", "diff", "subjects_in"]
+__all__ = ["Permission", "SubjectDiff", "diff", "subjects_in", "changed_subjects"]
 
 
 @dataclass(frozen=True, order=True)
@@ -115,6 +121,24 @@ def subjects_in(source: PolicySource) -> dict[Subject, set[str]]:
     return found
 
 
+def changed_subjects(before: PolicySource, after: PolicySource) -> set[Subject]:
+    """Return the subjects whose permissions may differ: named by a binding that differs between the
+    sides, or by a binding (either side) whose role differs. Every other subject holds the same rules."""
+    old = {object_ref(o): o for o in policy_objects(before)}
+    new = {object_ref(o): o for o in policy_objects(after)}
+    changed = {ref for ref in old.keys() | new.keys() if old.get(ref) != new.get(ref)}
+    found: set[Subject] = set()
+    for side in (old, new):
+        for ref, binding in side.items():
+            if not binding.get("roleRef"):
+                continue
+            if ref in changed or role_ref(binding) in changed:
+                namespace = binding_namespace(binding)
+                found.update(s for s in (subject_of(raw, namespace) for raw in binding.get("subjects") or ())
+                             if s is not None)
+    return found
+
+
 def _identity(subject: Subject) -> tuple[str, str]:
     return ("group", subject.name) if subject.kind == "Group" else ("user", subject.user_name)
 
@@ -138,8 +162,8 @@ def diff(before: PolicySource, after: PolicySource,
          subjects: Iterable[Subject] | None = None) -> tuple[SubjectDiff, ...]:
     """Return, for each subject with a change, what `after` grants and revokes compared to `before`.
 
-    `subjects` limits the answer; by default every subject a binding of
-    either side names.
+    `subjects` limits the answer; by default every subject a change can
+    reach (`changed_subjects`).
     """
     named = subjects_in(before)
     for subject, spaces in subjects_in(after).items():
@@ -148,7 +172,7 @@ def diff(before: PolicySource, after: PolicySource,
     pooled: dict[tuple[str, str], set[str]] = {}
     for subject, spaces in named.items():
         pooled.setdefault(_identity(subject), set()).update(spaces)
-    wanted = sorted(named) if subjects is None else sorted(set(subjects))
+    wanted = sorted(changed_subjects(before, after) if subjects is None else set(subjects))
     out = []
     for subject in wanted:
         change = _subject_diff(subject, pooled.get(_identity(subject), set()), before, after)
