@@ -7,16 +7,7 @@ from functools import partial
 
 import trio
 
-from tests.support.kubectl import KUBECTL
-
-
-async def read_until(stream, needle: str, seen: list[str]) -> None:
-    """Read `stream` into `seen` until the text holds `needle`."""
-    while needle not in "".join(seen):
-        chunk = await stream.receive_some(65536)
-        if not chunk:
-            raise AssertionError(f"kubectl ended before printing {needle!r}: {''.join(seen)!r}")
-        seen.append(chunk.decode())
+from tests.support.kubectl import KUBECTL, read_until
 
 
 async def test_get_clusterroles_watch_prints_a_change(kubectl, nursery):

@@ -8,7 +8,9 @@ a `Result` (exit code, stdout, stderr). With
 `check=True` (the default) a non-zero exit raises AssertionError with
 kubectl's output. `KUBECTL` is the kubectl on PATH (else /usr/bin/kubectl).
 kubectl is another process: the server must be a real HTTPS one
-(`tests.support.server.start_server`).
+(`tests.support.server.start_server`). `await read_until(stream, needle,
+seen)` reads a running kubectl's output (`seen` collects it) until it holds
+`needle`, for `get --watch`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import trio
 
 from tests.support.server import Server
 
-__all__ = ["KUBECTL", "Kubectl", "Result"]
+__all__ = ["KUBECTL", "Kubectl", "Result", "read_until"]
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
@@ -48,3 +50,12 @@ class Kubectl:
         if check and result.code != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.code}): {result.err}{result.out}")
         return result
+
+
+async def read_until(stream: trio.abc.ReceiveStream, needle: str, seen: list[str]) -> None:
+    """Read `stream` into `seen` until the text holds `needle`. Raises AssertionError if it ends first."""
+    while needle not in "".join(seen):
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            raise AssertionError(f"kubectl ended before printing {needle!r}: {''.join(seen)!r}")
+        seen.append(chunk.decode())
