@@ -25,6 +25,7 @@ from api import certs
 from api.assembly import ServeOptions, open_control_plane
 from api.authn import capture_peer_certificates
 from api.listener import serve_counted
+from api.scavenger import run_scavenger
 from runtime.kubeconfig import write_kubeconfig
 
 __all__ = ["ServeOptions", "serve"]
@@ -69,6 +70,8 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
             await plane.registry.cache.wait_fresh()  # its policy is in this worker's authorizer too
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(serve_counted, plane.app, config, plane.state.limits)
+            limits = plane.state.limits  # freed memory back to the system once no request is in flight
+            nursery.start_soon(run_scavenger, lambda: limits.read_only == 0 and limits.mutating == 0)
             url = (binds[0] if binds else f"https://{config.bind[0]}").replace("0.0.0.0", "127.0.0.1")
             plane.state.server_address = url.split("://", 1)[1]
             if options.worker is not None:

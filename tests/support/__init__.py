@@ -18,4 +18,8 @@ conftest.py (which hold fixtures only). One concept per module:
 - `stores`: the types of the storage tests' fixtures.
 - `etcd`: a real etcd child process; fresh key prefixes; raw reads of its keys.
 - `history`: a checker of concurrent histories (lost writes, order, stale reads, watch gaps).
+- `threaded`: a control plane in process on a thread of its own, for synchronous callers
+  (Hypothesis, schemathesis, `requests`).
+- `load`: a mixed load (writers, watchers, readers, hostile clients) against a real server, and
+  the checks that it lost nothing.
 """
