@@ -60,7 +60,8 @@ def _ms(text: str) -> float:
 
 def parse_wrk(output: str) -> WrkResult:
     """The figures of wrk's `--latency` report."""
-    pct = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", output, re.M))
+    # wrk pads a one-letter unit ("1.20s") with a space, a two-letter one ("ms") with none.
+    pct = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", output, re.M))
     requests = int(re.search(r"^\s*(\d+) requests in", output, re.M).group(1))
     rps = float(re.search(r"^Requests/sec:\s+([\d.]+)", output, re.M).group(1))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)

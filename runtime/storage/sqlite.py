@@ -312,7 +312,7 @@ class SqliteStore:
             self._fanout.lose(self._lost)
             self._lost = 0
         self._fanout.publish(events)
-        if self._peers is not None:
+        if own and self._peers is not None:
             self._peers.announce(head)  # before the callers resume: before any acknowledgement
 
     async def _resync_head(self) -> None:
