@@ -9,8 +9,9 @@ readers take the revision from the entry, see `runtime.storage.etcd`). Watch
 history and compaction come from the same log. Lists are paged: a page is the
 entries after a key, at one revision (`Page`).
 
-Backends: `memory` (tests), `sqlite` (default, one file, WAL), `etcd` (a
-real etcd v3 cluster, as kube-apiserver uses). The memory and sqlite
+Backends: `memory` (tests), `sqlite` (default, one file, WAL; shared by
+the processes of `--workers` through `sqlite_peers`, saved and restored by
+`sqlite_snapshot`), `etcd` (a real etcd v3 cluster, as kube-apiserver uses). The memory and sqlite
 backends fan their watches out through `runtime.storage.fanout`; etcd serves
 each watch itself. Storage knows nothing of kinds or of the registry: keys
 and bytes only.

@@ -85,8 +85,9 @@ async def test_an_rbac_change_through_one_worker_authorizes_on_the_other(nursery
                                                                   groups=[f"rbac.authorization.{a.domain}"])]))
         assert r.status_code == 201, r.text
         await bind(a, "bob-reads", "ClusterRole", "reader", [{"kind": "User", "name": "bob"}])
-        # Once worker b has caught up with the store (what any consistent read waits for), bob may list there.
-        await admin_b.get(url)
+        # Worker b is woken by a's commit: with no request to it, its cache (and authorizer) reaches the write.
+        written = await a.plane.store.current_revision()
+        assert await b.plane.registry.cache.wait_for(written, timeout=5)  # a guard, not a measure
         assert (await bob_b.get(url)).status_code == 200
         # And a delete through b takes the right away on a.
         async with a.client(token="bob-token") as bob_a:
