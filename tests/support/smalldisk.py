@@ -20,6 +20,7 @@ child exits at once and the test fails saying so.
 from __future__ import annotations
 
 import errno
+import shlex
 import shutil
 from pathlib import Path
 
@@ -32,8 +33,13 @@ def small_disk_wrapper(mount_point: Path, size: str) -> tuple[str, ...]:
     if unshare is None:
         raise AssertionError("unshare (util-linux) is needed to give the server a small disk of its own")
     mount_point.mkdir(parents=True, exist_ok=True)
-    script = 'mount -t tmpfs -o "size=$1" tmpfs "$2" || exit 97; shift 2; exec "$@"'
-    return (unshare, "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", size, str(mount_point))
+    # What fails is said on stdout, where the spawner reads (and reports) what the child printed.
+    inner = ('mount -t tmpfs -o "size=$1" tmpfs "$2" '
+             '|| { echo "smalldisk: cannot mount a tmpfs in the new namespace"; exit 97; }; shift 2; exec "$@"')
+    outer = (f'"$0" --user --map-root-user --mount true 2>/dev/null || {{ echo "smalldisk: user namespaces are '
+             f'not available here (unshare --user --mount failed)"; exit 97; }}; '
+             f'exec "$0" --user --map-root-user --mount sh -c {shlex.quote(inner)} "$@"')
+    return ("sh", "-c", outer, unshare, "sh", size, str(mount_point))
 
 
 def mount_view(pid: int, mount_point: Path) -> Path:
