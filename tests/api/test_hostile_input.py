@@ -16,7 +16,7 @@ types, label and field selectors, and query parameters. Bounded: a fixed
 number of examples per test, derandomized (the same examples in every run),
 no database. The explicit cases the issue names (names with `..`, `%2F`,
 NUL and long segments, invalid UTF-8, numbers past 2^63, YAML anchors) are
-examples here too; connection-level hostility (slow bodies, half-open
+examples here too (billion laughs: `tests/unit/api/test_codecs.py`); connection-level hostility (slow bodies, half-open
 connections, bodies past the limit) is in `test_hostile_connections.py`.
 """
 
@@ -309,11 +309,3 @@ def test_numbers_past_their_go_type_are_400_in_gos_words(plane, field, value):
     assert answer.status_code == 400
     width = "int32" if section == "spec" else "int64"
     assert f"json: cannot unmarshal number {value} into Go struct field" in answer.text and f"of type {width}" in answer.text
-
-
-def test_yaml_billion_laughs_is_refused_quickly(plane):
-    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
-    for prev, name in zip("abcdefgh", "bcdefghi"):
-        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
-    answer = safe(plane, "POST", ROLES, content="\n".join(lines).encode(), headers={"Content-Type": "application/yaml"})
-    assert answer.status_code == 400 and "excessive aliasing" in answer.text
