@@ -35,7 +35,7 @@ import json
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import jwt
@@ -92,7 +92,6 @@ class TokenClaims:
     bound: tuple[str, str, str, str] | None = None
     expiry: int = 0
     issued_at: int = 0
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def refusal(errors: list[str]) -> str:
@@ -208,8 +207,7 @@ class TokenSigner:
                          str(value.get("uid", "")))
         return TokenClaims(namespace=str(private.get("namespace", "")), name=str(account.get("name", "")),
                            uid=str(account.get("uid", "")), jti=str(payload.get("jti", "")), audiences=accepted,
-                           bound=bound, expiry=int(payload.get("exp") or 0), issued_at=int(payload.get("iat") or 0),
-                           extra=private)
+                           bound=bound, expiry=int(payload.get("exp") or 0), issued_at=int(payload.get("iat") or 0))
 
     def _signed_payload(self, token: str) -> dict[str, Any]:
         memo = self._verified.get(token)

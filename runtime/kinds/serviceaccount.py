@@ -38,7 +38,7 @@ from runtime.tokens import (
     CREDENTIAL_ID_KEY, DEFAULT_EXPIRATION_SECONDS, LEEWAY_SECONDS, MAX_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS,
     TokenClaims, TokenError,
 )
-from runtime.validation.fielderrors import FieldError, invalid
+from runtime.validation.fielderrors import FieldError, invalid, invalid_error
 
 __all__ = ["SERVICE_ACCOUNT", "ServiceAccountStrategy", "TOKEN_SUBRESOURCE", "ENFORCE_MOUNTABLE_SECRETS"]
 
@@ -131,8 +131,8 @@ class ServiceAccountStrategy(Strategy):
         group_kind = f"TokenRequest.{self.scheme.authn_group}"
         meta = request["metadata"]
         if meta.get("name") and meta["name"] != name:
-            raise _invalid(group_kind, name, [invalid("metadata.name", meta["name"],
-                                                      "must match the service account name if specified")])
+            raise invalid_error("TokenRequest", group_kind, name, [
+                invalid("metadata.name", meta["name"], "must match the service account name if specified")])
         account = await load()
         tokens = policy.tokens
         spec = request.setdefault("spec", {})
@@ -151,7 +151,7 @@ class ServiceAccountStrategy(Strategy):
             errs.append(FieldError("FieldValueTooLong", "spec.expirationSeconds",
                                    f"may not be more than {MAX_EXPIRATION_SECONDS} bytes"))
         if errs:
-            raise _invalid(group_kind, "", errs)
+            raise invalid_error("TokenRequest", group_kind, "", errs)
         bound = await self._bound_object(policy, namespace, spec.get("boundObjectRef"))
         warnings: list[str] = []
         if tokens.max_expiration_seconds and seconds > tokens.max_expiration_seconds:
@@ -222,11 +222,3 @@ class ServiceAccountStrategy(Strategy):
             extra[CREDENTIAL_ID_KEY] = [f"JTI={claims.jti}"]
         return UserInfo(service_account_username(namespace, name), uid=claims.uid,
                         groups=service_account_groups(namespace), extra=extra)
-
-
-def _invalid(group_kind: str, name: str, errs: list[FieldError]) -> errors.Invalid:
-    joined = str(errs[0]) if len(errs) == 1 else "[" + ", ".join(str(e) for e in errs) + "]"
-    group = group_kind.partition(".")[2]
-    return errors.Invalid(f'{group_kind} "{name}" is invalid: {joined}', name=name, group=group,
-                          kind=group_kind.partition(".")[0],
-                          causes=[errors.Cause(e.type, e.message, e.field) for e in errs])
