@@ -237,9 +237,3 @@ class TokenSigner:
             raise TokenError("service account token is not valid yet")
         if numbers["iat"] is not None and now + LEEWAY_SECONDS < numbers["iat"]:
             raise TokenError("service account token is issued in the future")
-
-    def jwks(self) -> dict[str, Any]:
-        """The public key as a JSON Web Key Set (what `/openid/v1/jwks` serves in Kubernetes)."""
-        jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self._public))
-        jwk.update({"use": "sig", "alg": _ALGORITHM, "kid": self.key_id})
-        return {"keys": [jwk]}
