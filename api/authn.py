@@ -106,6 +106,9 @@ def _header_items(headers: Headers) -> Iterator[tuple[str, str]]:
 
 
 def _header_values(headers: Headers, name: str) -> list[str]:
+    getlist = getattr(headers, "getlist", None)
+    if getlist is not None:  # a request's headers (werkzeug's, case-insensitive): no pass over all of them here
+        return [_text(value) for value in getlist(name)]
     wanted = name.lower()
     return [value for key, value in _header_items(headers) if key.lower() == wanted]
 

@@ -28,6 +28,10 @@ from runtime.patch.errors import CorruptManagedFields
 __all__ = ["PathElement", "Path", "FieldSet", "path_string"]
 
 _KIND_RANK = {"f": 0, "k": 1, "v": 2, "i": 3}
+#: Field elements made so far, by name: every object's walk names the same few fields, each then made (and its
+#: sort key computed) once. Bounded, since label and annotation keys are fields too.
+_FIELDS: dict[str, "PathElement"] = {}
+_FIELDS_KEPT = 10_000
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,12 @@ class PathElement:
 
     @classmethod
     def field(cls, name: str) -> "PathElement":
-        return cls("f", name)
+        pe = _FIELDS.get(name)
+        if pe is None:
+            pe = cls("f", name)
+            if len(_FIELDS) < _FIELDS_KEPT:
+                _FIELDS[name] = pe
+        return pe
 
     @classmethod
     def key(cls, fields: dict[str, Any]) -> "PathElement":
@@ -164,8 +173,21 @@ class FieldSet:
         return [path_string(p) for p in self]
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The FieldsV1 object (`{"f:metadata":{"f:labels":{"f:a":{}}}}`)."""
-        return self._encode(include_self=False)
+        """The FieldsV1 object (`{"f:metadata":{"f:labels":{"f:a":{}}}}`).
+
+        Built from a tree of the paths in one pass (not from the nested sets
+        `members` and `children`): it runs on every write.
+        """
+        root: dict[PathElement, list[Any]] = {}  # element -> [is a member, the elements below it]
+        for path in self.paths:
+            level = root
+            for pe in path:
+                entry = level.get(pe)
+                if entry is None:
+                    entry = level[pe] = [False, {}]
+                level = entry[1]
+            entry[0] = True
+        return _emit(root)
 
     @classmethod
     def from_fields_v1(cls, fields: Any) -> "FieldSet":
@@ -184,14 +206,17 @@ class FieldSet:
         for pe in sorted(self.children, key=_order):
             yield from self.children[pe]._ordered(prefix + (pe,))
 
-    def _encode(self, include_self: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if include_self:
-            out["."] = {}
-        for pe in sorted(self.members | self.children.keys(), key=_order):
-            child = self.children.get(pe)
-            out[pe.fields_v1_key()] = child._encode(pe in self.members) if child else {}
-        return out
+
+def _emit(level: dict[PathElement, list[Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pe in sorted(level, key=_order):
+        member, below = level[pe]
+        if below:
+            child = _emit(below)
+            out[pe.fields_v1_key()] = {".": {}, **child} if member else child
+        else:
+            out[pe.fields_v1_key()] = {}
+    return out
 
 
 def _decode(obj: dict[str, Any], prefix: Path, out: set[Path]) -> None:

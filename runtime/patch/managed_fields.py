@@ -105,7 +105,7 @@ def manager_from_user_agent(user_agent: str) -> str:
 
 def fields_of(obj: dict[str, Any], model: type) -> FieldSet:
     """The fields `obj` (an object or apply configuration) sets, minus the never-owned ones."""
-    return strip_meta(to_field_set(without_managed_fields(obj), merge_node(model)))
+    return strip_meta(to_field_set(_without_managed_fields_view(obj), merge_node(model)))
 
 
 def strip_meta(fields: FieldSet) -> FieldSet:
@@ -120,6 +120,17 @@ def without_managed_fields(obj: dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
     return out
+
+
+def _without_managed_fields_view(obj: dict[str, Any] | None) -> dict[str, Any]:
+    """`obj` ({} for None) without `metadata.managedFields`: a new top level and metadata, everything below
+    shared with `obj` (for reading, or for replacing `metadata` entries only)."""
+    if not obj:
+        return {}
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return dict(obj)
+    return dict(obj, metadata={k: v for k, v in meta.items() if k != "managedFields"})
 
 
 def decode_managed_fields(entries: Any) -> Managed:
@@ -218,7 +229,10 @@ def record_update(old: dict[str, Any], new: dict[str, Any], node: Node, managed:
 def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, manager: str,
                           operation: str = "Update", model: type, api_version: str, now: str,
                           subresource: str = "") -> dict[str, Any]:
-    """Return a copy of `new` whose `metadata.managedFields` records this write by `manager`.
+    """Return `new` with a new `metadata` whose `managedFields` records this write by `manager`.
+
+    The top level and `metadata` are new dicts; everything below them is
+    `new`'s own (not copied: this runs on every write).
 
     `old` is the stored object (None on create), `new` the object about to be
     stored, `api_version` the version it was written at, `now` an RFC 3339
@@ -238,13 +252,13 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
         else:
             managed = _decode_or_empty(sent) or decode_managed_fields(stored)
     except PatchError:
-        return copy.deepcopy(new)
-    result = without_managed_fields(new)
+        return dict(new, metadata=dict(new.get("metadata") or {}))
+    result = _without_managed_fields_view(new)
     if not managed and old is not None:
         return result  # an existing object without managed fields stays untracked
     node = merge_node(model)
     key = ManagerKey(manager, operation, api_version if operation == "Update" else "", subresource)
-    managed = record_update(without_managed_fields(old), result, node, managed, key, api_version, now)
+    managed = record_update(_without_managed_fields_view(old), result, node, managed, key, api_version, now)
     return set_managed_fields(result, managed)
 
 

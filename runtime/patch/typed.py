@@ -143,8 +143,17 @@ def _to_set(value: Any, node: Node, path: Path, out: set[Path], strict: bool) ->
 
 # --- Compare -----------------------------------------------------------------------
 
+_NOTHING = FieldSet()
+
+
 def compare(old: Any, new: Any, node: Node) -> Comparison:
     """Paths added, modified and removed going from `old` to `new` (typed.Compare)."""
+    if isinstance(old, dict) and not old and isinstance(new, dict) and _kind(node, new) == "map":
+        # From nothing (a create): every path of `new` is added, found without comparing.
+        below: set[Path] = set()
+        for key, child in new.items():
+            _all_paths(child, _child_node(node, key), (PathElement.field(key),), below)
+        return Comparison(FieldSet(frozenset(below)), _NOTHING, _NOTHING)
     added: set[Path] = set()
     modified: set[Path] = set()
     removed: set[Path] = set()
@@ -185,6 +194,19 @@ def compare(old: Any, new: Any, node: Node) -> Comparison:
 
     walk(old, new, node, ())
     return Comparison(FieldSet(frozenset(added)), FieldSet(frozenset(modified)), FieldSet(frozenset(removed)))
+
+
+def _all_paths(value: Any, node: Node, path: Path, out: set[Path]) -> None:
+    """The paths `compare` finds added for `value` where there was nothing: it and everything below it."""
+    kind = _kind(node, value)
+    if kind == "map":
+        for key, child in value.items():
+            _all_paths(child, _child_node(node, key), path + (PathElement.field(key),), out)
+    elif kind == "list":
+        assert isinstance(node, ListNode)
+        for pe, item in _index_items(value, node, path, False).items():
+            _all_paths(item, node.item, path + (pe,), out)
+    out.add(path)
 
 
 # --- Merge ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import trio
 from runtime import errors
 from runtime.featuregates import DEFAULT_GATES
 from runtime.kinds import AdmissionRequest
-from runtime.objects import StoredObject, decode_stored, dumps_json
+from runtime.objects import ObjectEncoder, StoredObject, decode_stored
 from runtime.patch import manager_from_user_agent, update_managed_fields
 from runtime.rbac import Decision, RBACAuthorizer, RBACIndex
 from runtime.rbac.attributes import Attributes, resource_attributes
@@ -45,7 +45,7 @@ from runtime.registry.namespace_gate import NamespaceGate
 from runtime.requests import ListOptions, WriteOptions
 from runtime.scheme import ResourceType, Scheme
 from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
-from runtime.storage import RevisionConflict, Store
+from runtime.storage import Entry, RevisionConflict, Store
 from runtime.tokens import TokenAuthentication, TokenSigner
 from runtime.validation import invalid_error
 from runtime.validation.names import validate_object_meta_update
@@ -317,8 +317,9 @@ class RegistryCore:
                     raise errors.AlreadyExists(f'{rt.group_resource} "{name}" already exists', name=name,
                                                group=rt.group, kind=rt.plural)
                 return WriteResult(StoredObject(key, obj, 0), True, warnings)
-            entry = await self.store.create(key, _encoder(obj))
-        return WriteResult(StoredObject(key, obj, entry.mod_revision, entry.value), True, warnings)
+            encoder = ObjectEncoder(obj)
+            entry = await self.store.create(key, encoder)
+        return WriteResult(_written(encoder, entry), True, warnings)
 
     async def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
         namespaces = self.namespaces
@@ -394,14 +395,15 @@ class RegistryCore:
                     if strategy.should_delete_on_update(new):
                         revision, _ = await self.store.delete(key, expected_revision=current.revision)
                         return WriteResult(StoredObject(key, new, revision), False, result_warnings)
-                    entry = await self.store.update(key, _encoder(new), expected_revision=current.revision)
+                    encoder = ObjectEncoder(new)
+                    entry = await self.store.update(key, encoder, expected_revision=current.revision)
                 except RevisionConflict as exc:
                     if precondition_rv:
                         raise conflict(rt, name) from None
                     # The state that won, carried by the store's conflict: no second read.
                     current = decode_stored(key, exc.current.value, exc.current.mod_revision)
                     continue
-            return WriteResult(StoredObject(key, new, entry.mod_revision, entry.value), False, result_warnings)
+            return WriteResult(_written(encoder, entry), False, result_warnings)
 
 
 def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions,
@@ -419,11 +421,10 @@ def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str,
     new["metadata"] = tracked["metadata"]
 
 
-def _encoder(obj: dict[str, Any]) -> Callable[[int], bytes]:
-    def encode(revision: int) -> bytes:
-        obj["metadata"]["resourceVersion"] = str(revision)
-        return dumps_json(obj)
-    return encode
+def _written(encoder: ObjectEncoder, entry: Entry) -> StoredObject:
+    """The object a write stored: the encoder's (the one the watch cache takes too), or rebuilt from the entry."""
+    return encoder.stored(entry.key, entry.mod_revision) or StoredObject(entry.key, encoder.obj, entry.mod_revision,
+                                                                         entry.value)
 
 
 def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:

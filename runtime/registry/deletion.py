@@ -45,7 +45,7 @@ from typing import Any
 
 from runtime import errors
 from runtime.errors import Cause, success_status
-from runtime.objects import CorruptObject, StoredObject, decode_stored, dumps_json
+from runtime.objects import CorruptObject, ObjectEncoder, StoredObject, decode_stored
 from runtime.rbac.attributes import resource_attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import DeleteResult, not_found, now_rfc3339, store_errors
@@ -167,16 +167,14 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
             strategy.prepare_for_delete(obj)
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))
-
-            def encode(revision: int, obj: dict[str, Any] = obj) -> bytes:
-                obj["metadata"]["resourceVersion"] = str(revision)
-                return dumps_json(obj)
             with store_errors(rt, name):
                 try:
-                    entry = await core.store.update(key, encode, expected_revision=current.revision)
+                    encoder = ObjectEncoder(obj)
+                    entry = await core.store.update(key, encoder, expected_revision=current.revision)
                 except RevisionConflict:
                     continue
-            return DeleteResult(code, StoredObject(key, obj, entry.mod_revision, entry.value))
+            return DeleteResult(code, encoder.stored(key, entry.mod_revision)
+                                or StoredObject(key, obj, entry.mod_revision, entry.value))
         body: Any = current if strategy.returns_deleted_object else _success(rt, current)
         if options.dry_run:
             return DeleteResult(200, body)

@@ -7,7 +7,7 @@ prefix ending in '/'.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable, Literal, NamedTuple, Protocol
 
 __all__ = [
@@ -42,6 +42,12 @@ class Event:
     For ADDED/MODIFIED `value` is the new value; for DELETED `value` is None
     and `prev_value` holds the last value before the delete. `prev_value` is
     also set for MODIFIED.
+
+    `origin` is the `ValueEncoder` that made `value` when the write was made
+    by this process and its event is delivered live (None for events read
+    back from the log, from another process, or from etcd): a writer that
+    holds the object it encoded (the registry) recognizes its own write by it
+    and need not decode the bytes again. It takes no part in equality.
     """
 
     type: Literal["ADDED", "MODIFIED", "DELETED"]
@@ -49,6 +55,7 @@ class Event:
     revision: int
     value: bytes | None
     prev_value: bytes | None
+    origin: object = field(default=None, compare=False, repr=False)
 
 
 class Page(NamedTuple):

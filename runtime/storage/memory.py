@@ -16,7 +16,7 @@ Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AsyncIterator
 
 import trio
@@ -90,7 +90,8 @@ class MemoryStore:
             return None
         return rows[-1]
 
-    def _append(self, row: _Row) -> None:
+    def _append(self, row: _Row, origin: ValueEncoder | None = None) -> None:
+        """Log `row` and publish its event (live, with the encoder that made it; the log keeps none)."""
         key = row.event.key
         rows = self._history.get(key)
         if rows is None:
@@ -99,7 +100,7 @@ class MemoryStore:
         rows.append(row)
         self._log.append(row)
         self._revision = row.revision
-        self._fanout.publish([row.event])
+        self._fanout.publish([replace(row.event, origin=origin) if origin is not None else row.event])
 
     async def _enter(self) -> None:
         # A checkpoint first: a cancelled call does nothing.
@@ -115,7 +116,7 @@ class MemoryStore:
         rev = self._revision + 1
         value = as_bytes(encode(rev))
         row = _Row(Event("ADDED", key, rev, value, None), rev)
-        self._append(row)
+        self._append(row, encode)
         bisect.insort(self._live, key)
         return row.entry()
 
@@ -126,7 +127,7 @@ class MemoryStore:
         rev = self._revision + 1
         value = as_bytes(encode(rev))
         row = _Row(Event("MODIFIED", key, rev, value, cur.event.value), cur.create_revision)
-        self._append(row)
+        self._append(row, encode)
         return row.entry()
 
     async def delete(self, key: str, *, expected_revision: int | None) -> tuple[int, Entry]:

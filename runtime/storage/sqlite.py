@@ -386,14 +386,14 @@ class SqliteStore:
                     conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, NULL)", (rev, w.key, value, rev))
                     conn.execute("INSERT INTO latest(key, rev) VALUES (?, ?)", (w.key, rev))
                     assert value is not None
-                    events.append(Event("ADDED", w.key, rev, value, None))
+                    events.append(Event("ADDED", w.key, rev, value, None, w.encode))
                     outcomes.append((Entry(w.key, value, rev, rev), None))
                 elif w.op == "update":
                     assert prev is not None and value is not None
                     conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, ?)",
                                  (rev, w.key, value, prev.create_revision, prev.mod_revision))
                     conn.execute("UPDATE latest SET rev = ? WHERE key = ?", (rev, w.key))
-                    events.append(Event("MODIFIED", w.key, rev, value, prev.value))
+                    events.append(Event("MODIFIED", w.key, rev, value, prev.value, w.encode))
                     outcomes.append((Entry(w.key, value, rev, prev.create_revision), None))
                 else:
                     assert prev is not None

@@ -75,14 +75,15 @@ INITIAL_LIST_CHUNK = 1000
 RETRY_DELAYS = (0.1, 5.0)
 
 
-def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str]) -> StoredObject | None:
-    """The stored object; None for a value that does not decode (recorded in `corrupt`, logged).
+def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str], origin: object = None
+            ) -> StoredObject | None:
+    """The stored object (see `decode_stored`); None for a value that does not decode (recorded, logged).
 
     A corrupt row must not stop the cache (Kubernetes serves the rest and
     answers a GET of that object with a 500 "corrupt object").
     """
     try:
-        obj = decode_stored(key, value, revision)
+        obj = decode_stored(key, value, revision, origin)
     except CorruptObject as exc:
         corrupt[key] = exc.detail
         log.error("watch cache: skipping corrupt object %s at revision %d: %s", key, revision, exc.detail)
@@ -520,7 +521,7 @@ class WatchCache:
                     self._call_handlers(cache_event)
             else:
                 assert event.value is not None
-                obj = _decode(event.key, event.value, event.revision, cache.corrupt)
+                obj = _decode(event.key, event.value, event.revision, cache.corrupt, event.origin)
                 if obj is None:
                     if prev is not None:  # became unreadable: gone from every watcher's view
                         cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
