@@ -49,7 +49,10 @@ class Responder:
                          cbor=self.gate("CBORServingAndStorage"), **kw)
 
     def _pretty(self) -> bool:
-        return wants_pretty(request.args.get("pretty"), request.headers.get("User-Agent", ""))
+        # The query's parsed form only when it may name `pretty` (a look in C at the raw bytes first).
+        query = request.query_string
+        pretty = request.args.get("pretty") if b"pretty" in query or b"%" in query else None
+        return wants_pretty(pretty, request.headers.get("User-Agent", ""))
 
     def _gzip_wanted(self) -> bool:
         """Compression asked (`Accept-Encoding: gzip`, q not 0) and allowed (gate APIResponseCompression)."""

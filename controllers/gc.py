@@ -47,7 +47,7 @@ from runtime import errors
 from runtime.client import MERGE_PATCH, Client, ObjectKey, key_of, object_meta
 from runtime.controller import Controller, MapFunc, Reconciler, Result
 from runtime.finalizers import has_finalizer, is_terminating, remove_finalizer
-from runtime.informer import Informer, ObjectEvent
+from runtime.informer import Handler, Informer, ObjectEvent
 from runtime.manager import Manager
 from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.kinds.customresource import is_custom
@@ -264,31 +264,61 @@ class GarbageCollector:
 
     def dependents_map(self, source: ResourceType, target: ResourceType) -> MapFunc:
         """Map an object of kind `source` to its cached dependents of kind `target`."""
-        def keys(obj: dict[str, Any]) -> list[ObjectKey]:
-            uid = _uid(obj)
-            if not uid:
-                return []
-            key = key_of(obj)
-            return [key_of(d) for d in self.informers[target].by_index(OWNER_UID_INDEX, uid)
-                    if self._as_dependent(target, d, source, key, uid) is not None]
-        return keys
+        return lambda obj: self.dependent_keys(source, target, obj)
+
+    def dependent_keys(self, source: ResourceType, target: ResourceType, obj: dict[str, Any]) -> list[ObjectKey]:
+        """The keys of the cached dependents of kind `target` of `obj` (of kind `source`), by owner uid."""
+        uid = _uid(obj)
+        if not uid:
+            return []
+        informer = self.informers.get(target)
+        if informer is None or not informer.index_size(OWNER_UID_INDEX, uid):
+            return []
+        key = key_of(obj)
+        return [key_of(d) for d in informer.by_index(OWNER_UID_INDEX, uid)
+                if self._as_dependent(target, d, source, key, uid) is not None]
 
     def waiting_owners_map(self, source: ResourceType, target: ResourceType) -> MapFunc:
         """Map an object of kind `source` to its owners of kind `target` that wait for their dependents."""
-        def keys(obj: dict[str, Any]) -> list[ObjectKey]:
-            found = []
-            for ref in owner_references(obj):
-                try:
-                    resolved = resolve_owner(self.scheme, obj, ref)
-                except InvalidOwnerReference:
-                    continue
-                if resolved.kind != target:
-                    continue
-                owner = self._cached(resolved)
-                if owner is not None and _uid(owner) == resolved.uid and is_deleting_dependents(owner):
-                    found.append(resolved.key)
-            return found
-        return keys
+        return lambda obj: [key for kind, key in self.waiting_owners(obj) if kind == target]
+
+    def waiting_owners(self, obj: dict[str, Any]) -> list[tuple[ResourceType, ObjectKey]]:
+        """The (kind, key) of `obj`'s cached owners that wait for their dependents (foreground deletion)."""
+        found = []
+        for ref in owner_references(obj):
+            try:
+                resolved = resolve_owner(self.scheme, obj, ref)
+            except InvalidOwnerReference:
+                continue
+            owner = self._cached(resolved)
+            if owner is not None and _uid(owner) == resolved.uid and is_deleting_dependents(owner):
+                found.append((resolved.kind, resolved.key))
+        return found
+
+    def router(self, source: ResourceType) -> Handler:
+        """The handler routing the events of kind `source` to every kind's controller, one call per event
+        (not a source per pair of kinds, which would call kinds x 2 handlers per event).
+
+        An event that concerns its dependents (`owner_progress`) wakes them, found by owner uid in each
+        kind's index; a dependent's change (`dependent_change`) wakes its owners that wait for it, found
+        from its own ownerReferences. Old and new object are both mapped.
+        """
+        def handle(event: ObjectEvent) -> None:
+            objs = [event.obj] if event.old is None or event.old is event.obj else [event.obj, event.old]
+            if owner_progress(event):
+                for target in list(self.controllers):
+                    keys: set[ObjectKey] = set()
+                    for obj in objs:
+                        keys.update(self.dependent_keys(source, target, obj))
+                    for key in sorted(keys):
+                        self.enqueue(target, key)
+            if dependent_change(event):
+                owners: set[tuple[ResourceType, ObjectKey]] = set()
+                for obj in objs:
+                    owners.update(self.waiting_owners(obj))
+                for kind, key in sorted(owners, key=lambda owner: (owner[0].group_resource, owner[1])):
+                    self.enqueue(kind, key)
+        return handle
 
     def enqueue(self, kind: ResourceType, key: ObjectKey) -> None:
         """Reconcile `key` in `kind`'s controller (nothing while that controller is not running)."""
@@ -475,19 +505,18 @@ class GarbageCollector:
 
 
 def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
-    """Add the garbage collector to `manager`: one controller per stored built-in kind, fed by every such
-    kind's events. Custom kinds come and go: `controllers.gckinds` follows them."""
+    """Add the garbage collector to `manager`: one controller per stored built-in kind, fed by its own
+    kind's events and, through one route per kind (`GarbageCollector.router`), by every kind's. Custom
+    kinds come and go: `controllers.gckinds` follows them."""
     kinds = [kind for kind in manager.scheme.stored_types() if not is_custom(kind)]
     collector = GarbageCollector(manager.client, {kind: manager.informers.informer(kind) for kind in kinds})
     for target in kinds:
         builder = manager.controller(CONTROLLER_PREFIX + target.group_resource).for_(target, needs_attention)
-        for source in kinds:
-            # No replay: at start every object with owners, and every owner waiting on its
-            # dependents, is reconciled through its own kind's `for_` (a pass over each kind per
-            # controller would cost start-up kinds x objects handler calls).
-            builder.watches(source, collector.dependents_map(source, target), owner_progress, replay=False)
-            builder.watches(source, collector.waiting_owners_map(source, target), dependent_change, replay=False)
         builder.with_options(max_concurrent_reconciles=workers).complete(collector.reconciler(target))
         assert builder.controller is not None
         collector.controllers[target] = builder.controller
+    for kind in kinds:
+        # Before the manager runs, for good: no event slips between a controller's start and its routes
+        # (a dependent's deletion that an owner waits for). At the first list each object passes once.
+        collector.informers[kind].add_handler(collector.router(kind), replay=False)
     return collector

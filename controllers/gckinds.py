@@ -1,20 +1,18 @@
 """The garbage collector follows kinds that come and go while it runs (custom kinds), as Kubernetes' GC monitors.
 
 `controllers.gc.setup` builds one controller per kind the scheme serves at
-setup, each fed by the events of every such kind (static `Source`s). A CRD
-adds kinds later, and removes them; `KindFollower(collector, workers)` is the
-runnable that keeps the collector current with `scheme.wait_changed()`:
+setup, each fed by its own kind's events and by one route per kind from the
+others'. A CRD adds kinds later, and removes them; `KindFollower(collector,
+workers)` is the runnable that keeps the collector current with
+`scheme.wait_changed()`:
 
 - for each stored kind that appears (one per storage: a CRD's several served
   versions are one kind here, the first registered, which is the one
   `resolve_owner` names) it runs an informer with the owner-uid index, and a
   controller reconciling that kind, as `setup` would have built;
-- it maps the events of every kind to the keys of the other kinds'
-  controllers wherever a static source does not already do it: from a new
-  kind to every target, from a setup-time kind to every new target (the
-  same maps and filters as the static sources: `dependents_map` on
-  `owner_progress`, `waiting_owners_map` on `dependent_change`, old and new
-  object both mapped);
+- it routes a new kind's events to every kind's controller, as `gc.setup`
+  does for the kinds built at setup (`GarbageCollector.router`), and every
+  kind's events reach a new kind's controller through those routes;
 - a kind that goes away (its CRD deleted, after its objects) has its
   informer and controller stopped and leaves the collector's view.
 
@@ -39,11 +37,10 @@ from typing import Any
 import trio
 
 from controllers.gc import (
-    CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, dependent_change, needs_attention, owner_progress, owner_uids,
+    CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, needs_attention, owner_uids,
 )
-from runtime.client import ObjectKey
 from runtime.controller import Controller, Source
-from runtime.informer import Informer, ObjectEvent
+from runtime.informer import Informer
 from runtime.manager import Manager
 from runtime.scheme import ResourceType, Scheme
 
@@ -78,7 +75,7 @@ class KindFollower:
         self.collector = collector
         self.scheme = collector.scheme
         self.workers = workers
-        #: The kinds built at setup (static sources between them); everything else is followed here.
+        #: The kinds built at setup; everything else is followed here.
         self.static = set(collector.informers)
         self._followed: dict[ResourceType, _Followed] = {}
         self._handlers: list[tuple[Informer, Any]] = []
@@ -91,8 +88,6 @@ class KindFollower:
         """Follow the scheme until cancelled; started() once the kinds served now are followed."""
         try:
             async with trio.open_nursery() as nursery:
-                for kind in self.static:
-                    self._map_events(kind, self.collector.informers[kind])
                 generation = self.scheme.generation
                 self._sync(nursery)
                 task_status.started()
@@ -143,26 +138,8 @@ class KindFollower:
         self.collector.controllers.pop(kind, None)
         self._handlers = [(i, h) for i, h in self._handlers if i is not followed.informer]
 
-    def _targets(self, source: ResourceType) -> list[ResourceType]:
-        """The controllers `source`'s events must reach here (static pairs have their own sources)."""
-        return list(self._followed) if source in self.static else list(self.collector.controllers)
-
     def _map_events(self, source: ResourceType, informer: Informer) -> None:
-        collector = self.collector
-
-        def handle(event: ObjectEvent) -> None:
-            objs = [event.obj] if event.old is None or event.old is event.obj else [event.obj, event.old]
-            progress, change = owner_progress(event), dependent_change(event)
-            for target in self._targets(source):
-                keys: set[ObjectKey] = set()
-                for obj in objs:
-                    if progress:
-                        keys.update(collector.dependents_map(source, target)(obj))
-                    if change:
-                        keys.update(collector.waiting_owners_map(source, target)(obj))
-                for key in sorted(keys):
-                    collector.enqueue(target, key)
-
+        handle = self.collector.router(source)
         informer.add_handler(handle, replay=False)
         self._handlers.append((informer, handle))
 

@@ -64,18 +64,27 @@ def unknown_fields(model: type[BaseModel], data: Any, path: str = "") -> list[st
     return found
 
 
+#: Shapes with keys below them to check (scalars and `any` hold none the model knows).
+_NESTED = frozenset(("model", "list", "map"))
+
+
 def _walk(shape: FieldShape, data: Any, path: str, found: list[str]) -> None:
+    # Runs on every write's body: no call for a scalar, a path made only to report or to go deeper.
     if shape.kind == "model" and isinstance(data, dict):
         known = fields_of(shape.model)
         for key, value in data.items():
-            sub = f"{path}.{key}" if path else key
-            if key not in known:
-                found.append(sub)
-            else:
-                _walk(known[key], value, sub, found)
+            sub = known.get(key)
+            if sub is None:
+                found.append(f"{path}.{key}" if path else key)
+            elif sub.kind in _NESTED and isinstance(value, (dict, list)):
+                _walk(sub, value, f"{path}.{key}" if path else key, found)
     elif shape.kind == "list" and isinstance(data, list) and shape.item is not None:
-        for i, value in enumerate(data):
-            _walk(shape.item, value, f"{path}[{i}]", found)
+        if shape.item.kind in _NESTED:
+            for i, value in enumerate(data):
+                if isinstance(value, (dict, list)):
+                    _walk(shape.item, value, f"{path}[{i}]", found)
     elif shape.kind == "map" and isinstance(data, dict) and shape.item is not None:
-        for key, value in data.items():
-            _walk(shape.item, value, f"{path}.{key}" if path else key, found)
+        if shape.item.kind in _NESTED:
+            for key, value in data.items():
+                if isinstance(value, (dict, list)):
+                    _walk(shape.item, value, f"{path}.{key}" if path else key, found)
