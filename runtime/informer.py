@@ -122,7 +122,8 @@ class InformerStatistics:
     `by_index` and `index_keys`; `visited` the objects (or keys) those reads
     went through: the whole cache for `list` and `keys`, the bucket for
     `by_index` and `index_keys`, one for a `get` that found its object.
-    `index_updates` counts index entries added or removed by store changes.
+    `index_updates` counts index entries added or removed by store changes;
+    `handlers` is how many handlers each event calls now.
     """
 
     objects: int
@@ -136,6 +137,7 @@ class InformerStatistics:
     reads: int = 0
     visited: int = 0
     index_updates: int = 0
+    handlers: int = 0
 
 
 class Informer:
@@ -286,7 +288,7 @@ class Informer:
     def statistics(self) -> InformerStatistics:
         return InformerStatistics(len(self._objects), self._lists, self._watches, self._events, self._relists,
                                   self._errors, self._resource_version, self._synced, self._reads, self._visited,
-                                  self._index_updates)
+                                  self._index_updates, len(self._handlers))
 
     # ---- the run task -----------------------------------------------------------------------------
 

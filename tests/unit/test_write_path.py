@@ -1,0 +1,144 @@
+"""A write costs its work once: one encode, no decode of its own bytes, one store write, a handful of handlers.
+
+Counted, never timed: `dumps_json` and `json.loads` of `runtime.objects`
+(the encoder of stored objects and the decoder of stored bytes) are wrapped
+with counters; the store's statistics count writes; informer statistics
+count the handlers an event calls. Each count is the same on the memory
+and the SQLite store (both publish their own writes with their encoder).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import pytest
+import trio
+
+from controllers.builtin import builtin_manager
+from runtime import objects
+from runtime.bootstrap import SYSTEM_USER, bootstrap
+from runtime.client_local import LocalClient
+from runtime.registry import Registry
+from runtime.requests import Body, ListOptions, WriteOptions
+from runtime.scheme import Scheme
+from runtime.storage import MemoryStore
+from runtime.storage.sqlite import SqliteStore
+from runtime.testing import ADMIN
+
+GROUP = "rbac.authorization.svc.io"
+
+
+def cluster_role(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": labels or {"app": "bench"}},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]}
+
+
+class Counted:
+    """`runtime.objects`' JSON functions, counted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.encodes = self.decodes = 0
+        plain_dumps, plain_loads = objects.dumps_json, json.loads
+
+        def dumps(obj: Any) -> bytes:
+            self.encodes += 1
+            return plain_dumps(obj)
+
+        def loads(data: Any, **kw: Any) -> Any:
+            self.decodes += 1
+            return plain_loads(data, **kw)
+
+        monkeypatch.setattr(objects, "dumps_json", dumps)
+        monkeypatch.setattr(objects, "json", type("CountedJson", (), {"loads": staticmethod(loads),
+                                                                        "dumps": staticmethod(json.dumps)}))
+
+
+async def settled(store: SqliteStore) -> None:
+    """Return once 30 s (mock time) pass without a store write."""
+    while True:
+        writes = store.statistics().writes
+        await trio.sleep(30)
+        if store.statistics().writes == writes:
+            return
+
+
+@asynccontextmanager
+async def open_registry(backend: str, tmp_path) -> AsyncIterator[Registry]:
+    store = MemoryStore() if backend == "memory" else await SqliteStore.open(tmp_path / "state.db")
+    registry = Registry(store, Scheme())
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            yield registry
+            nursery.cancel_scope.cancel()
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_create_is_encoded_once_and_its_bytes_never_decoded_again(backend, tmp_path, monkeypatch):
+    async with open_registry(backend, tmp_path) as registry:
+        rt = registry.scheme.by_kind("ClusterRole")
+        await registry.create(ADMIN, rt, "", Body(cluster_role("warm")), WriteOptions())
+        counted = Counted(monkeypatch)
+        result = await registry.create(ADMIN, rt, "", Body(cluster_role("r")), WriteOptions())
+        assert await registry.cache.wait_for(result.obj.revision, timeout=5)
+        read = await registry.get(ADMIN, rt, "", "r")
+        listed = await registry.list(ADMIN, rt, "", ListOptions())
+        answer = [result.obj.json_bytes(), read.json_bytes()] + [o.json_bytes() for o in listed.items if o.name == "r"]
+        assert (counted.encodes, counted.decodes) == (1, 0)  # the store's value, nothing more
+        assert answer[0] is answer[1] is answer[2]  # one set of bytes for the answer, the cache and reads
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_the_answer_of_a_write_and_the_watch_cache_hold_one_object(backend, tmp_path):
+    async with open_registry(backend, tmp_path) as registry:
+        rt = registry.scheme.by_kind("ClusterRole")
+        created = await registry.create(ADMIN, rt, "", Body(cluster_role("r")), WriteOptions())
+        updated = await registry.update(ADMIN, rt, "", "r", Body(cluster_role("r", {"app": "other"})),
+                                        WriteOptions())
+        assert await registry.cache.wait_for(updated.obj.revision, timeout=5)
+        cached = registry.cache.kind(rt.storage_prefix).get(updated.obj.key)
+        assert cached is updated.obj and created.obj is not updated.obj
+        assert cached.obj["metadata"]["resourceVersion"] == str(updated.obj.revision)
+
+
+async def test_a_clusterrole_create_with_the_builtin_controllers_is_one_store_write(tmp_path, autojump_clock):
+    store = await SqliteStore.open(tmp_path / "state.db")
+    registry = Registry(store, Scheme())
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            await bootstrap(registry)
+            manager = builtin_manager(LocalClient(registry, SYSTEM_USER))
+            await nursery.start(manager.run)
+            await settled(store)  # start-up work done (the bootstrap roles aggregated)
+            rt = registry.scheme.by_kind("ClusterRole")
+            writes = store.statistics().writes
+            for i in range(20):
+                await registry.create(ADMIN, rt, "", Body(cluster_role(f"r-{i}")), WriteOptions())
+            await settled(store)
+            assert store.statistics().writes - writes == 20  # no controller writes for a plain role
+            nursery.cancel_scope.cancel()
+    finally:
+        await store.aclose()
+
+
+async def test_an_event_calls_a_handful_of_handlers_not_one_per_pair_of_kinds(autojump_clock):
+    registry = Registry(MemoryStore(), Scheme())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(registry.run)
+        manager = builtin_manager(LocalClient(registry, SYSTEM_USER))
+        await nursery.start(manager.run)
+        kinds = len(registry.scheme.stored_types())
+        rt = registry.scheme.by_kind("ClusterRole")
+        informer = next(i for i in manager.informers.informers() if i.kind is rt and not i.namespace)
+        handlers = informer.statistics().handlers
+        # Aggregation (its own kind and the roles it selects), the garbage collector (its own kind and one
+        # route to every kind), the kind follower of the collector: a count that does not grow with the kinds.
+        assert handlers <= 6 < kinds, (handlers, kinds)
+        nursery.cancel_scope.cancel()
+
