@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test bench bench-tools clean etcd etcd-path kopf-examples chromium
+.PHONY: serve serve-ha test bench bench-tools clean etcd etcd-path kopf-examples chromium
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
 $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
@@ -15,6 +15,30 @@ $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controll
 
 serve: $(STAMP)
 	$(VENV)/bin/miniplane serve $(ARGS)
+
+# An etcd and two API servers on it, to try several servers (README: "Several servers on etcd"). Both use
+# one data directory (one CA, one admin token) and write their own kubeconfig there; ARGS go to both.
+# Ctrl-C stops all three.
+HA_DIR ?= ./miniplane-ha
+HA_PORTS ?= 6443 6444
+HA_ETCD_PORTS ?= 2379 2380
+serve-ha: $(STAMP) etcd
+	@set -e; mkdir -p $(HA_DIR); set -- $(HA_ETCD_PORTS); client=http://127.0.0.1:$$1; peer=http://127.0.0.1:$$2; \
+	pids=; etcd=; trap 'kill $$pids 2>/dev/null; wait $$pids; kill $$etcd 2>/dev/null; wait' EXIT INT TERM; \
+	etcd --name ha --data-dir $(HA_DIR)/etcd --listen-client-urls $$client --advertise-client-urls $$client \
+	  --listen-peer-urls $$peer --initial-advertise-peer-urls $$peer --initial-cluster ha=$$peer \
+	  --log-level warn >$(HA_DIR)/etcd.log 2>&1 & etcd=$$!; \
+	until $(PY) -c 'import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=1)' $$client/health 2>/dev/null; do \
+	  kill -0 $$etcd 2>/dev/null || { echo "etcd did not start: see $(HA_DIR)/etcd.log" >&2; exit 1; }; sleep 0.2; done; \
+	echo "etcd serving at $$client (data in $(HA_DIR)/etcd)"; \
+	for port in $(HA_PORTS); do \
+	  rm -f $(HA_DIR)/$$port.kubeconfig; \
+	  $(VENV)/bin/miniplane serve --store etcd://127.0.0.1:$${client##*:} --data-dir $(HA_DIR) --port $$port \
+	    --kubeconfig-out $(HA_DIR)/$$port.kubeconfig $(ARGS) & pid=$$!; pids="$$pids $$pid"; \
+	  until test -f $(HA_DIR)/$$port.kubeconfig; do \
+	    kill -0 $$pid 2>/dev/null || { echo "the server on port $$port did not start" >&2; exit 1; }; sleep 0.2; done; \
+	done; \
+	wait
 
 test: $(STAMP) etcd kopf-examples chromium
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -7,7 +7,8 @@ asking each kind's strategy (`runtime.kinds`) for what differs per kind;
 are `runtime.requests` types.
 
 Inside, imports go one way: `common` (leaf helpers, the storage error
-boundary) <- `core` (state and primitives) <- the verb modules (`reads`,
+boundary) and `settling` (writes answer once the watch cache holds them)
+<- `core` (state and primitives) <- the verb modules (`reads`,
 `listing`, `watching`, `writes`, `patching`, `deletion`, `reviews`) <-
 `registry` (the facade).
 """

@@ -42,6 +42,7 @@ from runtime.registry.common import (
 )
 from runtime.registry.continuation import ContinueTokens
 from runtime.registry.namespace_gate import NamespaceGate
+from runtime.registry.settling import SettledWrites
 from runtime.requests import ListOptions, WriteOptions
 from runtime.scheme import ResourceType, Scheme
 from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
@@ -100,7 +101,6 @@ class RegistryCore:
                  feature_gates: dict[str, bool] | None = None, history_seconds: float = 300.0,
                  continue_ttl: float = 300.0, continue_secret: bytes | None = None,
                  token_clock: Callable[[], float] | None = None, tokens: TokenSigner | None = None) -> None:
-        self.store = store
         self.scheme = scheme
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
         self.rbac = RBACIndex()
@@ -109,6 +109,8 @@ class RegistryCore:
         self.feature_gates = {**DEFAULT_GATES, **(feature_gates or {})}
         self.cache = WatchCache(store, [t.storage_prefix for t in scheme.stored_types()],
                                 history_seconds=history_seconds)
+        #: The store; its writes answer once the cache holds them (`SettledWrites`).
+        self.store: Store = SettledWrites(store, self.cache, READ_WAIT)  # type: ignore[assignment]
         # A secret and a wall clock kept across restarts keep continue tokens valid (or properly expired).
         self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
         #: Signs and verifies service account tokens (a key of its own unless the server gives one).

@@ -93,7 +93,11 @@ class EtcdStoreStatistics:
     `revision` is the newest etcd revision this store has seen; `writes`
     counts applied writes and `mispredicted` those whose revision differed
     from the one predicted for the encoder (each cost a second encode);
-    `keys_read` the keys every list so far received from etcd.
+    `keys_read` the keys every list so far received from etcd; `calls` the
+    number of calls awaiting etcd's answer (a watch stream counts while it
+    opens); `delivered` the revision every open watch has delivered up to
+    (the least of them; `revision` when none is open): a watch below
+    `revision` has events on their way.
     """
 
     revision: int
@@ -103,6 +107,8 @@ class EtcdStoreStatistics:
     mispredicted: int
     endpoint: str
     keys_read: int = 0
+    calls: int = 0
+    delivered: int = 0
 
 
 class _Refused(Exception):
@@ -136,7 +142,8 @@ class EtcdStore:
         self._writes = 0
         self._mispredicted = 0
         self._keys_read = 0
-        self._watchers = 0
+        self._watches: dict[object, int] = {}  # each open watch's delivered revision
+        self._calls = 0
         self._closed = False
         self._scopes: set[trio.CancelScope] = set()  # calls to cut short on aclose()
 
@@ -183,7 +190,11 @@ class EtcdStore:
         return rev
 
     async def _call(self, path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
-        answer = await self._guarded(self._client.call(path, body, idempotent=idempotent))
+        self._calls += 1
+        try:
+            answer = await self._guarded(self._client.call(path, body, idempotent=idempotent))
+        finally:
+            self._calls -= 1
         self._saw(answer)
         return answer
 
@@ -343,7 +354,8 @@ class EtcdStore:
         full = self._full_prefix(prefix)
         last = after_revision  # every event up to here was delivered
         failures = 0           # streams in a row that failed or ended before any message
-        self._watchers += 1
+        token = object()
+        self._watches[token] = last
         try:
             while True:
                 # Starting at `last` (not last + 1) makes etcd refuse a compacted `last`.
@@ -352,8 +364,12 @@ class EtcdStore:
                     "start_revision": str(max(last, 1)), "prev_kv": True, "progress_notify": True}}
                 try:
                     async with AsyncExitStack() as stack:
-                        lines = await self._guarded(
-                            stack.enter_async_context(self._client.stream("/v3/watch", request)))
+                        self._calls += 1
+                        try:
+                            lines = await self._guarded(
+                                stack.enter_async_context(self._client.stream("/v3/watch", request)))
+                        finally:
+                            self._calls -= 1
                         while (message := await self._guarded(lines.next())) is not None:
                             failures = 0
                             compact = int(message.get("compact_revision", 0))
@@ -364,11 +380,11 @@ class EtcdStore:
                                 raise StoreError(f"etcd canceled the watch: {message.get('cancel_reason', '')}")
                             events = message.get("events") or []
                             if not events and not message.get("created"):
-                                last = max(last, self._saw(message))  # progress: all up to here sent
+                                last = self._watches[token] = max(last, self._saw(message))  # progress
                             for raw in events:
                                 event = self._event(raw)
                                 if event.revision > last:
-                                    last = event.revision
+                                    last = self._watches[token] = event.revision
                                     yield event
                 except StoreUnavailable:
                     if failures >= _REOPENS or self._closed:
@@ -377,7 +393,7 @@ class EtcdStore:
                 # the same one back); give up after a few failures in a row.
                 failures += 1
         finally:
-            self._watchers -= 1
+            del self._watches[token]
 
     def _event(self, raw: dict[str, Any]) -> Event:
         kv, prev = raw.get("kv") or {}, raw.get("prev_kv")
@@ -468,8 +484,9 @@ class EtcdStore:
 
     def statistics(self) -> EtcdStoreStatistics:
         """Revisions seen, open watches, writes and encoder mispredictions."""
-        return EtcdStoreStatistics(self._revision, self._compacted, self._watchers, self._writes,
-                                   self._mispredicted, self._client.endpoint, self._keys_read)
+        return EtcdStoreStatistics(self._revision, self._compacted, len(self._watches), self._writes,
+                                   self._mispredicted, self._client.endpoint, self._keys_read, self._calls,
+                                   min(self._watches.values(), default=self._revision))
 
     async def aclose(self) -> None:
         """Refuse further calls, end watches and calls in flight (StoreError), close connections."""

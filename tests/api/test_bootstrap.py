@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import pytest
 import trio
 
 from runtime.rbac import load_bootstrap_policy
@@ -18,12 +19,14 @@ from tests.support.rbac import ok
 from tests.support.server import Server, start_in_process
 
 LABEL = "kubernetes.io/bootstrapping=rbac-defaults"
+#: The stores whose objects outlive a server.
+PERSISTENT = pytest.mark.stores("sqlite", "etcd")
 
 
 async def run_server(tmp_path, step: Callable[[Server], Awaitable[None]], **options) -> None:
-    """Start a sqlite-backed server on `tmp_path`, run `step` against it, then stop it."""
+    """Start a server on `tmp_path`, run `step` against it, then stop it."""
     async with trio.open_nursery() as nursery:
-        srv = await start_in_process(nursery, tmp_path, store="sqlite", **options)
+        srv = await start_in_process(nursery, tmp_path, **options)
         await step(srv)
         nursery.cancel_scope.cancel()
 
@@ -55,6 +58,7 @@ async def test_bootstrap_policy_follows_the_api_domain(nursery, tmp_path):
     assert {g for r in role["rules"] for g in r["apiGroups"]} == {"authorization.k8s.io", "authentication.k8s.io"}
 
 
+@PERSISTENT
 async def test_restart_keeps_a_rule_a_user_added(tmp_path):
     extra = {"verbs": ["get"], "nonResourceURLs": ["/metrics"]}
 
@@ -70,6 +74,7 @@ async def test_restart_keeps_a_rule_a_user_added(tmp_path):
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_restores_a_deleted_bootstrap_rule(tmp_path):
     async def strip(srv):
         role = await get_cluster(srv, "clusterroles", "system:public-info-viewer")
@@ -89,6 +94,7 @@ async def test_restart_restores_a_deleted_bootstrap_rule(tmp_path):
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_recreates_a_deleted_bootstrap_object(tmp_path):
     async def delete(srv):
         async with srv.client() as admin:
@@ -104,6 +110,7 @@ async def test_restart_recreates_a_deleted_bootstrap_object(tmp_path):
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_restores_removed_subjects_and_keeps_added_ones(tmp_path):
     added = {"apiGroup": "rbac.authorization.svc.io", "kind": "User", "name": "alice"}
 
@@ -121,6 +128,7 @@ async def test_restart_restores_removed_subjects_and_keeps_added_ones(tmp_path):
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_keeps_user_labels_and_restores_bootstrap_labels(tmp_path):
     async def relabel(srv):
         role = await get_cluster(srv, "clusterroles", "system:basic-user")
@@ -135,6 +143,7 @@ async def test_restart_keeps_user_labels_and_restores_bootstrap_labels(tmp_path)
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_leaves_an_object_with_autoupdate_false_alone(tmp_path):
     async def protect(srv):
         role = await get_cluster(srv, "clusterroles", "system:public-info-viewer")
@@ -150,6 +159,7 @@ async def test_restart_leaves_an_object_with_autoupdate_false_alone(tmp_path):
     await run_server(tmp_path, check)
 
 
+@PERSISTENT
 async def test_restart_rebinds_a_bootstrap_binding_whose_role_ref_was_changed(tmp_path):
     async def rebind(srv):
         async with srv.client() as admin:

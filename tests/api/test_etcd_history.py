@@ -14,6 +14,7 @@ import random
 from collections import Counter
 
 import httpx
+import pytest
 import trio
 
 from tests.support.etcd import fresh_prefix
@@ -23,6 +24,11 @@ from tests.support.server import Server, start_in_process
 KEYS = [f"k{i}" for i in range(5)]
 CLIENTS, OPS_PER_CLIENT, BUDGET = 8, 40, 20.0
 LABEL = {"history": "1"}
+
+
+# These tests start their own servers on etcd: the default store does not matter.
+pytestmark = pytest.mark.stores("memory")
+
 
 
 def body(name: str, value: str, rv: str | None = None) -> dict:

@@ -22,6 +22,11 @@ from tests.support.rbac import grant, namespaces, ok, rule, token_file, user
 from tests.support.server import Server, start_in_process
 
 
+# These tests start their own servers on etcd: the default store does not matter.
+pytestmark = pytest.mark.stores("memory")
+
+
+
 async def two_servers(nursery, tmp_path, endpoint: str, **options) -> tuple[Server, Server, str]:
     """Two control planes on one etcd prefix (their data directories apart, as two machines')."""
     prefix = fresh_prefix()

@@ -150,8 +150,12 @@ async def test_the_recorder_writes_through_the_http_client(server, nursery):
         await nursery.start(broadcaster.run)
         recorder = broadcaster.recorder("role-controller")
         recorder.event(role, "Normal", "Synced", "rules aggregated")
+        with trio.fail_after(30):  # created first (else, on a slower store, both would go in one create)
+            await watch_for_event(client, "reader", "ci", lambda e: e.get("count") == 1)
         recorder.event(role, "Normal", "Synced", "rules aggregated")
         with trio.fail_after(30):
             event = await watch_for_event(client, "reader", "ci", lambda e: e.get("count") == 2)
+            while broadcaster.statistics().patched < 1:
+                await trio.sleep(0.01)  # on etcd a write's watch event may come before its answer
     assert event["involvedObject"]["uid"] == role["metadata"]["uid"] and event["message"] == "rules aggregated"
     assert broadcaster.statistics().created == 1 and broadcaster.statistics().patched == 1

@@ -17,6 +17,9 @@ import trio
 from runtime.featuregates import DEFAULT_GATES
 from tests.support.server import start_in_process
 
+# The test corrupts SQLite rows: it runs on that store only.
+pytestmark = pytest.mark.stores("sqlite")
+
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
 GARBAGE = b"\x00\xffnot json at all"
 FORCE = "ignoreStoreReadErrorWithClusterBreakingPotential"

@@ -15,7 +15,9 @@ matters (disconnects, shutdown, stalled bodies, oversized heads), and the regist
 
 Tests that wait in trio time run on the MockClock (`autojump_clock`); the
 ones over SQLite (worker threads) use the real clock with generous guards
-(`store_clock`: the MockClock for the memory store only).
+(`store_clock`: the autojump clock for memory and etcd, the real one for SQLite).
+The concurrency tests run on every store (tests/api/conftest.py); those of
+SQLite's own failures on SQLite only.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from collections import Counter
 import httpx
 import pytest
 import trio
-from trio.testing import MockClock
 
 from api import assembly as server_module
 from api.codecs import MAX_NESTING
@@ -92,10 +93,10 @@ def captured(monkeypatch) -> Captured:
 
 
 @pytest.fixture
-def store_clock(store):
-    """The autojump MockClock for the memory store; None (the real clock) for SQLite, whose work runs in
-    threads the MockClock cannot see (it would jump past their timeouts)."""
-    return MockClock(autojump_threshold=0) if store == "memory" else None
+def store_clock(store_under_test, autojump_clock):
+    """The autojump clock for the memory store (and etcd's, which waits for etcd); None (the real clock)
+    for SQLite, whose work runs in threads the MockClock cannot see (it would jump past their timeouts)."""
+    return None if store_under_test == "sqlite" else autojump_clock
 
 
 async def settle(predicate, *, step: float = 0.05, limit: float = 30.0) -> None:
@@ -111,9 +112,8 @@ async def settle(predicate, *, step: float = 0.05, limit: float = 30.0) -> None:
 
 # ---- 1. concurrent writes ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, tmp_path, store, store_clock):
-    srv = await start_in_process(nursery, tmp_path, store=store)
+async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, tmp_path, store_clock):
+    srv = await start_in_process(nursery, tmp_path)
     async with srv.client() as c:
         await create(c, srv, "contended")
         codes: Counter[int] = Counter()
@@ -132,9 +132,8 @@ async def test_fifty_concurrent_merge_patches_of_one_object_all_apply(nursery, t
     assert final["metadata"]["annotations"] == {f"writer-{i}": str(i) for i in range(50)}
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_path, store, store_clock):
-    srv = await start_in_process(nursery, tmp_path, store=store)
+async def test_fifty_concurrent_counter_increments_lose_no_update(nursery, tmp_path, store_clock):
+    srv = await start_in_process(nursery, tmp_path)
     url = f"{srv.rbac}/clusterroles/counter"
     async with srv.client() as c:
         await create(c, srv, "counter", annotations={"count": "0"})
@@ -228,9 +227,8 @@ async def test_a_delete_racing_the_removal_of_the_last_finalizer_always_removes_
     assert sum(n for (verb, _), n in codes.items() if verb == "delete") == len(names)
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery, tmp_path, store, store_clock):
-    srv = await start_in_process(nursery, tmp_path, store=store, controllers=True)
+async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery, tmp_path, store_clock):
+    srv = await start_in_process(nursery, tmp_path, controllers=True)
     codes: Counter[int] = Counter()
     async with srv.client() as c, \
             open_http_client(load_kubeconfig(srv.kubeconfig), transport=srv.transport) as client:
@@ -266,6 +264,7 @@ async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery,
     assert codes[201] > 0 and codes[403] > 0
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_the_namespace_gate_makes_a_closing_delete_wait_for_creates_under_way(autojump_clock):
     from runtime.registry.namespace_gate import NamespaceGate
     gate, order = NamespaceGate(), []
@@ -286,6 +285,7 @@ async def test_the_namespace_gate_makes_a_closing_delete_wait_for_creates_under_
     assert order == ["created", "closed"] and len(gate) == 0
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_the_namespace_gate_holds_creates_while_a_namespace_closes(autojump_clock):
     from runtime.registry.namespace_gate import NamespaceGate
     gate, order = NamespaceGate(), []
@@ -311,10 +311,9 @@ async def test_the_namespace_gate_holds_creates_while_a_namespace_closes(autojum
     assert order == ["elsewhere", "closed", "created"] and len(gate) == 0
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_writers(nursery, tmp_path, store,
+async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_writers(nursery, tmp_path,
                                                                                         store_clock):
-    srv = await start_in_process(nursery, tmp_path, store=store)
+    srv = await start_in_process(nursery, tmp_path)
     url = f"{srv.rbac}/clusterroles"
     async with srv.client() as c:
         start = int((await c.get(url)).json()["metadata"]["resourceVersion"])
@@ -495,6 +494,7 @@ def flaky(monkeypatch) -> FlakyStore:
     return store
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_store_errors_answer_500_statuses_and_the_server_recovers(nursery, tmp_path, flaky, caplog,
                                                                         autojump_clock):
     srv = await start_in_process(nursery, tmp_path)
@@ -524,6 +524,7 @@ async def test_store_errors_answer_500_statuses_and_the_server_recovers(nursery,
         assert (await c.get(f"{url}/kept")).json()["metadata"]["labels"] == {"a": "b"}
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_path, flaky, caplog, autojump_clock):
     srv = await start_in_process(nursery, tmp_path)
     cache = srv.registry.cache
@@ -544,6 +545,7 @@ async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "later")]
 
 
+@pytest.mark.stores("sqlite")  # SQLite's own failures
 async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succeeds(nursery, tmp_path,
                                                                                    monkeypatch, caplog):
     from runtime.storage.sqlite import SqliteStore
@@ -572,6 +574,7 @@ async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succ
         assert "next" in [o["metadata"]["name"] for o in listed.json()["items"]]
 
 
+@pytest.mark.stores("sqlite")  # SQLite's own failures
 async def test_a_commit_that_lands_but_reports_an_error_does_not_wedge_the_store(nursery, tmp_path, monkeypatch,
                                                                                 caplog):
     from runtime.storage.sqlite import SqliteStore
@@ -608,6 +611,7 @@ async def test_a_commit_that_lands_but_reports_an_error_does_not_wedge_the_store
     assert seen == ["unknown-outcome", "next"]
 
 
+@pytest.mark.stores("sqlite")  # SQLite's own failures
 async def test_corrupt_rows_in_the_log_are_contained(nursery, tmp_path):
     scheme = Scheme()
     key = scheme.by_kind("ClusterRole").storage_key
@@ -759,6 +763,7 @@ async def test_huge_request_heads_are_refused_before_the_app(https_server):
         assert (await c.get(f"{server.rbac}/clusterroles")).status_code == 200
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_a_selector_of_ten_thousand_terms_is_served(registry):
     rt = registry.scheme.by_kind("ClusterRole")
     await registry.create(ADMIN, rt, "", Body(cr("labelled", labels={f"k{i}": f"v{i}" for i in range(50)})))
@@ -771,6 +776,7 @@ async def test_a_selector_of_ten_thousand_terms_is_served(registry):
     assert [(t, o.name) async for t, o in stream] == [("ADDED", "labelled")]
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_a_continue_token_of_a_megabyte_is_400(registry):
     rt = registry.scheme.by_kind("ClusterRole")
     for token in ("A" * 1_000_000, "%%%" * 300_000):
@@ -780,6 +786,7 @@ async def test_a_continue_token_of_a_megabyte_is_400(registry):
 
 # ---- 4. memory bounds -------------------------------------------------------------------------
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_watch_history_is_bounded_in_bytes_and_watches_from_before_it_lose_nothing(registry, autojump_clock):
     cache = registry.cache
     cache.max_history_bytes = 200_000
@@ -807,6 +814,7 @@ async def test_watch_history_is_bounded_in_bytes_and_watches_from_before_it_lose
     assert seen == revisions
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_a_slow_watcher_is_cut_off_and_resumes_without_loss(registry, autojump_clock):
     rt = registry.scheme.by_kind("ClusterRole")
     roles = registry.kind_cache(rt)
@@ -831,6 +839,7 @@ async def test_a_slow_watcher_is_cut_off_and_resumes_without_loss(registry, auto
     assert seen == written
 
 
+@pytest.mark.stores("memory")  # its own store, or none
 async def test_the_rbac_index_forgets_deleted_bindings(registry):
     assert await registry.cache.wait_fresh()  # the bootstrap policy is in the index
     before = registry.rbac.statistics()

@@ -133,6 +133,7 @@ async def test_static_tokens_are_looked_up_by_digest_and_compared_in_constant_ti
     assert all(isinstance(key, bytes) and len(key) == 32 for key in table._tokens)
 
 
+@pytest.mark.stores("memory", "sqlite")  # on etcd the signing key lives in the store, not in sa.key
 async def test_the_admin_kubeconfig_and_every_key_file_are_written_0600(nursery, tmp_path):
     srv = await start_server(nursery, tmp_path)
     data = srv.data_dir
@@ -143,6 +144,7 @@ async def test_the_admin_kubeconfig_and_every_key_file_are_written_0600(nursery,
     assert modes == {name: 0o600 for name in modes}
 
 
+@pytest.mark.stores("memory", "sqlite")  # on etcd the signing key lives in the store, not in sa.key
 async def test_a_key_file_found_readable_by_others_is_narrowed_to_0600(nursery, tmp_path):
     data = tmp_path / "data"
     data.mkdir()

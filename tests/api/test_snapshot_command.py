@@ -6,11 +6,15 @@ The server runs in process on SQLite; the command runs as the user runs it
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from api.cli import main
 from tests.support.objects import cr
 from tests.support.server import start_in_process
+
+# The test snapshots SQLite: it runs on that store only.
+pytestmark = pytest.mark.stores("sqlite")
 
 URL = "/apis/rbac.authorization.svc.io/v1/clusterroles"
 

@@ -13,11 +13,15 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 import trio
 
 from tests.support.objects import cr
 from tests.support.rbac import bind, rule, token_file
 from tests.support.workers import start_workers_in_process
+
+# The workers run on a SQLite store of their own: the API tests' default store does not matter.
+pytestmark = pytest.mark.stores("memory")
 
 
 async def test_a_write_through_one_worker_is_seen_by_the_next_consistent_read_on_another(nursery, tmp_path):

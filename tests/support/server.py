@@ -2,9 +2,16 @@
 
 Contract: both `start_in_process(nursery, tmp_path, **options)` and
 `start_server(nursery, tmp_path, **options)` start a control plane in
-`nursery` with `ServeOptions(data_dir=tmp_path/"data", **options)` (memory
-store and no controllers unless the options say otherwise) and return a
-`Server` once it serves; cancelling `nursery` stops it.
+`nursery` with `ServeOptions(data_dir=tmp_path/"data", **options)` (the
+default store and no controllers unless the options say otherwise) and
+return a `Server` once it serves; cancelling `nursery` stops it.
+
+The default store is memory; `use_store("sqlite")` or
+`use_store("etcd://HOST:PORT", prefix="/p")` changes it until the next call
+(tests/api/conftest.py runs every API test on each). Under etcd each data
+directory gets its own key prefix below `prefix`, as each gets its own
+SQLite file: servers of one directory share their objects, others do not;
+a test's `compaction_interval` is then etcd's too.
 
 - `start_in_process` opens `api.assembly.open_control_plane` and serves its
   ASGI app through `tests.support.asgi.ASGITransport`: no socket, no TLS,
@@ -37,7 +44,7 @@ from runtime.kubeconfig import load_kubeconfig, write_kubeconfig
 from runtime.registry import Registry
 from tests.support.asgi import ASGITransport
 
-__all__ = ["Server", "start_in_process", "start_server", "STARTERS", "IN_PROCESS_URL"]
+__all__ = ["Server", "start_in_process", "start_server", "STARTERS", "IN_PROCESS_URL", "use_store"]
 
 #: The base URL of an in-process server (any host would do: nothing resolves it).
 IN_PROCESS_URL = "http://miniplane"
@@ -98,10 +105,27 @@ class Server:
         return f"/apis/authorization.{self.domain}/v1"
 
 
+_default = {"store": "memory", "prefix": ""}
+_prefixes: dict[str, str] = {}
+
+
+def use_store(store: str, *, prefix: str = "") -> None:
+    """Make `store` the default of the control planes started from now on (see the module doc)."""
+    _default.update(store=store, prefix=prefix)
+    _prefixes.clear()
+
+
 def _options(tmp_path: Path, options: dict[str, Any]) -> ServeOptions:
-    options.setdefault("store", "memory")
+    data_dir = str(tmp_path / "data")
+    if "store" not in options:
+        options["store"] = _default["store"]
+        if options["store"].startswith("etcd"):
+            prefix = _prefixes.setdefault(data_dir, f"{_default['prefix']}/{len(_prefixes)}")
+            options.setdefault("etcd_prefix", prefix)
+            if "compaction_interval" in options:  # on etcd the shared compactor's (kube's) interval
+                options.setdefault("etcd_compaction_interval", options["compaction_interval"])
     options.setdefault("controllers", False)
-    return ServeOptions(data_dir=str(tmp_path / "data"), port=0, **options)
+    return ServeOptions(data_dir=data_dir, port=0, **options)
 
 
 async def _run_in_process(options: ServeOptions, *,
