@@ -8,10 +8,8 @@ store's current revision, and lists at older revisions from snapshots
 (the current state rolled back through the history).
 """
 
-from runtime.watchcache.cache import (
-    DEFAULT_CAPACITY, INITIAL_LIST_CHUNK, SNAPSHOT_FRESH_SECONDS, CacheEvent, KindCache, Matcher, TooOld,
-    WatchCache, Watcher, as_seen,
-)
+from runtime.watchcache.cache import DEFAULT_CAPACITY, INITIAL_LIST_CHUNK, SNAPSHOT_FRESH_SECONDS, KindCache, WatchCache
+from runtime.watchcache.watchers import CacheEvent, Matcher, TooOld, Watcher, as_seen
 from runtime.watchcache.pages import SortedObjects
 
 __all__ = [

@@ -40,8 +40,6 @@ import bisect
 import logging
 import math
 from collections import OrderedDict, deque
-from dataclasses import dataclass
-from functools import cached_property
 from itertools import islice
 from typing import Callable, Iterable
 
@@ -50,10 +48,10 @@ import trio
 from runtime.objects import CorruptObject, StoredObject, decode_stored
 from runtime.storage import Compacted, Event, Store, StoreUnavailable
 from runtime.watchcache.pages import SortedObjects
+from runtime.watchcache.watchers import EVENT_OVERHEAD, CacheEvent, Matcher, TooOld, Watcher
 
 __all__ = [
-    "CacheEvent", "Watcher", "KindCache", "WatchCache", "TooOld", "Matcher", "as_seen",
-    "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY", "DEFAULT_MAX_HISTORY_BYTES", "EVENT_OVERHEAD",
+    "KindCache", "WatchCache", "SNAPSHOT_FRESH_SECONDS", "DEFAULT_CAPACITY", "DEFAULT_MAX_HISTORY_BYTES",
     "INITIAL_LIST_CHUNK",
 ]
 
@@ -67,8 +65,6 @@ DEFAULT_CAPACITY = 100 * 1024
 _MEMO_SNAPSHOTS = 4
 #: Encoded bytes the history of all kinds may hold (decoded, an object takes about ten times its JSON).
 DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024
-#: What one history event counts for besides its object's bytes (the event, the decoded dict's frame).
-EVENT_OVERHEAD = 256
 #: Entries per store read of the cache's (re)list.
 INITIAL_LIST_CHUNK = 1000
 #: First and longest wait (s) before reading the store again after a failed read.
@@ -90,109 +86,6 @@ def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str], orig
         return None
     corrupt.pop(key, None)
     return obj
-
-
-class TooOld(Exception):
-    """A watch from a revision older than the cache's history (answered 410 Gone)."""
-
-    def __init__(self, requested: int, oldest: int) -> None:
-        super().__init__(f"too old resource version: {requested} ({oldest})")
-        self.requested = requested
-        self.oldest = oldest
-
-
-@dataclass(frozen=True)
-class CacheEvent:
-    """A change of one object: `obj` is the new state (for DELETED, the last state stamped
-    with the delete's revision); `prev` the state before (None for ADDED)."""
-
-    type: str
-    obj: StoredObject
-    prev: StoredObject | None
-    revision: int
-    time: float
-    #: What the event counts for in the history's byte budget (encoded size + EVENT_OVERHEAD).
-    size: int = EVENT_OVERHEAD
-
-    @cached_property
-    def prev_at_revision(self) -> StoredObject:
-        """`prev` stamped with this event's revision: what a watcher that stops matching gets
-        as DELETED. Made once per event, shared by every watcher."""
-        assert self.prev is not None
-        return self.prev.with_revision(self.revision)
-
-
-#: A watcher's filter: does this object (namespace, label and field selectors) count?
-Matcher = Callable[[StoredObject], bool]
-
-
-def as_seen(event: CacheEvent, match: Matcher) -> tuple[str, StoredObject] | None:
-    """`event` as a watcher filtering with `match` sees it, or None when it sees nothing.
-
-    A change that makes an object match is ADDED, one that makes it stop
-    matching is DELETED (with the previous state at the new revision).
-    """
-    if event.type == "ADDED":
-        return ("ADDED", event.obj) if match(event.obj) else None
-    if event.type == "DELETED":
-        return ("DELETED", event.obj) if match(event.obj) else None
-    now = match(event.obj)
-    before = event.prev is not None and match(event.prev)
-    if now:
-        return ("MODIFIED" if before else "ADDED", event.obj)
-    if before:
-        return ("DELETED", event.prev_at_revision)
-    return None
-
-
-class Watcher:
-    """One watch on a kind. Events arrive on `events` (a bounded channel) as (type, object).
-
-    A watcher that falls `capacity` events behind is closed with `overflowed`
-    set: the client re-watches from its last resourceVersion, as with
-    Kubernetes' cacher and its slow watchers. Events at or below `after` are
-    skipped (a watch from a revision the cache has not reached yet).
-    """
-
-    def __init__(self, cache: "KindCache", match: Matcher, capacity: int, bookmarks: bool,
-                 after: int = 0) -> None:
-        self._cache = cache
-        self.match = match
-        self.bookmarks = bookmarks
-        self.after = after
-        self._send, self.events = trio.open_memory_channel[tuple[str, StoredObject]](capacity)
-        self.overflowed = False
-        self.gone = False  # the cache restarted its history: the client must relist
-        self.initial_count = 0  # synthetic ADDED events queued first
-        #: The revision this watcher is complete up to once `events` is drained.
-        self.start_revision = cache.revision
-
-    @property
-    def pending(self) -> int:
-        """Events queued and not yet received."""
-        return self._send.statistics().current_buffer_used
-
-    def _deliver(self, item: tuple[str, StoredObject]) -> None:
-        try:
-            self._send.send_nowait(item)
-        except trio.WouldBlock:
-            self.overflowed = True
-            self.close()
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            self.close()
-
-    def offer(self, event: CacheEvent) -> None:
-        """Queue `event` as this watcher sees it (see `as_seen`)."""
-        if event.revision <= self.after:
-            return
-        seen = as_seen(event, self.match)
-        if seen is not None:
-            self._deliver(seen)
-
-    def close(self) -> None:
-        """Stop receiving; the reader sees the end of `events` after what is queued."""
-        self._cache._watchers.discard(self)
-        self._send.close()
 
 
 class KindCache:
@@ -396,6 +289,8 @@ class WatchCache:
         self.revision = 0
         self.oldest_revision = 0  # history is complete for every revision > this
         self._progress = trio.Event()
+        #: Set when `run` ends: nothing will be applied any more, so `wait_for` stops waiting.
+        self.stopped = False
         self._handlers: list[Callable[[CacheEvent], None]] = []
 
     def kind(self, prefix: str) -> KindCache:
@@ -417,6 +312,13 @@ class WatchCache:
         again, after a backoff (`RETRY_DELAYS`). Only a failure of the very first
         list propagates: there is nothing to serve without it.
         """
+        try:
+            await self._list_and_follow(task_status)
+        finally:
+            self.stopped = True
+            self._progress.set()  # wakes every `wait_for`: a stopped cache will not catch up
+
+    async def _list_and_follow(self, task_status: trio.TaskStatus[None]) -> None:
         started = False
         delay = RETRY_DELAYS[0]
         while True:
@@ -580,12 +482,14 @@ class WatchCache:
             self.trim()
 
     async def wait_for(self, revision: int, timeout: float = math.inf) -> bool:
-        """Wait until the cache has applied `revision`. Returns False on timeout."""
+        """Wait until the cache has applied `revision`. Returns False on timeout or once the cache stopped."""
         if self.revision >= revision:  # the common case: no cancel scope, no scheduling
             await trio.lowlevel.checkpoint()
             return True
         with trio.move_on_after(timeout):
             while self.revision < revision:
+                if self.stopped:
+                    return False
                 await self._progress.wait()
             return True
         return False

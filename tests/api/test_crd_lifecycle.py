@@ -239,7 +239,10 @@ async def test_a_terminating_crd_refuses_creates_until_its_objects_are_gone(crd_
         create = await c.post(WIDGETS, json=widget("late"))
         assert create.status_code == 405 and create.json()["message"] == \
             "create not allowed while custom resource definition is terminating"
-        assert (await c.get(f"{WIDGETS}/held")).json()["metadata"]["deletionTimestamp"]  # deleted, held
+        client = admin(crd_server)  # the CRD's finalizer deletes its objects; "held" stays, marked
+        with trio.fail_after(DEADLINE):
+            await wait_for_object(client, client.scheme.by_kind("Widget", GROUP), "held",
+                                  lambda o: o and o["metadata"].get("deletionTimestamp"), namespace="default")
         await c.patch(f"{WIDGETS}/held", json={"metadata": {"finalizers": None}},
                       headers={"Content-Type": "application/merge-patch+json"})
         await watch_crd(c, lambda o: o is None)
