@@ -16,7 +16,7 @@ Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import AsyncIterator
 
 import trio
@@ -100,7 +100,11 @@ class MemoryStore:
         rows.append(row)
         self._log.append(row)
         self._revision = row.revision
-        self._fanout.publish([replace(row.event, origin=origin) if origin is not None else row.event])
+        event = row.event
+        # The origin's event only for a live reader; built directly (dataclasses.replace costs 3x).
+        if origin is not None and self._fanout.watchers:
+            event = Event(event.type, event.key, event.revision, event.value, event.prev_value, origin)
+        self._fanout.publish((event,))
 
     async def _enter(self) -> None:
         # A checkpoint first: a cancelled call does nothing.
