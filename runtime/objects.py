@@ -17,12 +17,26 @@ from typing import Any, Callable
 
 from runtime.errors import InternalError
 
-__all__ = ["StoredObject", "CorruptObject", "ObjectEncoder", "decode_stored", "dumps_json", "object_key"]
+__all__ = ["StoredObject", "CorruptObject", "ObjectEncoder", "decode_stored", "dumps_json", "loads_json",
+           "object_key"]
+
+
+_DECODER = json.JSONDecoder()
 
 
 def dumps_json(obj: Any) -> bytes:
     """Compact JSON, as stored and as served."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def loads_json(data: bytes | bytearray | str) -> Any:
+    """Decode `dumps_json`'s bytes (UTF-8): `json.loads` without its detection of UTF-16 and UTF-32,
+    a sixth of its time. Raises ValueError, or TypeError for what is neither bytes nor text."""
+    if isinstance(data, (bytes, bytearray)):
+        data = data.decode()
+    elif not isinstance(data, str):
+        raise TypeError(f"the JSON object must be str or bytes, not {type(data).__name__}")
+    return _DECODER.decode(data)
 
 
 class StoredObject:
@@ -67,7 +81,7 @@ class StoredObject:
         Decoded from the cached JSON bytes (the stored ones, for an object
         read from the store): about three times quicker than `copy.deepcopy`.
         """
-        return json.loads(self.json_bytes())
+        return loads_json(self.json_bytes())
 
     def with_revision(self, revision: int) -> "StoredObject":
         """The same object stamped with another resourceVersion (a DELETED event's object)."""
@@ -141,7 +155,7 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
         if written is not None:
             return written
     try:
-        obj = json.loads(value)
+        obj = loads_json(value)
     except (ValueError, TypeError) as exc:
         raise CorruptObject(key, f"couldn't decode the stored object: {exc}") from None
     if not isinstance(obj, dict) or not isinstance(obj.setdefault("metadata", {}), dict):

@@ -136,11 +136,13 @@ async def test_informer_sees_every_change_exactly_once_across_forced_disconnects
     seen: list[tuple[str, str, str]] = []
     disconnects = 0
     writes_done = trio.Event()
+    listed_first = trio.Event()  # the writer starts after the list: every write is then a watch event
 
     async def informer(c) -> None:
         nonlocal disconnects
         listed = (await c.get(path, params={"labelSelector": "informer"})).json()
         rv = listed["metadata"]["resourceVersion"]
+        listed_first.set()
         while True:
             async with c.stream("GET", path, params={
                     "watch": "1", "resourceVersion": rv, "labelSelector": "informer",
@@ -159,6 +161,7 @@ async def test_informer_sees_every_change_exactly_once_across_forced_disconnects
             disconnects += 1
 
     async def writer(c) -> None:
+        await listed_first.wait()
         live: list[str] = []
         for i in range(INFORMER_WRITES):
             if i % 250 == 249:
