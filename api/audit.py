@@ -237,16 +237,7 @@ def _timestamp(moment: dt.datetime) -> str:
 
 
 def _user(user: UserInfo | None) -> dict[str, Any]:
-    if user is None:
-        return {}
-    doc: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        doc["uid"] = user.uid
-    if user.groups:
-        doc["groups"] = list(user.groups)
-    if user.extra:
-        doc["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return doc
+    return {} if user is None else user.as_json()
 
 
 def _redacted(value: Any, omit_managed: bool, parent: str = "") -> Any:

@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,7 @@ sys.path.insert(0, str(BENCH))
 import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
+from children import ServerChild  # noqa: E402
 from runtime.objects import dumps_json  # noqa: E402
 from runtime.registry import Registry  # noqa: E402
 from runtime.requests import Body, WriteOptions  # noqa: E402
@@ -152,39 +152,7 @@ async def fill(data_dir: Path, size: int) -> None:
 
 # ---- the processes ---------------------------------------------------------------------------------
 
-class Process:
-    """A child that prints a line with `marker` and the URL once it serves; stopped by SIGINT."""
-
-    def __init__(self, cmd: list[str], marker: str, log: Path) -> None:
-        started = time.monotonic()
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if marker in line:
-                self.url = line.split(marker, 1)[1].split()[0]
-                break
-        else:
-            raise RuntimeError(f"{cmd[:4]} exited before serving: see {log}")
-        self.startup = time.monotonic() - started
-
-    def rss_mib(self) -> tuple[float, float]:
-        """(resident now, peak resident) in MiB."""
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
-def watch_phase(server: Process, token: str, ca: Path, seconds: float, work: Path) -> dict[str, Any]:
+def watch_phase(server: ServerChild, token: str, ca: Path, seconds: float, work: Path) -> dict[str, Any]:
     """100 watchers, a writer offering 500 creates/s for `seconds`: achieved rate and delivery latency."""
     tag = uuid.uuid4().hex[:8]
     script = str(BENCH / "scale_watch.py")
@@ -237,11 +205,11 @@ def measure(size: int, seconds: float, work: Path) -> dict[str, Any]:
     trio.run(fill, data, size)
     filled = time.monotonic() - began
     load_before = os.getloadavg()[0]
-    server = Process([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0"],
+    server = ServerChild([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0"],
                      "serving at ", work / f"server-{size}.log")
     try:
         pki = data / "pki"
-        bare = Process([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki / "serving.crt"),
+        bare = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki / "serving.crt"),
                         "--key", str(pki / "serving.key")], "bare route at ", work / f"bare-{size}.log")
         try:
             result = _measure_verbs(size, seconds, work, server, bare, (data / "admin.token").read_text().strip(),
@@ -256,7 +224,7 @@ def measure(size: int, seconds: float, work: Path) -> dict[str, Any]:
     return result
 
 
-def _measure_verbs(size: int, seconds: float, work: Path, server: Process, bare: Process, token: str,
+def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, bare: ServerChild, token: str,
                    ca: Path) -> dict[str, Any]:
     auth = {"Authorization": f"Bearer {token}"}
     scripts = work / f"lua-{size}"

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import signal
 import sqlite3
 import ssl
 import subprocess
@@ -51,6 +50,7 @@ import httpx  # noqa: E402
 import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
+from children import ServerChild  # noqa: E402
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
 from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers  # noqa: E402
@@ -74,35 +74,10 @@ def role(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
 
 # ---- processes -----------------------------------------------------------------------------------
 
-class Child:
-    """A child that prints `marker` and its URL once it serves; stopped with SIGTERM."""
-
-    def __init__(self, cmd: list[str], marker: str, log: Path) -> None:
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if marker in line:
-                self.url = line.split(marker, 1)[1].split()[0]
-                break
-        else:
-            raise RuntimeError(f"{' '.join(cmd[:6])} exited before serving: see {log}")
-        # stdout stays open unread: the rest of the server's few lines fit in the pipe's buffer
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
-def serve(data_dir: Path, log: Path, *args: str) -> Child:
+def serve(data_dir: Path, log: Path, *args: str) -> ServerChild:
     tokens = data_dir.parent / "tokens.csv"
     tokens.write_text(f'{TOKEN},bench,bench-uid,"system:masters"\n')
-    return Child([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0",
+    return ServerChild([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0",
                   "--token-auth-file", str(tokens), *args], "serving at ", log)
 
 
@@ -288,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             server = serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers))
             try:
                 if workers == 1:  # the floor, with the same certificate
-                    bare = Child([sys.executable, str(BENCH / "bare_route.py"), "--cert",
+                    bare = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert",
                                   str(data / "pki" / "serving.crt"), "--key", str(data / "pki" / "serving.key")],
                                  "bare route at ", work / "bare.log")
                     try:

@@ -178,17 +178,6 @@ def _decide(policy: PolicyContext, attrs: Attributes, selector_errors: list[str]
     return status
 
 
-def _user_info(user: UserInfo) -> dict[str, Any]:
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return info
-
-
 class _Review(Strategy):
     """A virtual kind: `evaluate` answers a create; nothing is stored."""
 
@@ -273,7 +262,7 @@ class SelfSubjectReviewStrategy(_Review):
     """Who am I? (authentication group)"""
 
     def evaluate(self, policy: PolicyContext, user: UserInfo, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
-        obj["status"] = {"userInfo": _user_info(user)}
+        obj["status"] = {"userInfo": user.as_json()}
         return obj
 
 

@@ -25,18 +25,6 @@ TOKEN_REVIEW = KindInfo("authentication", "TokenReview", "tokenreviews", "tokenr
                         verbs=("create",), virtual=True)
 
 
-def user_info_status(user: UserInfo) -> dict[str, Any]:
-    """A `UserInfo` in authentication/v1's JSON form (empty fields left out)."""
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return info
-
-
 class TokenReviewStrategy(Strategy):
     """See the module doc."""
 
@@ -48,7 +36,7 @@ class TokenReviewStrategy(Strategy):
         answer = policy.authenticate_token(token, tuple(spec.get("audiences") or ()) or None)
         status: dict[str, Any] = {"user": {}}
         if answer.user is not None:
-            status = {"authenticated": True, "user": user_info_status(answer.user)}
+            status = {"authenticated": True, "user": answer.user.as_json()}
             if answer.audiences:
                 status["audiences"] = list(answer.audiences)
         if answer.error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 __all__ = [
     "UserInfo",
@@ -57,6 +58,17 @@ class UserInfo:
     def in_group(self, group: str) -> bool:
         """Return whether `group` is one of the user's groups."""
         return group in self.groups
+
+    def as_json(self) -> dict[str, Any]:
+        """authentication/v1's UserInfo (reviews, TokenReview, audit events): empty fields left out."""
+        info: dict[str, Any] = {"username": self.name}
+        if self.uid:
+            info["uid"] = self.uid
+        if self.groups:
+            info["groups"] = list(self.groups)
+        if self.extra:
+            info["extra"] = {k: list(v) for k, v in self.extra.items()}
+        return info
 
 
 def service_account_username(namespace: str, name: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import trio
 
 from api.certs import ensure_pki, issue_client_cert
-from tests.support.browser import open_page, sign_in
+from tests.support.browser import open_page, sign_in, submit_form
 from tests.support.kubectl import Kubectl
 from tests.support.rbac import bind, grant, namespaces, ok, rule, user
 from tests.support.server import Server, start_server
@@ -81,12 +81,7 @@ async def test_a_who_can_search_returns_the_subjects_the_server_allows(ui_server
         with open_page(tmp_path / "profile") as page:
             sign_in(page, ui_server.url, ui_server.token)
             page.click("#tabs button[data-tab=whocan]")
-            form = "#whocan-form"
-            page.fill(f"{form} [name=verb]", "list")
-            page.fill(f"{form} [name=resource]", "roles")
-            page.fill(f"{form} [name=group]", RBAC)
-            page.fill(f"{form} [name=namespace]", "team-a")
-            page.click(f"{form} button[type=submit]")
+            submit_form(page, "#whocan-form", verb="list", resource="roles", group=RBAC, namespace="team-a")
             page.wait_for_selector("#whocan-results table tbody tr")
             page.screenshot(path=str(tmp_path / "who-can.png"))
             return cells(page, "#whocan-results")
@@ -107,8 +102,7 @@ async def test_a_subjects_access_matrix_shows_when_the_subject_is_chosen(ui_serv
             page.fill("#search", "alice")
             page.click("#subjects-table tbody tr:has-text('alice')")
             page.wait_for_selector("#matrix-results table.matrix")
-            page.fill("#matrix-form [name=namespace]", "team-a")
-            page.click("#matrix-form button[type=submit]")
+            submit_form(page, "#matrix-form", namespace="team-a")
             page.wait_for_selector("#matrix-results p:has-text('team-a')")
             page.screenshot(path=str(tmp_path / "matrix.png"))
             head = page.eval_on_selector_all("#matrix-results thead th", "ths => ths.map(t => t.textContent)")
@@ -128,13 +122,8 @@ async def test_an_explanation_shows_its_near_misses(ui_server, tmp_path):
         with open_page(tmp_path / "profile") as page:
             sign_in(page, ui_server.url, ui_server.token)
             page.click("#tabs button[data-tab=explain]")
-            form = "#explain-form"
-            page.fill(f"{form} [name=user]", "alice")
-            page.fill(f"{form} [name=verb]", "delete")
-            page.fill(f"{form} [name=resource]", "roles")
-            page.fill(f"{form} [name=group]", RBAC)
-            page.fill(f"{form} [name=namespace]", "team-a")
-            page.click(f"{form} button[type=submit]")
+            submit_form(page, "#explain-form", user="alice", verb="delete", resource="roles", group=RBAC,
+                        namespace="team-a")
             page.wait_for_selector("#explain-results .near-miss")
             page.screenshot(path=str(tmp_path / "explain.png"), full_page=True)
             misses = page.eval_on_selector_all("#explain-results .near-miss", "ms => ms.map(m => m.textContent)")
@@ -179,8 +168,7 @@ async def test_every_query_is_authorized_as_the_signed_in_user(ui_server, tmp_pa
             sign_in(page, ui_server.url, "bob-token")
             page.wait_for_selector("#policy-error:has-text('forbidden')")
             page.click("#tabs button[data-tab=whocan]")
-            page.fill("#whocan-form [name=resource]", "roles")
-            page.click("#whocan-form button[type=submit]")
+            submit_form(page, "#whocan-form", resource="roles")
             page.wait_for_selector("#error:has-text('forbidden')")
             return page.text_content("#whoami"), page.text_content("#error")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium", "open_page", "sign_in"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium", "open_page", "sign_in", "submit_form"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -62,3 +62,10 @@ def sign_in(page: Page, url: str, token: str) -> None:
     page.fill("#token", token)
     page.click("#sign-in button[type=submit]")
     page.wait_for_selector("#whoami:has-text('signed in as')")
+
+
+def submit_form(page: Page, form: str, **fields: str) -> None:
+    """Fill the inputs of the form `form` (a selector) by name, then press its submit button."""
+    for name, value in fields.items():
+        page.fill(f"{form} [name={name}]", value)
+    page.click(f"{form} button[type=submit]")

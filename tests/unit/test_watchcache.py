@@ -295,3 +295,22 @@ async def test_exact_lists_at_an_older_version_come_from_a_snapshot_unless_the_g
                                                              resource_version_match="Exact"))
     assert names(listed.items) == ["a"] and listed.resource_version == old.mod_revision
     assert store.lists - before == store_lists
+
+
+async def test_a_stopped_cache_releases_every_wait_for_a_revision_it_will_never_reach():
+    cache = WatchCache(MemoryStore())
+    answers: list[bool] = []
+
+    async def wait() -> None:
+        answers.append(await cache.wait_for(cache.revision + 100))  # no timeout: only the stop ends it
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as waiters:  # outside the cache's scope: only its stop reaches them
+            async with trio.open_nursery() as feed:
+                await feed.start(cache.run)
+                waiters.start_soon(wait)
+                waiters.start_soon(wait)
+                await trio.testing.wait_all_tasks_blocked()
+                assert answers == []
+                feed.cancel_scope.cancel()  # the cache stops; its waiters must not hang
+    assert answers == [False, False] and cache.stopped

@@ -1,0 +1,52 @@
+"""`ServerChild`: a server process of a benchmark, started until it says where it serves.
+
+Contract: `ServerChild(cmd, marker, log)` runs `cmd` from the project root
+with stderr to `log`, reads stdout until a line holds `marker` followed by
+the URL (`url`), and records the seconds that took (`startup`); it raises
+RuntimeError if the child exits first. `rss_mib()` reads its memory,
+`stop()` ends it with SIGTERM (SIGKILL after 60 s). Its stdout stays open
+unread: a server's few later lines fit in the pipe's buffer.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+__all__ = ["ServerChild"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ServerChild:
+    """See the module doc."""
+
+    def __init__(self, cmd: list[str], marker: str, log: Path) -> None:
+        started = time.monotonic()
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if marker in line:
+                self.url = line.split(marker, 1)[1].split()[0]
+                break
+        else:
+            raise RuntimeError(f"{' '.join(cmd[:6])} exited before serving: see {log}")
+        self.startup = time.monotonic() - started
+
+    def rss_mib(self) -> tuple[float, float]:
+        """(resident now, peak resident) in MiB."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
