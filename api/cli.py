@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trio
 
-from api import insightcli
+from api import collector, insightcli
 from api.assembly import SQLITE_FILE, ServeOptions, is_shared_store
 from api.server import serve
 from api.workers import resolve_workers, run_workers
@@ -179,7 +179,9 @@ async def _serve_until_signalled(options: ServeOptions) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             async def run() -> None:
-                await serve(options)
+                async with trio.open_nursery() as serving:
+                    await serving.start(serve, options)
+                    collector.settle_after_startup()
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(run)
@@ -245,6 +247,7 @@ def _run_server(options: ServeOptions) -> int:
 
     Also one worker of `--workers N`, in the process `api.workers` forked.
     """
+    collector.pause_for_startup()  # until it serves: see api.collector
     try:
         trio.run(_serve_until_signalled, options)
     except (StoreError, ValueError) as exc:

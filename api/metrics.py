@@ -25,6 +25,9 @@ Read when scraped (`Live`: callables the assembly gives):
   (from the watch cache: a dict size per kind)
 - `apiserver_storage_db_total_size_in_bytes{endpoint}` (the SQLite files' size)
 - `apiserver_open_connections` (miniplane's own: what `--max-connections` bounds)
+- `python_gc_objects_collected_total`, `python_gc_objects_uncollectable_total`,
+  `python_gc_collections_total` per generation (prometheus-client's `GCCollector`, as Go's `go_gc_*`),
+  and `python_gc_frozen_objects` (miniplane's own: the objects `api.collector` froze at start-up)
 
 Labels as kube-apiserver's `MonitorRequest`: verbs upper-case (`GET`, `LIST`,
 `WATCH`, `POST`, `PUT`, `PATCH`, `APPLY`, `DELETE`); scope `resource` for an
@@ -36,11 +39,12 @@ client cannot grow the label sets.
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import GCCollector, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
@@ -139,6 +143,7 @@ class APIServerMetrics:
         self._allowed = self._decisions.labels("RBAC", "rbac", "allowed")
         self._denied = self._decisions.labels("RBAC", "rbac", "denied")
         r.register(_LiveCollector(self))
+        GCCollector(registry=r)
         #: In-process controllers report here too (one /metrics for the whole process, as one binary).
         self.controllers = ControllerMetrics(r)
         self._children: dict[tuple[str, ...], tuple[Any, Any]] = {}
@@ -224,6 +229,11 @@ class _LiveCollector(Collector):
                                         "Connections open to this server (miniplane; bounded by --max-connections).")
         connections.add_metric([], live.connections())
         families.append(connections)
+        frozen = GaugeMetricFamily("python_gc_frozen_objects",
+                                   "Objects in the cycle collector's permanent generation (frozen once serving; "
+                                   "miniplane).")
+        frozen.add_metric([], gc.get_freeze_count())
+        families.append(frozen)
         return families
 
 

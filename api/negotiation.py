@@ -34,6 +34,7 @@ in every codec; both only with `g` the metadata group (`meta.k8s.io`, or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from runtime import errors
 
@@ -164,6 +165,12 @@ def negotiate(accept: str | None, *, domain: str, cbor: bool = False, allowed_as
     """
     if not accept or not accept.strip():
         return Choice("json", JSON)
+    return _negotiate(accept, domain, cbor, allowed_as, protobuf_ok, stream)
+
+
+@lru_cache(maxsize=512)  # a client sends the same Accept on every request: parsed once (a refusal is not kept)
+def _negotiate(accept: str, domain: str, cbor: bool, allowed_as: tuple[str, ...], protobuf_ok: bool,
+               stream: bool) -> Choice:
     for r in parse_accept(accept):
         found = _codec_of(r.type, domain, cbor, stream)
         if found is None:
