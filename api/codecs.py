@@ -13,6 +13,9 @@
   list is never held whole as one bytes object; other codecs build the
   document. `coalesce` groups the chunks into writes of a useful size,
   `gzip_chunks` compresses a chunk stream incrementally.
+- `coalesce_queued(frames, backlog)` writes a watch's event frames together
+  while more events are queued (kube-apiserver flushes a watch once its
+  channel is empty), and each at once when none is.
 
 A JSON or YAML body nested deeper than `MAX_NESTING` is refused whole
 (CBOR's decoder stops at 64 levels), so no later stage recurses past
@@ -28,7 +31,8 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any
 
 import yaml
@@ -38,8 +42,8 @@ from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
 from runtime.requests import Body
 
-__all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "gzip_chunks",
-           "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING"]
+__all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "coalesce_queued",
+           "gzip_chunks", "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING", "FRAMES_PER_WRITE"]
 
 #: Nodes a YAML document may expand to (aliases counted at every use).
 MAX_YAML_NODES = 100_000
@@ -320,6 +324,31 @@ def coalesce(chunks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes
             pending, held = [], 0
     if held:
         yield b"".join(pending)
+
+
+#: At most this many queued events' frames go out in one write (a long backlog is still sent in pieces).
+FRAMES_PER_WRITE = 64
+
+
+async def coalesce_queued(frames: AsyncIterator[bytes], backlog: Callable[[], int], *,
+                          limit: int = FRAMES_PER_WRITE) -> AsyncIterator[bytes]:
+    """A watch's `frames` as writes: a frame is held while more events are queued (`backlog()`), up to
+    `limit` frames per write; what is held when `frames` ends is written then.
+
+    Why: kube-apiserver's serveWatch flushes once its event channel is empty. Under load a watcher then
+    costs a send (HTTP chunk, TLS record, system call) per backlog, not per event; an idle watch still
+    gets each event at once (nothing queued behind it).
+    """
+    held: list[bytes] = []
+    async with aclosing(frames):
+        async for frame in frames:
+            held.append(frame)
+            if backlog() and len(held) < limit:
+                continue
+            yield held[0] if len(held) == 1 else b"".join(held)
+            held = []
+    if held:
+        yield b"".join(held)
 
 
 def gzip_chunks(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:

@@ -22,7 +22,7 @@ from quart import Response, request
 
 from api import openapi
 from api.audit import current_record
-from api.codecs import coalesce, encode, encode_list_chunks, encode_stored, gzip_chunks
+from api.codecs import coalesce, coalesce_queued, encode, encode_list_chunks, encode_stored, gzip_chunks
 from api.negotiation import Choice, negotiate, wants_pretty
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
 from runtime import errors
@@ -294,7 +294,8 @@ class Responder:
 
         media = {"protobuf": choice.media_type + ";stream=watch", "cbor": "application/cbor-seq"}.get(
             codec, "application/json")
-        body = events() if track is None else track(events())
+        writes = coalesce_queued(events(), lambda: stream.backlog)
+        body = writes if track is None else track(writes)
         response = Response(body, status=200, headers={"Content-Type": media,
                                                              "Cache-Control": "no-cache, private"})
         response.timeout = None

@@ -32,7 +32,7 @@ so the client gets its 200 and headers at once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable
 
 import trio
@@ -84,6 +84,16 @@ class WatchStream:
     initial_end: bool = False
     #: How each object is shown (the kind's version of what is stored; see `Strategy.present`).
     present: Callable[[StoredObject], StoredObject] | None = None
+    _watcher: Watcher | None = field(default=None, init=False, repr=False)
+
+    @property
+    def backlog(self) -> int:
+        """Events queued for this watch: the next ones iteration yields without waiting (0 before it starts).
+
+        The HTTP layer writes a frame per event but sends once nothing is
+        queued (as kube-apiserver flushes a watch when its channel is empty).
+        """
+        return self._watcher.pending if self._watcher is not None else 0
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> dict[str, Any]:
         """A BOOKMARK event's object: kind, apiVersion and metadata.resourceVersion only."""
@@ -122,6 +132,7 @@ class WatchStream:
             # The cache's history does not reach back, the store's log does: replay it first.
             watcher = kind.watch(self.match, after_revision=None, initial=False, bookmarks=self.bookmarks)
             replay_after = exc.requested
+        self._watcher = watcher
         try:
             if replay_after is not None:
                 replayed: list[bool] = []

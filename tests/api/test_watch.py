@@ -63,6 +63,24 @@ async def test_watch_is_a_chunked_stream_of_type_and_object_documents(https_serv
     assert doc["object"]["kind"] == "ClusterRole" and doc["object"]["metadata"]["name"] == "w"
 
 
+async def test_events_queued_for_a_watch_are_written_together(srv, autojump_clock):
+    # kube-apiserver's serveWatch flushes once its channel is empty: a backlog is one write, not one per event.
+    async with srv.client() as c:
+        rv = await collection_rv(c, srv)
+        async with c.stream("GET", f"{srv.rbac}/clusterroles", params={"watch": "1", "resourceVersion": str(rv),
+                            "timeoutSeconds": "30"}, timeout=httpx.Timeout(30, read=None)) as r:
+            writes = r.aiter_raw()  # in process: one chunk per write of the app
+            await create(c, srv, "first")
+            received = [await writes.__anext__()]
+            for i in range(20):
+                await create(c, srv, f"queued-{i}")  # the watch is not read meanwhile: its events queue
+            while b"".join(received).count(b"\n") < 21:
+                received.append(await writes.__anext__())
+    events = [json.loads(line) for line in b"".join(received).splitlines() if line]
+    assert [e["object"]["metadata"]["name"] for e in events] == ["first", *(f"queued-{i}" for i in range(20))]
+    assert len(received) <= 3  # the first, the one in flight when the queue began, then the rest at once
+
+
 async def test_watch_of_one_object_by_field_selector_sees_only_it(srv, autojump_clock):
     async with srv.client() as c:
         rv = await collection_rv(c, srv)

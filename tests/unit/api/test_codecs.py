@@ -11,7 +11,7 @@ import cbor2
 import pytest
 import yaml
 
-from api.codecs import MAX_YAML_NODES, coalesce, decode_body, encode, encode_list_chunks, gzip_chunks
+from api.codecs import MAX_YAML_NODES, coalesce, coalesce_queued, decode_body, encode, encode_list_chunks, gzip_chunks
 from runtime import errors
 from runtime.codec import cbor, protobuf
 from runtime.objects import StoredObject, dumps_json
@@ -198,3 +198,55 @@ def test_gzip_chunks_decompress_to_the_input() -> None:
     chunks = [dumps_json(stored(i).obj) for i in range(500)]
     assert gzip.decompress(b"".join(gzip_chunks(chunks))) == b"".join(chunks)
     assert gzip.decompress(b"".join(gzip_chunks([]))) == b""
+
+
+# ---- coalesce_queued: a watch's frames written together while events are queued ------------------
+
+class _Queue:
+    """Frames as a watch yields them, with the count still queued behind each (the watch's backlog)."""
+
+    def __init__(self, frames: list[tuple[bytes, int]]) -> None:
+        self.frames, self.queued, self.closed = frames, 0, False
+
+    async def stream(self):
+        try:
+            for frame, queued_behind in self.frames:
+                self.queued = queued_behind
+                yield frame
+        finally:
+            self.closed = True
+
+
+async def _writes(queue: _Queue, **kw) -> list[bytes]:
+    return [w async for w in coalesce_queued(queue.stream(), lambda: queue.queued, **kw)]
+
+
+async def test_coalesce_queued_writes_each_frame_at_once_when_nothing_is_queued():
+    queue = _Queue([(b"a\n", 0), (b"b\n", 0), (b"c\n", 0)])
+    assert await _writes(queue) == [b"a\n", b"b\n", b"c\n"]
+
+
+async def test_coalesce_queued_joins_the_frames_of_a_backlog_into_one_write():
+    queue = _Queue([(b"a\n", 0), (b"b\n", 2), (b"c\n", 1), (b"d\n", 0), (b"e\n", 0)])
+    assert await _writes(queue) == [b"a\n", b"b\nc\nd\n", b"e\n"]
+
+
+async def test_coalesce_queued_writes_a_long_backlog_in_pieces_of_at_most_the_limit():
+    queue = _Queue([(b"%d\n" % i, 9 - i) for i in range(10)])
+    writes = await _writes(queue, limit=4)
+    assert [w.count(b"\n") for w in writes] == [4, 4, 2]
+    assert b"".join(writes) == b"".join(f for f, _ in queue.frames)
+
+
+async def test_coalesce_queued_writes_what_it_holds_when_the_frames_end():
+    # The watch ended (its timeout) right after taking a frame with more queued behind it.
+    queue = _Queue([(b"a\n", 0), (b"b\n", 3)])
+    assert await _writes(queue) == [b"a\n", b"b\n"]
+
+
+async def test_coalesce_queued_closed_early_closes_the_watch_it_reads():
+    queue = _Queue([(b"a\n", 0), (b"b\n", 0)])
+    writes = coalesce_queued(queue.stream(), lambda: queue.queued)
+    assert await writes.__anext__() == b"a\n"
+    await writes.aclose()  # the client went away
+    assert queue.closed
