@@ -109,7 +109,7 @@ class WatchStream:
         target = self.min_revision
         if self.consistent:
             with store_errors(self.rt):
-                target = max(target or 0, await self.core.store.current_revision())
+                target = max(target or 0, await cache.store_revisions.current())
         if target is not None and cache.revision < target:
             reached = False
             with trio.move_on_at(min(deadline, trio.current_time() + MAX_START_WAIT)):

@@ -5,14 +5,17 @@ all kinds share one revision: when the cache has applied revision R, a list
 of any kind from it is exactly the state at R. It serves watches,
 `resourceVersion=0` reads, consistent lists once it has caught up with the
 store's current revision, and lists at older revisions from snapshots
-(the current state rolled back through the history).
+(the current state rolled back through the history). Consistent reads
+share the store calls that learn its current revision (`SharedRevisionReads`).
 """
 
 from runtime.watchcache.cache import DEFAULT_CAPACITY, INITIAL_LIST_CHUNK, SNAPSHOT_FRESH_SECONDS, KindCache, WatchCache
 from runtime.watchcache.watchers import CacheEvent, Matcher, TooOld, Watcher, as_seen
 from runtime.watchcache.pages import SortedObjects
+from runtime.watchcache.fresh import SharedRevisionReads
 
 __all__ = [
     "CacheEvent", "KindCache", "TooOld", "WatchCache", "Watcher", "Matcher", "as_seen", "SortedObjects",
+    "SharedRevisionReads",
     "DEFAULT_CAPACITY", "SNAPSHOT_FRESH_SECONDS", "INITIAL_LIST_CHUNK",
 ]

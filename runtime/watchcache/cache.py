@@ -47,6 +47,7 @@ import trio
 
 from runtime.objects import CorruptObject, StoredObject, decode_stored
 from runtime.storage import Compacted, Event, Store, StoreUnavailable
+from runtime.watchcache.fresh import SharedRevisionReads
 from runtime.watchcache.pages import SortedObjects
 from runtime.watchcache.watchers import EVENT_OVERHEAD, CacheEvent, Matcher, TooOld, Watcher
 
@@ -276,6 +277,8 @@ class WatchCache:
     def __init__(self, store: Store, prefixes: Iterable[str] = (), *, history_seconds: float = 300.0,
                  capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
         self.store = store
+        #: Consistent reads ask the store's revision through this: concurrent readers share a call.
+        self.store_revisions = SharedRevisionReads(store.current_revision)
         self.history_seconds = history_seconds
         self.max_history_bytes = max_history_bytes
         #: What the history of every kind counts for against `max_history_bytes`.
@@ -499,5 +502,5 @@ class WatchCache:
 
         Returns False when it did not catch up within `timeout`.
         """
-        return await self.wait_for(await self.store.current_revision(), timeout)
+        return await self.wait_for(await self.store_revisions.current(), timeout)
 
