@@ -49,21 +49,17 @@ class SharedRevisionReads:
         self._read = read
         self._running: _Wave | None = None  # the wave whose store call is in flight
         self._next: _Wave | None = None  # readers who arrived while it was: they share the next call
-        #: Store calls made, and readers served (for statistics and tests).
+        #: Store calls made (tests count them).
         self.calls = 0
-        self.readers = 0
 
     async def current(self) -> int:
         """The store's current revision, read by a call that began after this one did."""
-        self.readers += 1
         if self._running is None:
             return await self._lead(self._take_next())
         wave = self._next = self._next or _Wave()
         while True:
-            if wave.done.is_set():  # its call was made while this reader waited for the one before
-                return wave.answer()
             running = self._running
-            if running is wave:
+            if running is wave or wave.done.is_set():  # its call is in flight, or was made while this waited
                 await wave.done.wait()
                 return wave.answer()
             if running is None:  # the call before ended and no reader of this wave has made its call yet
