@@ -5,10 +5,10 @@ aetcd is asyncio-only; etcd3 (python-etcd3) runs grpcio's blocking stubs
 and watch threads; grpcio's aio API needs an asyncio loop. etcd (3.4 and
 later) serves its gRPC API as JSON over HTTP on the client port as well (the
 grpc-gateway: `/v3/kv/range`, `/v3/kv/txn`, `/v3/kv/compaction`,
-`/v3/watch`, `/v3/maintenance/status`), and httpx's AsyncClient runs under
-trio (through anyio), so this module speaks that: POST a JSON request, read
-a JSON answer; a watch is one streaming POST answering newline-delimited
-JSON messages, each `{"result": WatchResponse}`.
+`/v3/watch`, `/v3/maintenance/status`), so this module speaks that: POST a
+JSON request, read a JSON answer; a watch is one streaming POST answering
+newline-delimited JSON messages, each `{"result": WatchResponse}`. The HTTP
+is `runtime.storage.etcd_http` (h11 under trio; why not httpx: there).
 
 The gateway's JSON is protobuf's: bytes (keys, values) are base64, int64
 fields are strings, and zero values (0, false, empty, the first enum value
@@ -19,8 +19,8 @@ Contract:
   turn, starting from the last one that answered: a failure to connect moves
   on to the next; any other transport failure does too for an `idempotent`
   call (reads), while a write raises at once (it may have been applied).
-- Every call is bounded by `timeout` seconds (connect, send, read, pool); a
-  watch stream has no read timeout (an idle watch is silent).
+- Every call is bounded by `timeout` seconds (connect, then the exchange); a
+  watch stream has no read timeout once open (an idle watch is silent).
 - Raises `StoreUnavailable` when no endpoint answers (or the cluster says it
   cannot serve: no leader, request timed out; or the gateway lost its own
   connection to etcd under the call, as when etcd stops: a 200 watch stream
@@ -37,9 +37,10 @@ import ssl
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
-import httpx
+from urllib.parse import urlsplit
 
 from runtime.storage.base import StoreError, StoreUnavailable
+from runtime.storage.etcd_http import Broken, Endpoint, Streamed, Unreached
 
 __all__ = [
     "EtcdClient", "EtcdRequestError", "JsonLines", "b64", "unb64", "parse_endpoints", "tls_context",
@@ -86,10 +87,15 @@ def parse_endpoints(spec: str, *, secure: bool) -> list[str]:
             continue
         if "://" not in part:
             part = f"{scheme}://{part}"
-        url = httpx.URL(part)
-        if url.scheme not in ("http", "https") or not url.host or url.port is None:
+        try:
+            url = urlsplit(part)
+            port = url.port
+        except ValueError as exc:  # a port that is not a number, or out of range
+            raise ValueError(f"etcd endpoint {part!r}: expected HOST:PORT") from exc
+        if url.scheme not in ("http", "https") or not url.hostname or port is None or \
+                url.path or url.query or url.fragment or url.username is not None:
             raise ValueError(f"etcd endpoint {part!r}: expected HOST:PORT")
-        out.append(f"{url.scheme}://{url.netloc.decode('ascii')}")
+        out.append(f"{url.scheme}://{url.netloc}")
     if not out:
         raise ValueError("no etcd endpoint given")
     return out
@@ -130,19 +136,13 @@ class EtcdClient:
     """POSTs JSON to the first etcd endpoint that answers. Safe to share between trio tasks."""
 
     def __init__(self, endpoints: list[str], *, ssl_context: ssl.SSLContext | None = None,
-                 timeout: float = 5.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        """`transport` replaces the network (httpx's MockTransport in tests)."""
+                 timeout: float = 5.0) -> None:
         if not endpoints:
             raise ValueError("no etcd endpoint given")
         self.endpoints = list(endpoints)
         self.timeout = timeout
         self._current = 0  # the endpoint that answered last: tried first
-        self._http = httpx.AsyncClient(
-            verify=ssl_context if ssl_context is not None else True,
-            timeout=httpx.Timeout(timeout),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            trust_env=False,  # etcd is reached directly, never through a proxy
-            transport=transport)
+        self._http = [Endpoint(url, ssl_context=ssl_context, timeout=timeout) for url in self.endpoints]
 
     @property
     def endpoint(self) -> str:
@@ -155,28 +155,28 @@ class EtcdClient:
 
     async def call(self, path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
         """POST `body` to `path`; returns the JSON answer. See the module contract for errors."""
+        payload = json.dumps(body, separators=(",", ":")).encode()
         failures = []
         for i in self._order():
             try:
-                resp = await self._http.post(self.endpoints[i] + path, json=body)
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                failures.append(f"{self.endpoints[i]}: {exc!r}")
+                status, answer = await self._http[i].post(path, payload)
+            except Unreached as exc:
+                failures.append(str(exc))
                 continue  # never reached the server: safe to send elsewhere
-            except httpx.TransportError as exc:
+            except Broken as exc:
                 if not idempotent:
-                    raise StoreUnavailable(f"etcd {self.endpoints[i]}{path}: {exc!r}; "
-                                           "the write may have been applied") from exc
-                failures.append(f"{self.endpoints[i]}: {exc!r}")
+                    raise StoreUnavailable(f"etcd {exc}; the write may have been applied") from exc
+                failures.append(str(exc))
                 continue
-            if resp.status_code != 200:
-                err = _refusal(resp.status_code, resp.text)
+            if status != 200:
+                err = _refusal(status, answer.decode(errors="replace"))
                 if isinstance(err, StoreUnavailable) and idempotent:
                     failures.append(f"{self.endpoints[i]}: {err}")
                     continue
                 raise err
             self._current = i
             try:
-                return resp.json()
+                return json.loads(answer)
             except ValueError as exc:
                 raise StoreError(f"etcd {self.endpoints[i]}{path}: answer is not JSON") from exc
         raise StoreUnavailable(f"no etcd endpoint answered {path}: " + "; ".join(failures))
@@ -188,39 +188,33 @@ class EtcdClient:
         Opening tries the endpoints in turn; raises StoreUnavailable when none
         answers, or the error etcd answered.
         """
+        payload = json.dumps(body, separators=(",", ":")).encode()
         failures = []
         for i in self._order():
-            request = self._http.build_request(
-                "POST", self.endpoints[i] + path, json=body,
-                timeout=httpx.Timeout(self.timeout, read=None))
             try:
-                resp = await self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failures.append(f"{self.endpoints[i]}: {exc!r}")
-                continue
-            lines = JsonLines(resp, self.endpoints[i])
-            try:
-                if resp.status_code != 200:
-                    raise _refusal(resp.status_code, (await resp.aread()).decode(errors="replace"))
-                self._current = i
-                yield lines
-                return
-            finally:
-                await lines.aclose()
+                async with self._http[i].stream(path, payload) as answer:
+                    if answer.status != 200:
+                        text = (await answer.read_all()).decode(errors="replace")
+                        raise _refusal(answer.status, text)
+                    self._current = i
+                    yield JsonLines(answer, self.endpoints[i])
+                    return
+            except (Unreached, Broken) as exc:
+                failures.append(str(exc))
         raise StoreUnavailable(f"no etcd endpoint answered {path}: " + "; ".join(failures))
 
     async def aclose(self) -> None:
-        """Close every connection."""
-        await self._http.aclose()
+        """Close every idle connection."""
+        for endpoint in self._http:
+            await endpoint.aclose()
 
 
 class JsonLines:
     """The JSON messages of a streaming answer, one per line, each unwrapped from `{"result": ...}`."""
 
-    def __init__(self, resp: httpx.Response, endpoint: str) -> None:
-        self._resp = resp
+    def __init__(self, answer: Streamed, endpoint: str) -> None:
+        self._answer = answer
         self._endpoint = endpoint
-        self._lines = resp.aiter_lines()
 
     async def next(self) -> dict[str, Any] | None:
         """The next message, or None when the server ended the stream.
@@ -230,11 +224,11 @@ class JsonLines:
         """
         while True:
             try:
-                line = await self._lines.__anext__()
-            except StopAsyncIteration:
+                line = await self._answer.next_line()
+            except Broken as exc:
+                raise StoreUnavailable(f"etcd {self._endpoint}: {exc}") from exc
+            if line is None:
                 return None
-            except httpx.TransportError as exc:
-                raise StoreUnavailable(f"etcd {self._endpoint}: stream broken: {exc!r}") from exc
             if not line.strip():
                 continue
             try:
@@ -242,10 +236,5 @@ class JsonLines:
             except ValueError as exc:
                 raise StoreError(f"etcd {self._endpoint}: a stream line is not JSON") from exc
             if "error" in message:
-                raise _refusal(200, line)
+                raise _refusal(200, line.decode(errors="replace"))
             return message.get("result") or {}
-
-    async def aclose(self) -> None:
-        # The line generator first: closing it explicitly keeps trio from finalizing it later.
-        await self._lines.aclose()
-        await self._resp.aclose()

@@ -19,6 +19,7 @@ from runtime.storage import Compacted, Event, StoreUnavailable, open_store
 from runtime.storage.etcd import EtcdStore
 from runtime.storage.etcd_client import EtcdClient, b64, unb64
 from tests.support.etcd import EtcdServer, make_tls
+from tests.support.scripted_http import Answer, scripted_server
 
 
 def val(text: str):
@@ -240,24 +241,25 @@ async def test_a_watch_stream_ended_by_the_gateway_losing_etcd_is_reopened_from_
     # etcd stopping makes its JSON gateway end a 200 watch stream with a gRPC CANCELLED error.
     starts: list[int] = []
 
-    def gateway(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/v3/kv/range":
-            return httpx.Response(200, json={"header": {"revision": "10"}})
-        start = int(json.loads(request.content)["create_request"]["start_revision"])
+    def gateway(path: str, body: bytes) -> Answer:
+        if path == "/v3/kv/range":
+            return Answer(parts=[json.dumps({"header": {"revision": "10"}}).encode()])
+        start = int(json.loads(body)["create_request"]["start_revision"])
         starts.append(start)
         if len(starts) == 1:
             closing = {"error": {"grpc_code": 1, "http_code": 408, "http_status": "Request Timeout",
                                  "message": "grpc: the client connection is closing"}}
-            return httpx.Response(200, text=_watch_line("/w/a", 11) + "\n" + json.dumps(closing) + "\n")
-        return httpx.Response(200, text=_watch_line("/w/a", 11) + "\n" + _watch_line("/w/b", 12) + "\n")
+            return Answer(parts=[(_watch_line("/w/a", 11) + "\n" + json.dumps(closing) + "\n").encode()])
+        return Answer(parts=[(_watch_line("/w/a", 11) + "\n" + _watch_line("/w/b", 12) + "\n").encode()])
 
-    store = EtcdStore(EtcdClient(["http://etcd.test:2379"], transport=httpx.MockTransport(gateway)))
-    it = store.watch("/w/", after_revision=10)
-    seen = [await it.__anext__() for _ in range(2)]
-    assert [(e.key, e.revision) for e in seen] == [("/w/a", 11), ("/w/b", 12)]
-    assert starts == [10, 11]  # reopened at the last revision delivered; 11 is not repeated
-    await it.aclose()
-    await store.aclose()
+    async with scripted_server(gateway) as server:
+        store = EtcdStore(EtcdClient([server.url]))
+        it = store.watch("/w/", after_revision=10)
+        seen = [await it.__anext__() for _ in range(2)]
+        assert [(e.key, e.revision) for e in seen] == [("/w/a", 11), ("/w/b", 12)]
+        assert starts == [10, 11]  # reopened at the last revision delivered; 11 is not repeated
+        await it.aclose()
+        await store.aclose()
 
 
 async def test_a_watch_resumes_across_an_etcd_restart_without_loss_or_repeats(own_etcd: EtcdServer) -> None:
