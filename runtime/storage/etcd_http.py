@@ -100,7 +100,8 @@ class Streamed:
     def __init__(self, connection: _Connection, status: int) -> None:
         self.status = status
         self._connection = connection
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._scanned = 0  # the buffer's first bytes known to hold no newline: a long line is scanned once
         self._ended = False
 
     async def next_line(self) -> bytes | None:
@@ -108,22 +109,28 @@ class Streamed:
 
         Raises Broken when the connection breaks.
         """
-        while (cut := self._buffer.find(b"\n")) < 0:
+        while (cut := self._buffer.find(b"\n", self._scanned)) < 0:
+            self._scanned = len(self._buffer)
             if self._ended:
-                line, self._buffer = self._buffer, b""
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                self._scanned = 0
                 return line or None
             part = await self._part()
             if part is None:
                 self._ended = True
             else:
                 self._buffer += part
-        line, self._buffer = self._buffer[:cut], self._buffer[cut + 1:]
+        line = bytes(self._buffer[:cut])
+        del self._buffer[:cut + 1]
+        self._scanned = 0
         return line
 
     async def read_all(self) -> bytes:
         """The rest of the body. Raises Broken."""
-        parts = [self._buffer]
-        self._buffer = b""
+        parts = [bytes(self._buffer)]
+        self._buffer.clear()
+        self._scanned = 0
         while not self._ended and (part := await self._part()) is not None:
             parts.append(part)
         self._ended = True
