@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import trio
-from quart import Response, g, request
+from quart import Response, g
 from quart_trio import QuartTrio
 
 from api import discovery, openapi
@@ -27,6 +27,7 @@ from api.negotiation import Choice, parse_accept, request_codec
 from api.params import delete_options, list_options, write_options
 from api.limits import RequestLimits
 from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, APIServerMetrics
+from api.request_class import MiniplaneRequest, current_request
 from api.requestinfo import RequestInfo
 from api.tables import partial_object_metadata
 from api.ui import ui_answer
@@ -75,6 +76,7 @@ class ServerState:
 def create_app(state: ServerState) -> QuartTrio:
     """The ASGI app serving `state.registry`."""
     app = QuartTrio(__name__)
+    app.request_class = MiniplaneRequest
     app.config["MAX_CONTENT_LENGTH"] = None
     app.config["RESPONSE_TIMEOUT"] = None
     app.config["BODY_TIMEOUT"] = state.body_timeout
@@ -100,6 +102,7 @@ class Handler(Filters):
         A Protobuf body for a kind without a Protobuf form (custom kinds) is
         415, as Kubernetes answers; the body is read first either way.
         """
+        request = current_request()
         limit = self.state.max_body_bytes
         chunks: list[bytes] = []
         size = 0
@@ -143,6 +146,7 @@ class Handler(Filters):
     # ---- non-resource paths ---------------------------------------------------------------------
 
     async def non_resource(self, info: RequestInfo, user: UserInfo) -> Response:
+        request = current_request()
         # Authorized on the path as sent (rules list both `/version` and `/version/`), served without the slash.
         self.registry.authorize(non_resource_attributes(user, info.verb, info.path))
         page = ui_answer(info.path) if info.verb == "get" else None
@@ -211,6 +215,7 @@ class Handler(Filters):
     # ---- resources -----------------------------------------------------------------------------
 
     def _resource_type(self, info: RequestInfo) -> ResourceType:
+        request = current_request()
         rt = self.scheme.by_resource(info.group, info.version, info.resource)
         # An escaped slash (`%2F`) belongs to no resource path (no name, namespace or resource holds one):
         # not a separator to resolve into another route (`roles/%2F` is not the collection).
@@ -223,6 +228,7 @@ class Handler(Filters):
         return rt
 
     async def resource(self, info: RequestInfo, user: UserInfo) -> Response:
+        request = current_request()
         try:
             rt = self._resource_type(info)
         except errors.NotFound:

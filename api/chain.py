@@ -28,7 +28,7 @@ from operator import itemgetter
 from typing import Any, AsyncIterator, Callable
 
 import trio
-from quart import Response, g, request
+from quart import Response, g
 
 from api.audit import AuditRecord, RequestFacts, new_audit_id, request_uri, source_ips
 from api.authn import impersonate, peer_certificate_der
@@ -36,6 +36,7 @@ from api.health import CHECKS, HEALTH_ENDPOINTS
 from api.limits import MUTATING, READ_ONLY, is_read_only
 from api.listener import over_connection_limit
 from api.metrics import request_labels
+from api.request_class import current_request
 from api.requestinfo import RequestInfo, request_info
 from api.responses import Responder
 from runtime import errors
@@ -117,6 +118,7 @@ class Filters(Responder):
 
     async def handle(self, path: str) -> Response:
         began = trio.current_time()
+        request = current_request()
         info = request_info(request.method, "/" + path, request.args)
         labels = self._metric_labels(info)
         record: AuditRecord | None = None
@@ -162,11 +164,12 @@ class Filters(Responder):
     async def _limited(self, info: RequestInfo, user: UserInfo, labels: tuple[str, ...]) -> Response:
         """The route within an in-flight slot and the request's deadline."""
         admitted = False
+        timeout = current_request().args.get("timeout")
         deadline: trio.CancelScope | None = None
         try:
             with self.limits.in_flight(info.verb, user):
                 admitted = True
-                with trio.move_on_after(self.limits.timeout(request.args.get("timeout"))) as deadline:
+                with trio.move_on_after(self.limits.timeout(timeout)) as deadline:
                     return await self._serve(info, user)
                 raise errors.Timeout(TIMED_OUT)
         except errors.TooManyRequests:
@@ -180,6 +183,7 @@ class Filters(Responder):
 
     def _impersonate(self, requester: UserInfo) -> UserInfo:
         # The raw names in one pass in C (header names hold no newline): this runs for every request.
+        request = current_request()
         if _IMPERSONATION.search(b"\n".join(map(itemgetter(0), request.scope.get("headers") or ()))):
             return impersonate(requester, request.headers, self.state.registry.decide, domain=self.domain)
         return requester
@@ -192,6 +196,7 @@ class Filters(Responder):
             record.complete(code, panicked=panicked)
 
     def _audit_facts(self) -> RequestFacts:
+        request = current_request()
         client = request.scope.get("client")
         return RequestFacts(request_uri(request.scope.get("raw_path") or request.path.encode(),
                                         request.scope.get("query_string", b"")),
@@ -230,6 +235,7 @@ class Filters(Responder):
         else:
             group = version = resource = ""
             subresource = self._path_label(info.path)
+        request = current_request()
         apply = info.verb == "patch" and (request.headers.get("Content-Type") or "").startswith(
             "application/apply-patch")
         labels = request_labels(info.verb, request.method, is_resource=info.is_resource, group=group,
@@ -263,6 +269,7 @@ class Filters(Responder):
         if g.get("body_incomplete"):
             self._close_connection(response)
             return
+        request = current_request()
         if g.get("body_read") or not _has_body(request.headers):
             return
         g.body_read = True
@@ -281,5 +288,5 @@ class Filters(Responder):
 
     @staticmethod
     def _close_connection(response: Response) -> None:
-        if request.scope.get("http_version", "1.1") in ("1.0", "1.1"):
+        if current_request().scope.get("http_version", "1.1") in ("1.0", "1.1"):
             response.headers["Connection"] = "close"

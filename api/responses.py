@@ -18,12 +18,13 @@ from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from typing import Any, AsyncIterator, Callable
 
-from quart import Response, request
+from quart import Response
 
 from api import openapi
 from api.audit import current_record
 from api.codecs import coalesce, coalesce_queued, encode, encode_list_chunks, encode_stored, gzip_chunks
 from api.negotiation import Choice, negotiate, wants_pretty
+from api.request_class import current_request
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
 from runtime import errors
 from runtime.codec import cbor, protobuf
@@ -45,10 +46,12 @@ class Responder:
         return self.state.registry.gate(name)
 
     def _choice(self, **kw: Any) -> Choice:
+        request = current_request()
         return negotiate(request.headers.get("Accept"), domain=self.domain,
                          cbor=self.gate("CBORServingAndStorage"), **kw)
 
     def _pretty(self) -> bool:
+        request = current_request()
         # The query's parsed form only when it may name `pretty` (a look in C at the raw bytes first).
         query = request.query_string
         pretty = request.args.get("pretty") if b"pretty" in query or b"%" in query else None
@@ -58,7 +61,7 @@ class Responder:
         """Compression asked (`Accept-Encoding: gzip`, q not 0) and allowed (gate APIResponseCompression)."""
         if not self.gate("APIResponseCompression"):
             return False
-        for part in request.headers.get("Accept-Encoding", "").split(","):
+        for part in current_request().headers.get("Accept-Encoding", "").split(","):
             coding, _, params = part.strip().partition(";")
             if coding.strip().lower() == "gzip":
                 q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
@@ -148,6 +151,7 @@ class Responder:
 
     def _openapi_answer(self, data: bytes, content_type: str, *, immutable: bool = False) -> Response:
         """OpenAPI bytes with their ETag; 304 when If-None-Match names it; hash-pinned URLs cached a year."""
+        request = current_request()
         etag = openapi.content_etag(data)
         headers = {"Content-Type": content_type, "Etag": etag, "Vary": "Accept"}
         if immutable:
@@ -180,7 +184,7 @@ class Responder:
         if choice.as_kind == "Table":
             doc = table(rt, [obj], meta_api_version=choice.meta_api_version,
                         resource_version=obj.obj["metadata"].get("resourceVersion", ""),
-                        include_object=include_object_option(request.args.get("includeObject")))
+                        include_object=include_object_option(current_request().args.get("includeObject")))
             return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
         if choice.as_kind == "PartialObjectMetadataList":
             # The spec (media types 11): a fallback in Accept is served instead of 406.
@@ -215,6 +219,7 @@ class Responder:
         JSON and Protobuf lists are streamed item by item (`encode_list_chunks`),
         gzipped on the fly when asked; pretty JSON and Tables are built whole.
         """
+        request = current_request()
         meta: dict[str, Any] = {"resourceVersion": str(listed.resource_version)}
         if listed.continue_token:
             meta["continue"] = listed.continue_token
@@ -253,6 +258,7 @@ class Responder:
         only); with `as=PartialObjectMetadata(List)` a PartialObjectMetadata.
         ERROR events carry the Status unchanged.
         """
+        request = current_request()
         if not choice.as_kind:
             choice = self._without_protobuf(choice, rt.api_version, rt.kind, stream=True)
         codec, as_kind, meta_version = choice.codec, choice.as_kind, choice.meta_api_version
