@@ -9,14 +9,16 @@ catches a `BadRequestKeyError` for each missing key, and a request asks for
 half a dozen options it seldom carries (`timeout`, `fieldManager`, `dryRun`,
 ...): `Query` answers a miss with the default. Each attribute read through
 `quart.request` (a werkzeug `LocalProxy`) is a context-variable lookup and
-three calls; a create read it about twenty times.
+three calls; a create read it about twenty times. `current_request()` asks
+the proxy once for the object it stands for (`_get_current_object()`,
+werkzeug's documented way to do so).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from quart.globals import _cv_request
+from quart import request
 from quart_trio.wrappers import TrioRequest
 from werkzeug.datastructures import ImmutableMultiDict
 
@@ -39,5 +41,6 @@ class MiniplaneRequest(TrioRequest):
 
 
 def current_request() -> MiniplaneRequest:
-    """The request being served (what `quart.request` stands for). Raises LookupError outside a request."""
-    return _cv_request.get().request  # type: ignore[return-value]
+    """The request being served: what `quart.request` stands for, looked up once. Raises RuntimeError
+    outside a request."""
+    return request._get_current_object()  # type: ignore[attr-defined,no-any-return]

@@ -12,6 +12,7 @@ import os
 import ssl
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -26,17 +27,21 @@ __all__ = ["spawn_server", "spawn_workers", "worker_pids", "wait_exited", "admin
 
 async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, timeout: float,
                  wrapper: tuple[str, ...] = ()) -> tuple[trio.Process, bytes]:
-    proc = await trio.lowlevel.open_process(
-        [*wrapper, sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    assert proc.stdout is not None
-    buffer = b""
-    with trio.fail_after(timeout):
-        while until not in buffer or not buffer.split(until, 1)[1].count(b"\n"):
-            chunk = await proc.stdout.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"server exited early: {buffer!r}")
-            buffer += chunk
+    # The server's log goes to an unlinked file: read back only when it exits before serving, to say why.
+    with tempfile.TemporaryFile() as log:
+        proc = await trio.lowlevel.open_process(
+            [*wrapper, sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data_dir), "--port", "0", *args],
+            stdout=subprocess.PIPE, stderr=log, cwd=str(ROOT))
+        assert proc.stdout is not None
+        buffer = b""
+        with trio.fail_after(timeout):
+            while until not in buffer or not buffer.split(until, 1)[1].count(b"\n"):
+                chunk = await proc.stdout.receive_some(4096)
+                if not chunk:
+                    log.seek(0)
+                    raise AssertionError(f"server exited early (code {await proc.wait()}): {buffer!r}; its log "
+                                         f"ends: {log.read()[-4000:].decode(errors='replace')}")
+                buffer += chunk
     return proc, buffer
 
 
