@@ -5,10 +5,17 @@ falls behind (buffer full), catches up by reading the backend's log. Slow
 watchers therefore cost bounded memory and never slow writers down; one that
 falls behind compaction gets `Compacted` (etcd moves slow watchers to an
 "unsynced" group the same way).
+
+A follower in the same process whose handling of an event is synchronous
+(the watch cache) may give a `sink`: an event published while that follower
+waits with nothing pending is handed to the sink by the publishing task, so
+it is applied before the write returns, without a task switch; anything
+else still comes through the iterator, in order (`FollowsAtCommit.follow`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Awaitable, Callable, Sequence
@@ -17,7 +24,10 @@ import trio
 
 from runtime.storage.base import Compacted, Event, StoreError
 
-__all__ = ["WatchFanout", "LogReader", "DEFAULT_WATCH_BUFFER", "prefix_upper_bound", "as_bytes"]
+__all__ = ["WatchFanout", "FollowsAtCommit", "Sink", "LogReader", "DEFAULT_WATCH_BUFFER", "prefix_upper_bound",
+           "as_bytes"]
+
+log = logging.getLogger(__name__)
 
 #: Live events a watcher may have waiting before it drops to catching up from the log.
 DEFAULT_WATCH_BUFFER = 1000
@@ -26,6 +36,10 @@ DEFAULT_WATCH_BUFFER = 1000
 #: with after < revision <= upto, in order. Raises Compacted when after < the
 #: compacted revision (checked against the same snapshot the events come from).
 LogReader = Callable[[str, int, int, int], Awaitable[list[Event]]]
+
+
+#: Takes one event at publish time: True when it applied it, False to have it come through the iterator.
+Sink = Callable[[Event], bool]
 
 
 def prefix_upper_bound(prefix: str) -> str | None:
@@ -50,6 +64,7 @@ class _Watcher:
     synced: bool = False
     buffer: deque[Event] = field(default_factory=deque)
     wakeup: trio.Event | None = None
+    sink: Sink | None = None
 
 
 class WatchFanout:
@@ -89,12 +104,14 @@ class WatchFanout:
                 if ev.revision <= w.upto:
                     continue  # already seen by a list/catch-up at a newer snapshot
                 if ev.key.startswith(w.prefix):
-                    if len(w.buffer) >= self._buffer:
-                        w.synced = False  # too slow: drop to the log from w.upto on
+                    # Parked on `wakeup` with an empty buffer, the follower has handled every earlier event.
+                    if not (w.sink is not None and w.wakeup is not None and not w.buffer and _took(w.sink, ev)):
+                        if len(w.buffer) >= self._buffer:
+                            w.synced = False  # too slow: drop to the log from w.upto on
+                            changed = True
+                            break
+                        w.buffer.append(ev)
                         changed = True
-                        break
-                    w.buffer.append(ev)
-                    changed = True
                 w.upto = ev.revision
             if changed and w.wakeup is not None:
                 w.wakeup.set()
@@ -116,18 +133,19 @@ class WatchFanout:
             if w.wakeup is not None:
                 w.wakeup.set()
 
-    async def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    async def watch(self, prefix: str, *, after_revision: int, sink: Sink | None = None) -> AsyncIterator[Event]:
         """Events under `prefix` after `after_revision`, in order, forever.
 
         Raises Compacted (first iteration, or later if this watcher falls
         behind a compaction while catching up), StoreError once closed.
+        `sink`: see the module docs; an event it takes is not yielded.
         """
         if self._closed:
             raise StoreError("store is closed")
         compacted = self._compacted()
         if after_revision < compacted:
             raise Compacted(after_revision, compacted)
-        w = _Watcher(prefix, after_revision)
+        w = _Watcher(prefix, after_revision, sink=sink)
         self._watchers.add(w)
         try:
             while True:
@@ -158,6 +176,24 @@ class WatchFanout:
                     w.synced = True
         finally:
             self._watchers.discard(w)
+
+
+def _took(sink: Sink, event: Event) -> bool:
+    try:
+        return sink(event)
+    except Exception:  # a sink's bug: the event goes through the iterator, to the follower's own error handling
+        log.exception("watch sink failed on the event at revision %d", event.revision)
+        return False
+
+
+class FollowsAtCommit:
+    """A store that publishes its writes in this process through `_fanout` (memory, SQLite)."""
+
+    _fanout: WatchFanout
+
+    def follow(self, prefix: str, *, after_revision: int, sink: Sink) -> AsyncIterator[Event]:
+        """`watch`, for a follower of this process with a synchronous `sink` (see the module docs)."""
+        return self._fanout.watch(prefix, after_revision=after_revision, sink=sink)
 
 
 def as_bytes(value: object) -> bytes:

@@ -24,7 +24,7 @@ import trio
 from runtime.storage.base import (
     Compacted, Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
-from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes, prefix_upper_bound
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes, prefix_upper_bound
 
 __all__ = ["MemoryStore", "MemoryStoreStatistics"]
 
@@ -64,7 +64,7 @@ def _rev(row: _Row) -> int:
     return row.event.revision
 
 
-class MemoryStore:
+class MemoryStore(FollowsAtCommit):
     """The `Store` protocol over in-memory structures. Not durable.
 
     `watch_buffer` bounds each watcher's queue of live events (see WatchFanout).

@@ -68,7 +68,7 @@ import trio
 from runtime.storage.base import (
     Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
-from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, WatchFanout, as_bytes
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes
 from runtime.storage.sqlite_compact import compact_log
 from runtime.storage.sqlite_errors import explain
 from runtime.storage.sqlite_peers import SqlitePeers
@@ -177,7 +177,7 @@ def _open_writer(path: str, synchronous: str) -> tuple[sqlite3.Connection, int, 
     return conn, head, compacted
 
 
-class SqliteStore:
+class SqliteStore(FollowsAtCommit):
     """The `Store` protocol over one SQLite file. Open with `await SqliteStore.open(path)`."""
 
     def __init__(self, path: str, writer: sqlite3.Connection, *, head: int, compacted: int,

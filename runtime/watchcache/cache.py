@@ -385,9 +385,14 @@ class WatchCache:
     async def _follow(self) -> None:
         """Apply the store's log after `self.revision`, resuming after a failed read. Raises Compacted."""
         delay = RETRY_DELAYS[0]
+        # A store of this process hands its writes over as it commits them (when this task waits with
+        # nothing pending): the cache holds a write before the write returns, with no task switch.
+        follow = getattr(self.store, "follow", None)
         while True:
             try:
-                async for event in self.store.watch("/", after_revision=self.revision):
+                events = follow("/", after_revision=self.revision, sink=self._take) if follow is not None \
+                    else self.store.watch("/", after_revision=self.revision)
+                async for event in events:
                     self._apply(event)
                     delay = RETRY_DELAYS[0]
                 return  # a store's watch never ends by itself: start over with a list
@@ -399,6 +404,15 @@ class WatchCache:
                         exc, self.revision, delay, exc_info=not isinstance(exc, StoreUnavailable))
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_DELAYS[1])
+
+    def _take(self, event: Event) -> bool:
+        """The store's sink (see `_follow`): apply `event` now; False (it comes again through the watch, to
+        `_follow`'s error handling) if that fails."""
+        try:
+            self._apply(event)
+        except Exception:
+            return False
+        return True
 
     def _prefix_of(self, key: str) -> str | None:
         """`/<group>/<plural>/` of a key `/<group>/<plural>/[<namespace>/]<name>` (None for other shapes)."""

@@ -475,6 +475,8 @@ class FlakyStore(MemoryStore):
         self._check("list")
         return await super().list(prefix, **options)
 
+    follow = None  # no hand-over at commit: every event goes through `watch`, where it may break
+
     async def watch(self, prefix, *, after_revision):
         async for event in super().watch(prefix, after_revision=after_revision):
             if self.break_watch:

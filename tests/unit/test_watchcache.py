@@ -258,6 +258,8 @@ async def test_compaction_loop_survives_a_failing_compaction(nursery, autojump_c
 class StalledWatchStore(CountingStore):
     """A store whose watch never delivers: the cache stays at its first list."""
 
+    follow = None  # no hand-over at commit either: everything goes through `watch`
+
     def watch(self, prefix, *, after_revision):
         async def never():
             await trio.sleep_forever()

@@ -144,6 +144,9 @@ async def test_expired_resource_version_relists_and_reports_missed_deletes(autoj
         await env.nursery.start(informer.run)
         flaky.block_watches()
         flaky.drop_watches()
+        # The drop takes effect when the informer's tasks next run: let them, so that the writes below
+        # happen while it is disconnected (a write reaches a connected watch without a task switch).
+        await trio.sleep(0.1)
         await env.client.delete(rt, "doomed", namespace="default")
         kept = await env.client.get(rt, "kept", namespace="default")
         await env.client.update(dict(kept, rules=role("kept", verbs=("list",))["rules"]))
