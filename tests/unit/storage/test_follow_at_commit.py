@@ -1,0 +1,124 @@
+"""A store of this process hands its writes to a waiting follower as it commits them (`FollowsAtCommit.follow`).
+
+The rules: an event published while the follower waits with nothing
+pending goes to its sink before the write returns, and is not yielded;
+everything else (the sink refused or failed, or the follower was busy with
+earlier events) comes through the iterator, in revision order, as `watch`.
+The watch cache is the follower: a write through `SettledWrites` returns
+without waiting. Memory and SQLite stores (`make_local_store`).
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+import pytest
+import trio
+import trio.testing
+
+from runtime.registry.settling import SettledWrites
+from runtime.storage import Event
+from runtime.watchcache import WatchCache
+from tests.support.stores import StoreFactory
+
+
+def val(text: str):
+    return lambda revision: text.encode()
+
+
+async def _drain(it: AsyncIterator[Event], into: list[Event]) -> None:
+    async for event in it:
+        into.append(event)
+
+
+async def test_a_follower_waiting_with_nothing_pending_gets_the_event_before_the_write_returns(
+        make_local_store: StoreFactory) -> None:
+    store = await make_local_store()
+    sunk: list[Event] = []
+    yielded: list[Event] = []
+
+    def sink(event: Event) -> bool:
+        sunk.append(event)
+        return True
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_drain, store.follow("/w/", after_revision=0, sink=sink), yielded)
+        await trio.testing.wait_all_tasks_blocked()
+        entry = await store.create("/w/a", val("a"))
+        assert [(e.key, e.revision) for e in sunk] == [("/w/a", entry.mod_revision)]  # no task switch needed
+        await store.create("/x/b", val("b"))  # another prefix: not the follower's
+        await store.update("/w/a", val("a2"), expected_revision=None)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert [(e.type, e.key) for e in sunk] == [("ADDED", "/w/a"), ("MODIFIED", "/w/a")]
+    assert yielded == []
+
+
+async def test_what_the_sink_refuses_comes_through_the_iterator_in_order(make_local_store: StoreFactory) -> None:
+    store = await make_local_store()
+    sunk: list[int] = []
+    yielded: list[int] = []
+    refuse = {2}
+
+    def sink(event: Event) -> bool:
+        if event.revision in refuse:
+            return False
+        sunk.append(event.revision)
+        return True
+
+    async def consume() -> None:
+        async for event in store.follow("/w/", after_revision=0, sink=sink):
+            yielded.append(event.revision)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(consume)
+        await trio.testing.wait_all_tasks_blocked()
+        await store.create("/w/1", val("1"))
+        await store.create("/w/2", val("2"))  # refused: the follower now has it pending
+        await store.create("/w/3", val("3"))  # so this one queues behind it, even if the follower is slow
+        await trio.testing.wait_all_tasks_blocked()
+        await store.create("/w/4", val("4"))  # the follower waits again with nothing pending
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert sunk[0] == 1 and yielded[0] == 2
+    assert sorted(sunk + yielded) == [1, 2, 3, 4]
+    # Never out of order: every event the sink took after a refusal came once the follower had caught up.
+    assert sunk[-1] == 4
+
+
+async def test_a_sink_that_raises_loses_nothing_and_fails_no_write(make_local_store: StoreFactory, caplog) -> None:
+    store = await make_local_store()
+    yielded: list[Event] = []
+
+    def sink(event: Event) -> bool:
+        raise RuntimeError("a bug in the follower")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_drain, store.follow("/w/", after_revision=0, sink=sink), yielded)
+        await trio.testing.wait_all_tasks_blocked()
+        entry = await store.create("/w/a", val("a"))
+        assert entry.mod_revision == 1
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert [e.key for e in yielded] == ["/w/a"]
+    assert "watch sink failed" in caplog.text
+
+
+async def test_a_write_through_settled_writes_returns_with_the_cache_holding_it_and_no_wait(
+        make_local_store: StoreFactory, nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = await make_local_store()
+    cache = WatchCache(store)
+    await nursery.start(cache.run)
+    await trio.testing.wait_all_tasks_blocked()
+
+    async def no_wait(*args, **kwargs):
+        raise AssertionError("the write waited for the cache")
+
+    monkeypatch.setattr(cache, "wait_for", no_wait)
+    writes = SettledWrites(store, cache, wait=5.0)
+    key = "/rbac.authorization/clusterroles/a"
+    entry = await writes.create(key, val('{"metadata": {"name": "a"}}'))
+    assert cache.revision == entry.mod_revision
+    assert cache.kind("/rbac.authorization/clusterroles/").objects[key].revision == entry.mod_revision
+    revision, _ = await writes.delete(key, expected_revision=None)
+    assert cache.revision == revision and key not in cache.kind("/rbac.authorization/clusterroles/").objects
