@@ -4,11 +4,15 @@ Measured in one run, with load from `wrk` (one thread, 16 connections over
 loopback HTTPS, as `bench_scale.py`; `make bench-tools` installs it):
 
 - the floor: the bare Hypercorn + quart-trio route (`bare_route.py`), GET
-  and POST, with the servers' certificate;
+  and POST, with a certificate made as the servers' are; CREATE on etcd runs
+  in turns with the bare POST (three slices each), and its target compares
+  the two (this machine's speed drifts by a quarter within minutes);
 - the raw stores: direct SQLite commits/s (Python's sqlite3, one insert per
   transaction, WAL, synchronous=FULL, as the store commits) and direct etcd
   puts/s (wrk posting to etcd's JSON gateway, 16 connections);
-- `miniplane serve --workers 1` and `--workers 2` on SQLite; one and two
+- `miniplane serve --workers 1` and `--workers 2` on SQLite, serving side by
+  side, their GETs in turns (three slices each: the GET target compares
+  them); one and two
   `miniplane serve --store etcd://...` on one etcd (two wrk of 8
   connections, one per server, their rates summed): GET of a ClusterRole
   (a pool of 100), CREATE of ClusterRoles; each rate's ratio to the bare
@@ -39,7 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -50,6 +54,7 @@ import httpx  # noqa: E402
 import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
+from api.certs import ensure_pki  # noqa: E402
 from children import ServerChild  # noqa: E402
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
@@ -61,6 +66,8 @@ CLUSTERROLES = f"/apis/{GROUP}/v1/clusterroles"
 POOL = 100
 CONNECTIONS = 16
 GET_TARGET, CREATE_TARGET = 1.5, 0.5
+#: CREATE on etcd and the bare POST it is held against run in turn, this many slices each (as `bench_scale.py`).
+PAIRS = 3
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
 WAKE_WRITES, WAKE_EVERY = 300, 0.01
 #: Every server of the run accepts this token (a --token-auth-file), so one wrk header reaches them all.
@@ -124,25 +131,42 @@ def _wrk_parallel(targets: list[tuple[str, Path]], seconds: float, headers: dict
                          sum(r.non_2xx for r in results), sum(r.socket_errors for r in results))
 
 
-def measure_server(name: str, urls: list[str], seconds: float, scripts: Path, pool: str,
-                   figures: dict[str, dict[str, float]]) -> None:
-    """GET (the pool) and CREATE against `urls` (one server, or several sharing the load)."""
-    auth = {"Authorization": f"Bearer {TOKEN}"}
-    tag = name.replace(" ", "-").replace("=", "")
-    get = wrk.get_script(scripts / f"{tag}-get.lua", [f"{CLUSTERROLES}/{pool}-{i}" for i in range(POOL)])
-    for url in urls:
-        wrk.run_wrk(url + "/healthz", wrk.get_script(scripts / f"{tag}-warm.lua", ["/healthz"]), 1, headers=auth)
-    for verb, script in (("GET", get), ("CREATE", None)):
-        if script is None:
-            targets = [(url, wrk.create_script(scripts / f"{tag}-create-{i}.lua", CLUSTERROLES,
-                                               role("@NAME@", {"bench": tag}), f"{tag}-{i}"))
-                       for i, url in enumerate(urls)]
-        else:
-            targets = [(url, script) for url in urls]
-        result = _wrk_parallel(targets, seconds, auth)
-        figures[f"{name} {verb}"] = result.as_dict()
-        print(f"  {name:<22} {verb:<6} {result.rps:8.0f} req/s  p50 {result.p50_ms:7.2f} ms  "
+class Load:
+    """wrk against one server, or several sharing the load: GET of the pool, CREATE of ClusterRoles."""
+
+    def __init__(self, name: str, urls: list[str], scripts: Path, pool: str) -> None:
+        self.name, self.urls, self.scripts = name, urls, scripts
+        self.tag = name.replace(" ", "-").replace("=", "")
+        self.auth = {"Authorization": f"Bearer {TOKEN}"}
+        self._get = wrk.get_script(scripts / f"{self.tag}-get.lua", [f"{CLUSTERROLES}/{pool}-{i}" for i in range(POOL)])
+        for url in urls:
+            wrk.run_wrk(url + "/healthz", wrk.get_script(scripts / f"{self.tag}-warm.lua", ["/healthz"]), 1,
+                        headers=self.auth)
+
+    def get(self, seconds: float, label: str = "GET") -> wrk.WrkResult:
+        return self._show(label, _wrk_parallel([(url, self._get) for url in self.urls], seconds, self.auth))
+
+    def create(self, seconds: float, turn: int = 0, label: str = "CREATE") -> wrk.WrkResult:
+        return self._show(label, _wrk_parallel(
+            [(url, wrk.create_script(self.scripts / f"{self.tag}-create-{turn}-{i}.lua", CLUSTERROLES,
+                                     role("@NAME@", {"bench": self.tag}), f"{self.tag}-{turn}-{i}"))
+             for i, url in enumerate(self.urls)], seconds, self.auth))
+
+    def _show(self, verb: str, result: wrk.WrkResult) -> wrk.WrkResult:
+        print(f"  {self.name:<22} {verb:<8} {result.rps:8.0f} req/s  p50 {result.p50_ms:7.2f} ms  "
               f"p99 {result.p99_ms:7.2f} ms  non-2xx {result.non_2xx}", flush=True)
+        return result
+
+
+def _alternated(slices: list[wrk.WrkResult]) -> dict[str, Any]:
+    """One figure from slices taken in turn with another's: requests/s over their whole time, the median p50,
+    the worst p99, counts summed, the slices' rates kept."""
+    time_s = sum(r.requests / r.rps for r in slices if r.rps)
+    requests = sum(r.requests for r in slices)
+    return {"rps": requests / time_s if time_s else 0.0, "p50_ms": sorted(r.p50_ms for r in slices)[len(slices) // 2],
+            "p99_ms": max(r.p99_ms for r in slices), "requests": requests,
+            "non_2xx": sum(r.non_2xx for r in slices), "socket_errors": sum(r.socket_errors for r in slices),
+            "slices": [r.rps for r in slices]}
 
 
 # ---- raw stores --------------------------------------------------------------------------------
@@ -258,53 +282,76 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  raw SQLite               commits {raw_sqlite:8.0f} /s  (sqlite3, one insert per commit, "
               f"synchronous=FULL)", flush=True)
 
-        for workers in (1, 2):
-            data = work / f"sqlite-w{workers}"
-            server = serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers))
-            try:
-                if workers == 1:  # the floor, with the same certificate
-                    bare = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert",
-                                  str(data / "pki" / "serving.crt"), "--key", str(data / "pki" / "serving.key")],
-                                 "bare route at ", work / "bare.log")
-                    try:
-                        wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
-                        for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])),
-                                             ("POST", wrk.create_script(scripts / "bare-post.lua", "/x",
-                                                                        role("@NAME@"), "floor"))):
-                            result = wrk.run_wrk(bare.url + "/x", script, seconds, connections=CONNECTIONS)
-                            figures[f"bare {verb}"] = result.as_dict()
-                            print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
-                                  f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
-                    finally:
-                        bare.stop()
-                trio.run(_fill_pool, server.url, server_ca(data), "pool")
-                measure_server(f"sqlite --workers={workers}", [server.url], seconds, scripts, "pool", figures)
-            finally:
-                server.stop()
-
-        etcd = EtcdServer(work / "etcd")
-        etcd.start()
+        # The floor, with a certificate as the servers' (ECDSA, from the same code), alive for the whole run.
+        pki = ensure_pki(work / "floor")
+        bare = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
+                            "--key", str(pki.serving_key_path)], "bare route at ", work / "bare.log")
         try:
-            trio.run(etcd.wait_healthy)
-            puts = raw_etcd_puts(etcd.endpoint, seconds, scripts)
-            print(f"  raw etcd                 puts    {puts.rps:8.0f} /s  (wrk on the JSON gateway, "
-                  f"{CONNECTIONS} connections)", flush=True)
-            store = f"etcd://{etcd.endpoint}"
-            for count in (1, 2):
-                servers = []
-                try:
-                    for i in range(count):
-                        data = work / f"etcd-{count}-{i}"
-                        servers.append(serve(data, work / f"etcd-{count}-{i}.log", "--store", store,
-                                             "--etcd-prefix", f"/registry-{count}"))
-                    trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
-                    measure_server(f"etcd {count} server{'s' if count > 1 else ''}",
-                                   [s.url for s in servers], seconds, scripts, "pool", figures)
-                finally:
-                    for s in servers:
-                        s.stop()
+            bare_post = wrk.create_script(scripts / "bare-post.lua", "/x", role("@NAME@"), "floor")
+            wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
+            for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
+                result = wrk.run_wrk(bare.url + "/x", script, seconds, connections=CONNECTIONS)
+                figures[f"bare {verb}"] = result.as_dict()
+                print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
+                      f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
+
+            def floor_post(duration: float) -> wrk.WrkResult:
+                return wrk.run_wrk(bare.url + "/x", bare_post, duration, connections=CONNECTIONS)
+
+            # --workers 1 and 2 serve side by side (a data directory each), and their GETs run in turns too.
+            servers: list[ServerChild] = []
+            try:
+                loads = {}
+                for workers in (1, 2):
+                    data = work / f"sqlite-w{workers}"
+                    servers.append(serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers)))
+                    trio.run(_fill_pool, servers[-1].url, server_ca(data), "pool")
+                    loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1].url], scripts, "pool")
+                gets: dict[int, list[wrk.WrkResult]] = {1: [], 2: []}
+                for turn in range(PAIRS):
+                    for workers, load in loads.items():
+                        gets[workers].append(load.get(seconds / PAIRS, f"GET {turn + 1}"))
+                for workers, load in loads.items():
+                    figures[f"sqlite --workers={workers} GET"] = _alternated(gets[workers])
+                    figures[f"sqlite --workers={workers} CREATE"] = load.create(seconds).as_dict()
+            finally:
+                for server in servers:
+                    server.stop()
+
+            etcd = EtcdServer(work / "etcd")
+            etcd.start()
+            try:
+                trio.run(etcd.wait_healthy)
+                puts = raw_etcd_puts(etcd.endpoint, seconds, scripts)
+                print(f"  raw etcd                 puts    {puts.rps:8.0f} /s  (wrk on the JSON gateway, "
+                      f"{CONNECTIONS} connections)", flush=True)
+                store = f"etcd://{etcd.endpoint}"
+                for count in (1, 2):
+                    servers = []
+                    try:
+                        for i in range(count):
+                            data = work / f"etcd-{count}-{i}"
+                            servers.append(serve(data, work / f"etcd-{count}-{i}.log", "--store", store,
+                                                 "--etcd-prefix", f"/registry-{count}"))
+                        trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
+                        name = f"etcd {count} server{'s' if count > 1 else ''}"
+                        load = Load(name, [s.url for s in servers], scripts, "pool")
+                        figures[f"{name} GET"] = load.get(seconds).as_dict()
+                        floors, creates = [], []
+                        for turn in range(PAIRS):
+                            floors.append(floor_post(seconds / PAIRS))
+                            print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {floors[-1].rps:8.0f} req/s",
+                                  flush=True)
+                            creates.append(load.create(seconds / PAIRS, turn, f"CREATE {turn + 1}"))
+                        figures[f"{name} CREATE"] = _alternated(creates)
+                        figures[f"bare POST beside {name}"] = _alternated(floors)
+                    finally:
+                        for s in servers:
+                            s.stop()
+            finally:
+                etcd.stop()
         finally:
-            etcd.stop()
+            bare.stop()
         for line in report(figures, raw_sqlite, puts.rps, wake):
             print(line)
     return 0
@@ -323,11 +370,18 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
     for name, f in figures.items():
         if name.startswith("bare"):
             continue
-        verb = name.rsplit(" ", 1)[1]
-        to_bare = f["rps"] / (bare_get if verb == "GET" else bare_post)
+        server, verb = name.rsplit(" ", 1)
+        beside = figures.get(f"bare POST beside {server}") if verb == "CREATE" else None
+        to_bare = f["rps"] / (bare_get if verb == "GET" else beside["rps"] if beside else bare_post)
         raw = raw_etcd if name.startswith("etcd") else raw_sqlite
         to_raw = f"{f['rps'] / raw:7.2f}" if verb == "CREATE" else ""
         lines.append(f"{name:<30} {f['rps']:8.0f} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f} {to_bare:7.2f} {to_raw:>7}")
+        if "slices" in f and not beside:
+            lines.append(f"{'  its turns, req/s':<30} " + ", ".join(f"{r:.0f}" for r in f["slices"]))
+        if beside:
+            turns = ", ".join(f"{c:.0f}/{b:.0f}" for c, b in zip(f["slices"], beside["slices"]))
+            lines.append(f"{'  bare POST in turn with it':<30} {beside['rps']:8.0f} {beside['p50_ms']:8.2f} "
+                         f"{beside['p99_ms']:8.2f}   (turns, req/s: {turns})")
     lines.append(f"wake-up latency between SQLite workers: p50 {_pct(wake, 50):.2f} ms, p99 {_pct(wake, 99):.2f} ms, "
                  f"max {wake[-1]:.2f} ms")
     lines.append("")
@@ -335,10 +389,10 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
     w1, w2 = figures["sqlite --workers=1 GET"]["rps"], figures["sqlite --workers=2 GET"]["rps"]
     lines.append(f"  GET --workers 2 / --workers 1: {w2 / w1:.2f}   {'ok' if w2 / w1 >= GET_TARGET else 'MISSED'} "
                  f"(target {GET_TARGET})")
-    for name in ("etcd 1 server CREATE", "etcd 2 servers CREATE"):
-        ratio = figures[name]["rps"] / bare_post
-        lines.append(f"  {name} / bare POST: {ratio:.2f}   {'ok' if ratio >= CREATE_TARGET else 'MISSED'} "
-                     f"(target {CREATE_TARGET})")
+    for server in ("etcd 1 server", "etcd 2 servers"):
+        ratio = figures[f"{server} CREATE"]["rps"] / figures[f"bare POST beside {server}"]["rps"]
+        lines.append(f"  {server} CREATE / bare POST (in turns): {ratio:.2f}   "
+                     f"{'ok' if ratio >= CREATE_TARGET else 'MISSED'} (target {CREATE_TARGET})")
     load = os.getloadavg()
     lines.append(f"load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return lines
