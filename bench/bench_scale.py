@@ -74,7 +74,7 @@ GROUP = "rbac.authorization.svc.io"
 RBAC = f"/apis/{GROUP}/v1"
 RULES = [{"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch"]}]
 READS = ("GET", "LIST")
-#: CREATE and the bare POST it is compared with run in turn, this many slices each (see `_alternated`).
+#: CREATE and the bare POST it is held against run in turn, this many slices each (`scale_wrk.alternated`).
 PAIRS = 3
 WATCHERS, WATCH_RATE = 100, 500
 RSS_TARGET_MIB, STARTUP_TARGET_S, KEEP_TARGET, CREATE_TARGET = 1024, 15.0, 0.8, 0.5
@@ -261,8 +261,8 @@ def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, b
         floor_slices.append(run(f"bare POST {i + 1}", bare.url + "/x", bare_post, seconds / PAIRS, {}))
         create_slices.append(run(f"CREATE {i + 1}", server.url, wrk.create_script(
             scripts / f"create-{i}.lua", f"{RBAC}/clusterroles", create_body, f"{tag}-{i}"), seconds / PAIRS))
-    floor["POST"] = _alternated(floor_slices)
-    verbs["CREATE"] = _alternated(create_slices)
+    floor["POST"] = wrk.alternated(floor_slices)
+    verbs["CREATE"] = wrk.alternated(create_slices)
     verbs.update({
         "UPDATE": run("UPDATE", server.url, wrk.update_script(
             scripts / "update.lua", pool, role_body("@NAME@", "@NS@", {"app": "bench", "bench-u": "@V@"}))),
@@ -289,17 +289,6 @@ def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, b
           f"{WATCHERS} watchers: delivery p50 {watch['p50_ms_from_ack']:.1f} ms, p99 {watch['p99_ms_from_ack']:.1f} ms "
           f"(from sending: p99 {watch['p99_ms_from_sent']:.1f} ms), delivered {watch['delivered']:.1%}", flush=True)
     return {"floor": floor, "verbs": verbs, "watch": watch}
-
-
-def _alternated(slices: list[dict[str, Any]]) -> dict[str, Any]:
-    """One figure from slices of a run taken in turn with another's: requests/s over their whole time,
-    the median p50 and the worst p99, the counts summed; the slices kept."""
-    time_s = sum(f["requests"] / f["rps"] for f in slices if f["rps"])
-    requests = sum(f["requests"] for f in slices)
-    return {"rps": requests / time_s if time_s else 0.0, "p50_ms": sorted(f["p50_ms"] for f in slices)[len(slices) // 2],
-            "p99_ms": max(f["p99_ms"] for f in slices), "requests": requests,
-            "non_2xx": sum(f["non_2xx"] for f in slices), "socket_errors": sum(f["socket_errors"] for f in slices),
-            "slices": [f["rps"] for f in slices]}
 
 
 # ---- the report ----------------------------------------------------------------------------------------

@@ -158,17 +158,6 @@ class Load:
         return result
 
 
-def _alternated(slices: list[wrk.WrkResult]) -> dict[str, Any]:
-    """One figure from slices taken in turn with another's: requests/s over their whole time, the median p50,
-    the worst p99, counts summed, the slices' rates kept."""
-    time_s = sum(r.requests / r.rps for r in slices if r.rps)
-    requests = sum(r.requests for r in slices)
-    return {"rps": requests / time_s if time_s else 0.0, "p50_ms": sorted(r.p50_ms for r in slices)[len(slices) // 2],
-            "p99_ms": max(r.p99_ms for r in slices), "requests": requests,
-            "non_2xx": sum(r.non_2xx for r in slices), "socket_errors": sum(r.socket_errors for r in slices),
-            "slices": [r.rps for r in slices]}
-
-
 # ---- raw stores --------------------------------------------------------------------------------
 
 def raw_sqlite_commits(path: Path, seconds: float) -> float:
@@ -312,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                     for workers, load in loads.items():
                         gets[workers].append(load.get(seconds / PAIRS, f"GET {turn + 1}"))
                 for workers, load in loads.items():
-                    figures[f"sqlite --workers={workers} GET"] = _alternated(gets[workers])
+                    turns = [r.as_dict() for r in gets[workers]]
+                    figures[f"sqlite --workers={workers} GET"] = wrk.alternated(turns)
                     figures[f"sqlite --workers={workers} CREATE"] = load.create(seconds).as_dict()
             finally:
                 for server in servers:
@@ -343,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                             print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {floors[-1].rps:8.0f} req/s",
                                   flush=True)
                             creates.append(load.create(seconds / PAIRS, turn, f"CREATE {turn + 1}"))
-                        figures[f"{name} CREATE"] = _alternated(creates)
-                        figures[f"bare POST beside {name}"] = _alternated(floors)
+                        figures[f"{name} CREATE"] = wrk.alternated([r.as_dict() for r in creates])
+                        figures[f"bare POST beside {name}"] = wrk.alternated([r.as_dict() for r in floors])
                     finally:
                         for s in servers:
                             s.stop()

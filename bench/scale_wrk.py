@@ -20,8 +20,10 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
-__all__ = ["WrkResult", "run_wrk", "wrk_path", "get_script", "list_script", "create_script", "update_script",
+__all__ = ["WrkResult", "run_wrk", "alternated",
+           "wrk_path", "get_script", "list_script", "create_script", "update_script",
            "merge_patch_script", "apply_patch_script", "delete_script", "post_script"]
 
 #: Requests one wrk run may send at most (each script stops its thread there).
@@ -69,6 +71,19 @@ def parse_wrk(output: str) -> WrkResult:
     return WrkResult(rps, _ms(pct["50"]) if "50" in pct else 0.0, _ms(pct["99"]) if "99" in pct else 0.0,
                      requests, int(non_2xx.group(1)) if non_2xx else 0,
                      sum(int(g) for g in sock.groups()) if sock else 0)
+
+
+def alternated(slices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One figure from the slices (`WrkResult.as_dict()`) of a run taken in turns with another: requests/s
+    over their whole time, the median slice's p50, the worst slice's p99, the counts summed, the slices'
+    rates kept (`slices`)."""
+    time_s = sum(f["requests"] / f["rps"] for f in slices if f["rps"])
+    requests = sum(f["requests"] for f in slices)
+    return {"rps": requests / time_s if time_s else 0.0,
+            "p50_ms": sorted(f["p50_ms"] for f in slices)[len(slices) // 2],
+            "p99_ms": max(f["p99_ms"] for f in slices), "requests": requests,
+            "non_2xx": sum(f["non_2xx"] for f in slices), "socket_errors": sum(f["socket_errors"] for f in slices),
+            "slices": [f["rps"] for f in slices]}
 
 
 def run_wrk(url: str, script: Path | None, seconds: float, *, connections: int = 16,

@@ -10,7 +10,8 @@ A follower in the same process whose handling of an event is synchronous
 (the watch cache) may give a `sink`: an event published while that follower
 waits with nothing pending is handed to the sink by the publishing task, so
 it is applied before the write returns, without a task switch; anything
-else still comes through the iterator, in order (`FollowsAtCommit.follow`).
+else (and an event the sink raised on, logged) still comes through the
+iterator, in order (`FollowsAtCommit.follow`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ DEFAULT_WATCH_BUFFER = 1000
 LogReader = Callable[[str, int, int, int], Awaitable[list[Event]]]
 
 
-#: Takes one event at publish time: True when it applied it, False to have it come through the iterator.
-Sink = Callable[[Event], bool]
+#: Applies one event at publish time; if it raises, the event comes through the iterator instead.
+Sink = Callable[[Event], None]
 
 
 def prefix_upper_bound(prefix: str) -> str | None:
@@ -180,10 +181,11 @@ class WatchFanout:
 
 def _took(sink: Sink, event: Event) -> bool:
     try:
-        return sink(event)
-    except Exception:  # a sink's bug: the event goes through the iterator, to the follower's own error handling
+        sink(event)
+    except Exception:  # the event goes through the iterator, to the follower's own error handling
         log.exception("watch sink failed on the event at revision %d", event.revision)
         return False
+    return True
 
 
 class FollowsAtCommit:

@@ -390,7 +390,7 @@ class WatchCache:
         follow = getattr(self.store, "follow", None)
         while True:
             try:
-                events = follow("/", after_revision=self.revision, sink=self._take) if follow is not None \
+                events = follow("/", after_revision=self.revision, sink=self._apply) if follow is not None \
                     else self.store.watch("/", after_revision=self.revision)
                 async for event in events:
                     self._apply(event)
@@ -404,15 +404,6 @@ class WatchCache:
                         exc, self.revision, delay, exc_info=not isinstance(exc, StoreUnavailable))
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_DELAYS[1])
-
-    def _take(self, event: Event) -> bool:
-        """The store's sink (see `_follow`): apply `event` now; False (it comes again through the watch, to
-        `_follow`'s error handling) if that fails."""
-        try:
-            self._apply(event)
-        except Exception:
-            return False
-        return True
 
     def _prefix_of(self, key: str) -> str | None:
         """`/<group>/<plural>/` of a key `/<group>/<plural>/[<namespace>/]<name>` (None for other shapes)."""
