@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.patch.created import created_fields_v1
 from runtime.patch.errors import CorruptManagedFields, PatchError
 from runtime.patch.fieldpath import FieldSet, PathElement
 from runtime.patch.schema import Node, merge_node
@@ -257,9 +258,25 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
     if not managed and old is not None:
         return result  # an existing object without managed fields stays untracked
     node = merge_node(model)
+    if old is None and not managed and not subresource and operation == "Update":
+        return _record_create(result, node, manager, api_version, now)
     key = ManagerKey(manager, operation, api_version if operation == "Update" else "", subresource)
     managed = record_update(_without_managed_fields_view(old), result, node, managed, key, api_version, now)
     return set_managed_fields(result, managed)
+
+
+def _record_create(obj: dict[str, Any], node: Node, manager: str, api_version: str, now: str) -> dict[str, Any]:
+    """`obj` with the one entry a create records (what `record_update` gives from nothing, without its paths)."""
+    fields = created_fields_v1(obj, node)
+    if not fields:
+        return set_managed_fields(obj, {})
+    entry: dict[str, Any] = {"manager": manager, "operation": "Update", "apiVersion": api_version}
+    if now:
+        entry["time"] = now
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields
+    obj.setdefault("metadata", {})["managedFields"] = [entry]
+    return obj
 
 
 def _decode_or_empty(entries: Any) -> Managed:

@@ -199,10 +199,10 @@ def compare(old: Any, new: Any, node: Node) -> Comparison:
 def _all_paths(value: Any, node: Node, path: Path, out: set[Path]) -> None:
     """The paths `compare` finds added for `value` where there was nothing: it and everything below it."""
     kind = _kind(node, value)
-    if kind == "map":
+    if kind == "map" and isinstance(value, dict):  # a null where an object goes is a leaf, as compare finds it
         for key, child in value.items():
             _all_paths(child, _child_node(node, key), path + (PathElement.field(key),), out)
-    elif kind == "list":
+    elif kind == "list" and isinstance(value, list):
         assert isinstance(node, ListNode)
         for pe, item in _index_items(value, node, path, False).items():
             _all_paths(item, node.item, path + (pe,), out)
