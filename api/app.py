@@ -105,17 +105,21 @@ class Handler(Filters):
         request = current_request()
         limit = self.state.max_body_bytes
         chunks: list[bytes] = []
-        size = 0
         g.body_read = True
-        # Read to the end even past the limit (discarding), so the client gets its 413; but not forever.
-        with trio.move_on_after(self.state.body_timeout) as reading:
-            async for chunk in request.body:
-                size += len(chunk)
-                if size <= limit:
-                    chunks.append(chunk)
-        if reading.cancelled_caught:
-            g.body_incomplete = True  # the answer closes the connection: the body's rest may still come
+        # Until the last byte: an answer (a timeout above all) closes the connection, the body's rest may still come.
+        g.body_incomplete = True
+        # Read to the end even past the limit (discarding), so the client gets its 413; but not forever. When the
+        # request's own deadline comes first (the defaults), it bounds the read and no second deadline is set.
+        body_deadline = trio.current_time() + self.state.body_timeout
+        reading: trio.CancelScope | None = None
+        if body_deadline < trio.current_effective_deadline():
+            with trio.move_on_at(body_deadline) as reading:
+                size = await _read_body(request, limit, chunks)
+        else:
+            size = await _read_body(request, limit, chunks)
+        if reading is not None and reading.cancelled_caught:
             raise errors.Timeout(f"Timeout: the request body did not arrive within {self.state.body_timeout:g} s")
+        g.body_incomplete = False
         if size > limit:
             raise errors.RequestEntityTooLarge("the request is too large")
         raw = b"".join(chunks)
@@ -329,3 +333,11 @@ class Handler(Filters):
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
 
 
+async def _read_body(request: MiniplaneRequest, limit: int, chunks: list[bytes]) -> int:
+    """Read `request`'s body to its end into `chunks`, up to `limit` bytes (the rest dropped); its size."""
+    size = 0
+    async for chunk in request.body:
+        size += len(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+    return size

@@ -25,10 +25,12 @@ range. It costs one more B-tree write per write, in the same transaction (so
 it can never disagree with kv), which group commit makes cheap next to the
 commit itself. Lists at a past revision do use kv_key_rev.
 
-Writes use group commit: a write joins a pending list and waits for the
-commit lock; whoever holds the lock takes every pending write and applies them
-in one transaction on a worker thread (`trio.to_thread`), then acknowledges
-each and publishes the events in revision order. Fifty concurrent writers
+Writes use group commit: a write joins a pending list; a writer that finds
+the commit lock free takes every pending write and applies them in one
+transaction on a worker thread (`trio.to_thread`), then acknowledges each and
+publishes the events in revision order, while the others wait for the lock to
+be let go (most then find their write done; the first whose write is not
+commits the next batch). Fifty concurrent writers
 share one fsync instead of paying fifty. Reads run on a small pool of reader
 connections, each on a worker thread; WAL lets them read while a commit runs.
 The reads, and what a page of a list costs, are in `runtime.storage.sqlite_reads`.
@@ -59,23 +61,19 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from contextlib import nullcontext
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Literal, TypeVar
 
 import trio
 
-from runtime.storage.base import (
-    Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
-)
-from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes
+from runtime.storage.base import Entry, Event, Page, StoreError, ValueEncoder
+from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout
+from runtime.storage.sqlite_batch import Write, apply_batch
 from runtime.storage.sqlite_compact import compact_log
 from runtime.storage.sqlite_errors import explain
 from runtime.storage.sqlite_peers import SqlitePeers
-from runtime.storage.sqlite_reads import (
-    COMPACTED_SQL, CURRENT_SQL, HEAD_SQL, entry_of, read_get, read_list, read_log, read_tail,
-    unseen_events,
-)
+from runtime.storage.sqlite_reads import COMPACTED_SQL, HEAD_SQL, read_get, read_list, read_log, read_tail
 
 __all__ = ["SqliteStore", "SqliteStoreStatistics", "Synchronous"]
 
@@ -131,20 +129,6 @@ class SqliteStoreStatistics:
     caught_up_events: int = 0
 
 
-@dataclass(eq=False)
-class _Write:
-    """One caller's write waiting for (or taken into) a group commit."""
-
-    op: Literal["create", "update", "delete"]
-    key: str
-    encode: ValueEncoder | None
-    expected: int | None
-    taken: bool = False
-    done: bool = False
-    result: Any = None
-    error: BaseException | None = None
-
-
 def _connect(path: str, synchronous: str, *, reader: bool) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves. check_same_thread=False:
     # trio's worker threads differ from call to call; our locks keep one user at a time.
@@ -194,7 +178,7 @@ class SqliteStore(FollowsAtCommit):
         self._head = head            # last committed (and published) revision
         self._compacted = compacted
         self._closed = False
-        self._pending: list[_Write] = []
+        self._pending: list[Write] = []
         self._commit_lock = trio.Lock()
         self._readers = readers
         self._read_slots = trio.Semaphore(readers)
@@ -241,35 +225,45 @@ class SqliteStore(FollowsAtCommit):
 
     async def create(self, key: str, encode: ValueEncoder) -> Entry:
         """Store a new key. Returns its entry once durable. Raises KeyExists."""
-        return await self._submit(_Write("create", key, encode, None))
+        return await self._submit(Write("create", key, encode, None))
 
     async def update(self, key: str, encode: ValueEncoder, *, expected_revision: int | None) -> Entry:
         """Replace a key's value. Returns the new entry once durable.
 
         Raises KeyNotFound, RevisionConflict.
         """
-        return await self._submit(_Write("update", key, encode, expected_revision))
+        return await self._submit(Write("update", key, encode, expected_revision))
 
     async def delete(self, key: str, *, expected_revision: int | None) -> tuple[int, Entry]:
         """Delete a key. Returns (delete revision, last entry) once durable.
 
         Raises KeyNotFound, RevisionConflict.
         """
-        return await self._submit(_Write("delete", key, None, expected_revision))
+        return await self._submit(Write("delete", key, None, expected_revision))
 
-    async def _submit(self, w: _Write) -> Any:
+    async def _submit(self, w: Write) -> Any:
         if self._closed:
             raise StoreError("store is closed")
         self._pending.append(w)
         try:
-            # Whoever gets the lock commits everything pending, so by the time
-            # most waiters get it their write is done and they just leave.
-            async with self._commit_lock:
-                if not w.done:
+            # A writer that finds the commit lock free takes it (no checkpoint: the commit awaits) and commits
+            # everything pending. The others park until their batch is done, or until they are next to commit
+            # (the first pending write when the lock is let go): one wake-up each, not the lock handed from
+            # each waiter to the next.
+            while not w.done:
+                if self._commit_lock.locked():
+                    w.wake = trio.Event()
+                    await w.wake.wait()
+                    continue
+                self._commit_lock.acquire_nowait()
+                try:
                     await self._commit_pending()
+                finally:
+                    self._release_commit_lock()
         except BaseException:
             if not w.taken:
                 self._pending.remove(w)  # cancelled before any commit took it: never applied
+                self._wake_next_committer()  # in case it was the one woken to commit
             raise
         if not w.done:
             raise StoreError(f"{w.key}: the outcome of this write is unknown")
@@ -277,9 +271,35 @@ class SqliteStore(FollowsAtCommit):
             raise w.error
         return w.result
 
+    @asynccontextmanager
+    async def _exclusive(self) -> AsyncIterator[None]:
+        """Hold the commit lock (no commit runs meanwhile), queued behind other holders."""
+        await self._commit_lock.acquire()
+        try:
+            yield
+        finally:
+            self._release_commit_lock()
+
+    def _release_commit_lock(self) -> None:
+        self._commit_lock.release()
+        self._wake_next_committer()
+
+    def _wake_next_committer(self) -> None:
+        """With the lock free and writes pending, wake the first: it commits them (a running one will anyway)."""
+        if self._pending and not self._commit_lock.locked() and self._pending[0].wake is not None:
+            self._pending[0].wake.set()
+
     async def _commit_pending(self) -> None:
         """Apply and commit every pending write (call with the commit lock held)."""
         batch, self._pending = self._pending, []
+        try:
+            await self._commit_batch(batch)
+        finally:
+            for w in batch:
+                if w.wake is not None:
+                    w.wake.set()  # done (or failed): its writer answers
+
+    async def _commit_batch(self, batch: list[Write]) -> None:
         if not batch:
             return
         for w in batch:
@@ -339,7 +359,7 @@ class SqliteStore(FollowsAtCommit):
         if self._peers is not None:
             self._peers.announce(head)
 
-    def _apply_batch(self, batch: list[_Write], head: int
+    def _apply_batch(self, batch: list[Write], head: int
                      ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
         """Worker thread: apply `batch` in one transaction after revision `head` and commit.
 
@@ -349,66 +369,11 @@ class SqliteStore(FollowsAtCommit):
         writes of other processes after it are read first and lead the events.
         """
         with self._peers.writing() if self._peers is not None else nullcontext():
-            return self._apply_batch_locked(batch, head)
+            return apply_batch(self._writer, batch, head,
+                               peers_lost=None if self._peers is None else self._peers_lost)
 
-    def _apply_batch_locked(self, batch: list[_Write], head: int
-                            ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
-        conn = self._writer
-        events: list[Event] = []
-        outcomes: list[tuple[Any, BaseException | None]] = []
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if self._peers is not None:
-                head, unseen = unseen_events(conn, head)
-                if unseen is None:
-                    self._lost = head  # never seen, now compacted: watchers must start over
-                events = unseen or []
-            for w in batch:
-                cur = conn.execute(CURRENT_SQL, (w.key,)).fetchone()
-                rev = head + 1
-                try:
-                    # Everything that may refuse the write happens before any SQL write.
-                    if w.op == "create":
-                        if cur is not None:
-                            raise KeyExists(w.key)
-                        prev = None
-                    else:
-                        if cur is None:
-                            raise KeyNotFound(w.key)
-                        prev = entry_of(w.key, *cur)
-                        if w.expected is not None and w.expected != prev.mod_revision:
-                            raise RevisionConflict(w.key, prev)
-                    value = as_bytes(w.encode(rev)) if w.encode is not None else None
-                except Exception as exc:
-                    outcomes.append((None, exc))
-                    continue
-                if w.op == "create":
-                    conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, NULL)", (rev, w.key, value, rev))
-                    conn.execute("INSERT INTO latest(key, rev) VALUES (?, ?)", (w.key, rev))
-                    assert value is not None
-                    events.append(Event("ADDED", w.key, rev, value, None, w.encode))
-                    outcomes.append((Entry(w.key, value, rev, rev), None))
-                elif w.op == "update":
-                    assert prev is not None and value is not None
-                    conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, ?)",
-                                 (rev, w.key, value, prev.create_revision, prev.mod_revision))
-                    conn.execute("UPDATE latest SET rev = ? WHERE key = ?", (rev, w.key))
-                    events.append(Event("MODIFIED", w.key, rev, value, prev.value, w.encode))
-                    outcomes.append((Entry(w.key, value, rev, prev.create_revision), None))
-                else:
-                    assert prev is not None
-                    conn.execute("INSERT INTO kv VALUES (?, ?, NULL, 1, ?, ?)",
-                                 (rev, w.key, prev.create_revision, prev.mod_revision))
-                    conn.execute("DELETE FROM latest WHERE key = ?", (w.key,))
-                    events.append(Event("DELETED", w.key, rev, None, prev.value))
-                    outcomes.append(((rev, prev), None))
-                head = rev
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return head, events, outcomes
+    def _peers_lost(self, revision: int) -> None:
+        self._lost = revision  # never seen, now compacted: watchers must start over
 
     # -- other processes' writes (peers) --------------------------------------
 
@@ -450,7 +415,7 @@ class SqliteStore(FollowsAtCommit):
             return  # the store closed
 
     async def _catch_up(self) -> None:
-        async with self._commit_lock:
+        async with self._exclusive():
             while not self._closed:
                 events, head, compacted = await self._read(read_tail, self._head, CATCH_UP_CHUNK)
                 self._compacted = max(self._compacted, compacted)
@@ -543,7 +508,7 @@ class SqliteStore(FollowsAtCommit):
         """
         if self._closed:
             raise StoreError("store is closed")
-        async with self._commit_lock:
+        async with self._exclusive():
             if revision <= self._compacted:
                 return
             with trio.CancelScope(shield=True):
@@ -568,7 +533,7 @@ class SqliteStore(FollowsAtCommit):
         self._fanout.close()
         self._behind.set()  # follow_peers returns
         with trio.CancelScope(shield=True):
-            async with self._commit_lock:
+            async with self._exclusive():
                 await self._commit_pending()  # fails whatever is still pending
             for _ in range(self._readers):
                 await self._read_slots.acquire()  # running reads finish first

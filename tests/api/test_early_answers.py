@@ -76,3 +76,18 @@ async def test_a_body_past_the_drain_bound_is_answered_with_connection_close(nur
     async with open_connection(server) as conn:  # the server is fine, on a new connection
         assert (await conn.request("GET", "/version", headers={"Authorization": f"Bearer {server.token}"})
                 ).status == 200
+
+
+async def test_a_body_that_stops_arriving_ends_at_the_request_deadline_and_closes_the_connection(nursery, tmp_path):
+    # The body is read within the request's deadline (?timeout, 60 s by default): past it 504, and the
+    # connection closes, since the body's rest could still come. One second of the real clock.
+    server = await start_server(nursery, tmp_path)
+    admin = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"}
+    async with open_connection(server) as conn:
+        answer = await conn.stalled("POST", f"{RBAC}/clusterroles?timeout=1s", headers=admin,
+                                    length=1_000, part=body_of(1_000)[:100])
+        assert answer.status == 504, answer.body[:300]
+        assert answer.closing and await conn.wait_closed()
+    async with open_connection(server) as conn:  # the server is fine, on a new connection
+        follow = await conn.request("POST", f"{RBAC}/clusterroles", headers=admin, body=body_of(1_000))
+        assert follow.status == 201, follow.body[:300]

@@ -77,6 +77,14 @@ class Connection:
             self._h11.start_next_cycle()
         return answer[0]
 
+    async def stalled(self, method: str, path: str, *, headers: dict[str, str], length: int, part: bytes) -> Answer:
+        """Send a request announcing a body of `length` bytes but only `part` of it, and read the answer."""
+        wanted = {"host": "miniplane", **{k.lower(): v for k, v in headers.items()}, "content-length": str(length)}
+        await self._stream.send_all(self._h11.send(h11.Request(method=method, target=path,
+                                                               headers=list(wanted.items()))))
+        await self._stream.send_all(self._h11.send(h11.Data(data=part)))
+        return await self._read_answer()
+
     async def _read_answer(self) -> Answer:
         response: h11.Response | None = None
         body = b""

@@ -115,10 +115,30 @@ async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
     await store.aclose()
 
 
+async def test_writers_waiting_while_the_lock_is_held_commit_together_once_it_is_let_go(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    done: list[int] = []
+
+    async def writer(i: int) -> None:
+        await store.create(f"/w/{i}", val("v"))
+        done.append(i)
+
+    async with trio.open_nursery() as nursery:
+        async with store._exclusive():  # held by something other than a commit: a compaction, a catch-up
+            for i in range(20):
+                nursery.start_soon(writer, i)
+            await trio.testing.wait_all_tasks_blocked()
+            assert done == [] and store.statistics().pending == 20
+    assert sorted(done) == list(range(20))
+    stats = store.statistics()
+    assert (stats.commits, stats.writes, stats.largest_batch) == (1, 20, 20)
+    await store.aclose()
+
+
 async def test_write_cancelled_before_its_commit_is_not_applied(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path / "s.db")
     async with trio.open_nursery() as nursery:
-        async with store._commit_lock:  # a commit is in progress
+        async with store._exclusive():  # a commit (or a compaction) is in progress
             nursery.start_soon(store.create, "/k/a", val("a"))
             await trio.testing.wait_all_tasks_blocked()
             nursery.cancel_scope.cancel()
