@@ -255,6 +255,9 @@ class SqliteStore(FollowsAtCommit):
                     w.wake = trio.Event()
                     await w.wake.wait()
                     continue
+                # The commit is shielded: a cancelled caller must stop here, before it commits (as the lock's own
+                # acquire does), or a task writing in a loop would never see its cancellation.
+                await trio.lowlevel.checkpoint_if_cancelled()
                 self._commit_lock.acquire_nowait()
                 try:
                     await self._commit_pending()

@@ -135,6 +135,29 @@ async def test_writers_waiting_while_the_lock_is_held_commit_together_once_it_is
     await store.aclose()
 
 
+async def test_a_task_writing_in_a_loop_stops_when_cancelled(tmp_path: Path) -> None:
+    # Alone, it always finds the commit lock free, and the commit itself is shielded: cancellation must still
+    # reach it between two writes, not after its last.
+    store = await SqliteStore.open(tmp_path / "s.db")
+    written: list[int] = []
+    five = trio.Event()
+
+    async def loop() -> None:
+        for i in range(300):
+            await store.create(f"/l/{i:03}", val("v"))
+            written.append(i)
+            if i == 4:
+                five.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(loop)
+        await five.wait()
+        nursery.cancel_scope.cancel()
+    assert 5 <= len(written) < 10, len(written)  # it stopped at its next write
+    assert [e.key for e in (await store.list("/l/"))[0]] == [f"/l/{i:03}" for i in written]
+    await store.aclose()
+
+
 async def test_write_cancelled_before_its_commit_is_not_applied(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path / "s.db")
     async with trio.open_nursery() as nursery:
