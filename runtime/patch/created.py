@@ -18,7 +18,7 @@ from typing import Any
 
 from runtime.patch.fieldpath import PathElement
 from runtime.patch.schema import ListNode, Node
-from runtime.patch.typed import _index_items, _kind
+from runtime.patch.typed import index_items, walk_kind
 
 __all__ = ["created_fields_v1"]
 
@@ -39,13 +39,13 @@ def _below(value: Any, node: Node, stripped: dict[str, Any] | None) -> dict[str,
     """The FieldsV1 entries below `value`: one per key or list item, in `FieldSet`'s order."""
     if not value or not isinstance(value, (dict, list)):
         return {}  # a scalar, a null, or an empty object or list: a leaf
-    kind = _kind(node, value)
+    kind = walk_kind(node, value)
     if kind == "map":
         # Every element here is a field, and fields sort by name.
         items = [(PathElement.field(key), value[key], node.child(key).node) for key in sorted(value)]
     elif kind == "list":
         assert isinstance(node, ListNode)
-        items = sorted(((pe, child, node.item) for pe, child in _index_items(value, node, (), False).items()),
+        items = sorted(((pe, child, node.item) for pe, child in index_items(value, node, (), False).items()),
                        key=lambda item: item[0].sort_key)
     else:
         return {}

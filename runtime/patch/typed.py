@@ -13,6 +13,9 @@ deduced schema (objects granular, lists atomic).
 - `remove_items(value, node, paths)`: the value without those paths.
 - `ensure_named_fields(paths, node)`: the set plus every struct field that
   has members below it (EnsureNamedFieldsAreMembers).
+- `walk_kind(node, *values)` and `index_items(items, node, ...)`: how a walk
+  treats a value (leaf, map or list) and a list's items by path element; the
+  steps every walk here takes, for walks elsewhere (`runtime.patch.created`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from runtime.patch.json_patch import json_equal
 from runtime.patch.schema import UNTYPED, ListNode, MapNode, Node, Scalar, Struct
 
 __all__ = ["MISSING", "Comparison", "to_field_set", "compare", "merge", "remove_items",
-           "ensure_named_fields", "item_element"]
+           "ensure_named_fields", "item_element", "index_items", "walk_kind"]
 
 
 class _Missing:
@@ -49,7 +52,7 @@ class Comparison:
     removed: FieldSet
 
 
-def _kind(node: Node, *values: Any) -> str:
+def walk_kind(node: Node, *values: Any) -> str:
     """How a walk treats this value: 'leaf', 'map' (granular object) or 'list' (set/map list)."""
     present = [v for v in values if v is not MISSING and v is not None]
     if isinstance(node, (Struct, MapNode)):
@@ -92,7 +95,7 @@ def item_element(item: Any, node: ListNode, index: int, *, strict: bool, prefix:
     return PathElement.index(index)
 
 
-def _index_items(items: list[Any] | None, node: ListNode, path: Path, strict: bool) -> dict[PathElement, Any]:
+def index_items(items: list[Any] | None, node: ListNode, path: Path, strict: bool) -> dict[PathElement, Any]:
     """List items by path element, in list order; later duplicates are dropped (or rejected if strict)."""
     indexed: dict[PathElement, Any] = {}
     for n, item in enumerate(items or ()):
@@ -120,7 +123,7 @@ def to_field_set(value: Any, node: Node, *, strict: bool = False) -> FieldSet:
 
 
 def _to_set(value: Any, node: Node, path: Path, out: set[Path], strict: bool) -> None:
-    kind = _kind(node, value)
+    kind = walk_kind(node, value)
     if kind == "leaf":
         if path:
             out.add(path)
@@ -135,7 +138,7 @@ def _to_set(value: Any, node: Node, path: Path, out: set[Path], strict: bool) ->
                 out.add(child_path)
         return
     assert isinstance(node, ListNode)
-    for pe, item in _index_items(value if isinstance(value, list) else None, node, path, strict).items():
+    for pe, item in index_items(value if isinstance(value, list) else None, node, path, strict).items():
         child_path = path + (pe,)
         _to_set(item, node.item, child_path, out, strict)
         out.add(child_path)
@@ -148,7 +151,7 @@ _NOTHING = FieldSet()
 
 def compare(old: Any, new: Any, node: Node) -> Comparison:
     """Paths added, modified and removed going from `old` to `new` (typed.Compare)."""
-    if isinstance(old, dict) and not old and isinstance(new, dict) and _kind(node, new) == "map":
+    if isinstance(old, dict) and not old and isinstance(new, dict) and walk_kind(node, new) == "map":
         # From nothing (a create): every path of `new` is added, found without comparing.
         below: set[Path] = set()
         for key, child in new.items():
@@ -167,7 +170,7 @@ def compare(old: Any, new: Any, node: Node) -> Comparison:
             modified.add(path)
 
     def walk(lhs: Any, rhs: Any, node: Node, path: Path) -> None:
-        kind = _kind(node, lhs, rhs)
+        kind = walk_kind(node, lhs, rhs)
         if kind == "map":
             lmap = lhs if isinstance(lhs, dict) else {}
             rmap = rhs if isinstance(rhs, dict) else {}
@@ -178,8 +181,8 @@ def compare(old: Any, new: Any, node: Node) -> Comparison:
                      path + (PathElement.field(key),))
         elif kind == "list":
             assert isinstance(node, ListNode)
-            litems = _index_items(lhs if isinstance(lhs, list) else None, node, path, False)
-            ritems = _index_items(rhs if isinstance(rhs, list) else None, node, path, False)
+            litems = index_items(lhs if isinstance(lhs, list) else None, node, path, False)
+            ritems = index_items(rhs if isinstance(rhs, list) else None, node, path, False)
             if not litems and not ritems:
                 return leaf(lhs, rhs, path)
             for pe in list(litems) + [p for p in ritems if p not in litems]:
@@ -198,13 +201,13 @@ def compare(old: Any, new: Any, node: Node) -> Comparison:
 
 def _all_paths(value: Any, node: Node, path: Path, out: set[Path]) -> None:
     """The paths `compare` finds added for `value` where there was nothing: it and everything below it."""
-    kind = _kind(node, value)
+    kind = walk_kind(node, value)
     if kind == "map" and isinstance(value, dict):  # a null where an object goes is a leaf, as compare finds it
         for key, child in value.items():
             _all_paths(child, _child_node(node, key), path + (PathElement.field(key),), out)
     elif kind == "list" and isinstance(value, list):
         assert isinstance(node, ListNode)
-        for pe, item in _index_items(value, node, path, False).items():
+        for pe, item in index_items(value, node, path, False).items():
             _all_paths(item, node.item, path + (pe,), out)
     out.add(path)
 
@@ -217,7 +220,7 @@ def merge(lhs: Any, rhs: Any, node: Node) -> Any:
 
 
 def _merge(lhs: Any, rhs: Any, node: Node, path: Path) -> Any:
-    kind = _kind(node, lhs, rhs)
+    kind = walk_kind(node, lhs, rhs)
     if kind == "map":
         lmap = lhs if isinstance(lhs, dict) else {}
         rmap = rhs if isinstance(rhs, dict) else {}
@@ -231,8 +234,8 @@ def _merge(lhs: Any, rhs: Any, node: Node, path: Path) -> Any:
             return out if out else MISSING
     elif kind == "list":
         assert isinstance(node, ListNode)
-        litems = _index_items(lhs if isinstance(lhs, list) else None, node, path, False)
-        ritems = _index_items(rhs if isinstance(rhs, list) else None, node, path, False)
+        litems = index_items(lhs if isinstance(lhs, list) else None, node, path, False)
+        ritems = index_items(rhs if isinstance(rhs, list) else None, node, path, False)
         if litems or ritems:
             merged = [_merge(litems.get(pe, MISSING), ritems.get(pe, MISSING), node.item, path + (pe,))
                       for pe in _merged_order(list(litems), list(ritems))]
@@ -297,7 +300,7 @@ def remove_items(value: Any, node: Node, paths: FieldSet) -> Any:
     """
     if not paths:
         return value
-    kind = _kind(node, value)
+    kind = walk_kind(node, value)
     if kind == "map" and isinstance(value, dict) and value:
         out = {}
         for key, child in value.items():

@@ -28,9 +28,9 @@ commit itself. Lists at a past revision do use kv_key_rev.
 Writes use group commit: a write joins a pending list; a writer that finds
 the commit lock free takes every pending write and applies them in one
 transaction on a worker thread (`trio.to_thread`), then acknowledges each and
-publishes the events in revision order, while the others wait for the lock to
-be let go (most then find their write done; the first whose write is not
-commits the next batch). Fifty concurrent writers
+publishes the events in revision order. The others park, each woken once:
+when its batch is done, or, if it is the first write still pending when the
+lock is let go, to commit the next batch. Fifty concurrent writers
 share one fsync instead of paying fifty. Reads run on a small pool of reader
 connections, each on a worker thread; WAL lets them read while a commit runs.
 The reads, and what a page of a list costs, are in `runtime.storage.sqlite_reads`.
