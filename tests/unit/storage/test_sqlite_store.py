@@ -123,12 +123,13 @@ async def test_writers_waiting_while_the_lock_is_held_commit_together_once_it_is
         await store.create(f"/w/{i}", val("v"))
         done.append(i)
 
-    async with trio.open_nursery() as nursery:
-        async with store._exclusive():  # held by something other than a commit: a compaction, a catch-up
-            for i in range(20):
-                nursery.start_soon(writer, i)
-            await trio.testing.wait_all_tasks_blocked()
-            assert done == [] and store.statistics().pending == 20
+    with trio.fail_after(10):  # writers nobody wakes would park for ever: fail instead of hanging the run
+        async with trio.open_nursery() as nursery:
+            async with store._exclusive():  # held by something other than a commit: a compaction, a catch-up
+                for i in range(20):
+                    nursery.start_soon(writer, i)
+                await trio.testing.wait_all_tasks_blocked()
+                assert done == [] and store.statistics().pending == 20
     assert sorted(done) == list(range(20))
     stats = store.statistics()
     assert (stats.commits, stats.writes, stats.largest_batch) == (1, 20, 20)
