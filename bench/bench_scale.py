@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import select
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
+import httpx  # noqa: E402
 import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
@@ -229,6 +231,19 @@ def measure(size: int, seconds: float, work: Path) -> dict[str, Any]:
     return result
 
 
+def created_names(server: ServerChild, token: str, ca: Path, tag: str) -> list[str]:
+    """The ClusterRoles the CREATE slices made, as the server lists them.
+
+    Not counted from wrk's figures: wrk calls a script's `request()` once per thread before sending (the first
+    name is never created), and requests in flight at its stop may or may not have been.
+    """
+    answer = httpx.get(f"{server.url}{RBAC}/clusterroles", params={"labelSelector": f"bench-created={tag}"},
+                       headers={"Authorization": f"Bearer {token}"}, timeout=60,
+                       verify=ssl.create_default_context(cafile=str(ca)))
+    answer.raise_for_status()
+    return [item["metadata"]["name"] for item in answer.json()["items"]]
+
+
 def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, bare: ServerChild, token: str,
                    ca: Path) -> dict[str, Any]:
     auth = {"Authorization": f"Bearer {token}"}
@@ -240,6 +255,8 @@ def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, b
         figures = wrk.run_wrk(url, script, duration, headers=headers)
         print(f"  {size:>7,} {name:<12} {figures.rps:8.0f} req/s  p50 {figures.p50_ms:7.2f} ms  "
               f"p99 {figures.p99_ms:7.2f} ms  non-2xx {figures.non_2xx}", flush=True)
+        for answer in figures.failures:
+            print(f"           non-2xx answer: {answer}", flush=True)
         return figures.as_dict()
 
     pool = [(f"{RBAC}/namespaces/ns-{i % NAMESPACES}/roles/pool-{i}", f"pool-{i}", f"ns-{i % NAMESPACES}")
@@ -271,10 +288,7 @@ def _measure_verbs(size: int, seconds: float, work: Path, server: ServerChild, b
             scripts / "apply.lua", pool, role_body("@NAME@", "@NS@", {"bench-a": "@V@"}), "bench-apply")),
     })
     names = work / f"created-{size}.txt"
-    # The last 16 names of a slice (one per connection) may have been in flight when wrk stopped: maybe never
-    # created. Every earlier one was answered.
-    names.write_text("".join(f"{tag}-{i}-{n}\n" for i, figures in enumerate(create_slices)
-                             for n in range(1, int(figures["requests"]) - 16 + 1)))
+    names.write_text("".join(f"{name}\n" for name in created_names(server, token, ca, tag)))
     verbs["DELETE"] = run("DELETE", server.url,
                           wrk.delete_script(scripts / "delete.lua", names, f"{RBAC}/clusterroles"), seconds / 2)
     review = {"apiVersion": "authorization.svc.io/v1", "kind": "SubjectAccessReview",

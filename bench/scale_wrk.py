@@ -2,11 +2,11 @@
 
 `run_wrk(url, script, seconds, connections, headers)` runs Debian's `wrk`
 (one thread, `--latency`) in a child process and returns a `WrkResult`:
-requests/s, p50 and p99 latency, requests, non-2xx answers and socket
-errors. The scripts (`*_script` functions) build their bodies in Lua, so a
-request costs the load generator microseconds, never the server's share of
-the machine; each stops its thread after `cap` requests (a bound on count,
-beside wrk's bound on time).
+requests/s, p50 and p99 latency, requests, non-2xx answers (the first few
+kept with their status and body, `failures`) and socket errors. The scripts
+(`*_script` functions) build their bodies in Lua, so a request costs the load
+generator microseconds, never the server's share of the machine; each stops
+its thread after `CAP` requests (a bound on count, beside wrk's on time).
 
 No miniplane import: the load is a separate process talking HTTPS over
 loopback, like any client.
@@ -28,6 +28,8 @@ __all__ = ["WrkResult", "run_wrk", "alternated",
 
 #: Requests one wrk run may send at most (each script stops its thread there).
 CAP = 1_000_000
+#: Non-2xx answers a run prints (status and the start of the body) for `WrkResult.failures`.
+SHOWN_FAILURES = 3
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,9 @@ class WrkResult:
     requests: int
     non_2xx: int
     socket_errors: int
+    failures: tuple[str, ...] = ()  # the first SHOWN_FAILURES non-2xx answers: "STATUS body..."
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -70,7 +73,8 @@ def parse_wrk(output: str) -> WrkResult:
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     return WrkResult(rps, _ms(pct["50"]) if "50" in pct else 0.0, _ms(pct["99"]) if "99" in pct else 0.0,
                      requests, int(non_2xx.group(1)) if non_2xx else 0,
-                     sum(int(g) for g in sock.groups()) if sock else 0)
+                     sum(int(g) for g in sock.groups()) if sock else 0,
+                     tuple(re.findall(r"^non-2xx answer: (.*)$", output, re.M)))
 
 
 def alternated(slices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -83,6 +87,7 @@ def alternated(slices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "p50_ms": sorted(f["p50_ms"] for f in slices)[len(slices) // 2],
             "p99_ms": max(f["p99_ms"] for f in slices), "requests": requests,
             "non_2xx": sum(f["non_2xx"] for f in slices), "socket_errors": sum(f["socket_errors"] for f in slices),
+            "failures": [a for f in slices for a in f.get("failures", ())][:SHOWN_FAILURES],
             "slices": [f["rps"] for f in slices]}
 
 
@@ -122,10 +127,15 @@ local function headers(extra)
 end
 """
 
+# wrk counts a status over 399 as "non-2xx"; the first few are printed for `WrkResult.failures`.
 _STOP = _HEADERS + f"""
-local sent = 0
+local sent, failed = 0, 0
 response = function(status, headers, body)
   sent = sent + 1
+  if status > 399 and failed < {SHOWN_FAILURES} then
+    failed = failed + 1
+    io.write("non-2xx answer: " .. status .. " " .. string.gsub(string.sub(body or "", 1, 300), "%s+", " ") .. "\\n")
+  end
   if sent >= {CAP} then wrk.thread:stop() end
 end
 """
