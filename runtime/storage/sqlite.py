@@ -25,12 +25,11 @@ range. It costs one more B-tree write per write, in the same transaction (so
 it can never disagree with kv), which group commit makes cheap next to the
 commit itself. Lists at a past revision do use kv_key_rev.
 
-Writes use group commit: a write joins a pending list; a writer that finds
-the commit lock free takes every pending write and applies them in one
-transaction on a worker thread (`trio.to_thread`), then acknowledges each and
-publishes the events in revision order. The others park, each woken once:
-when its batch is done, or, if it is the first write still pending when the
-lock is let go, to commit the next batch. Fifty concurrent writers
+Writes use group commit (`runtime.storage.group_commit`): a write joins a
+pending list; a writer that finds no commit running hands every pending write
+to a worker thread, which applies them in one transaction, hands the outcome
+back (acknowledging each write and publishing the events in revision order)
+and carries on with the writes that came meanwhile. Fifty concurrent writers
 share one fsync instead of paying fifty. Reads run on a small pool of reader
 connections, each on a worker thread; WAL lets them read while a commit runs.
 The reads, and what a page of a list costs, are in `runtime.storage.sqlite_reads`.
@@ -61,7 +60,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Literal, TypeVar
 
@@ -69,7 +68,8 @@ import trio
 
 from runtime.storage.base import Entry, Event, Page, StoreError, ValueEncoder
 from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout
-from runtime.storage.sqlite_batch import Write, apply_batch
+from runtime.storage.group_commit import Applied, GroupCommit, Write
+from runtime.storage.sqlite_batch import apply_batch
 from runtime.storage.sqlite_compact import compact_log
 from runtime.storage.sqlite_errors import explain
 from runtime.storage.sqlite_peers import SqlitePeers
@@ -113,7 +113,9 @@ class SqliteStoreStatistics:
 
     `commits` transactions carried `writes` acknowledged writes (so
     writes/commits is the mean group-commit batch); `largest_batch` is the most
-    writes one commit took; `pending` writes wait for the next commit.
+    writes one commit took; `pending` writes wait for the next commit;
+    `carried` batches were taken by a commit thread straight after its last
+    (see `runtime.storage.group_commit`).
     """
 
     revision: int
@@ -127,6 +129,7 @@ class SqliteStoreStatistics:
     #: Catch-ups that found other processes' writes, and the events they published (peers only).
     catch_ups: int = 0
     caught_up_events: int = 0
+    carried: int = 0
 
 
 def _connect(path: str, synchronous: str, *, reader: bool) -> sqlite3.Connection:
@@ -161,6 +164,30 @@ def _open_writer(path: str, synchronous: str) -> tuple[sqlite3.Connection, int, 
     return conn, head, compacted
 
 
+class _Batches:
+    """A store as its group commit sees it (`runtime.storage.group_commit.BatchStore`)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def head(self) -> int:
+        return self._store._head
+
+    def apply(self, batch: list[Write], head: int) -> Applied:
+        return self._store._apply_batch(batch, head)
+
+    def recover(self, head: int) -> Applied | None:
+        return self._store._recover(head)
+
+    def deliver(self, applied: Applied) -> None:
+        self._store._deliver(applied)
+
+    def failure(self, key: str, exc: Exception) -> StoreError:
+        err = StoreError(f"{key}: commit failed: {explain(exc)}")
+        err.__cause__ = exc
+        return err
+
+
 class SqliteStore(FollowsAtCommit):
     """The `Store` protocol over one SQLite file. Open with `await SqliteStore.open(path)`."""
 
@@ -171,15 +198,13 @@ class SqliteStore(FollowsAtCommit):
         self._writer = writer
         self._peers = peers
         self._behind = trio.Event()  # set: other processes committed past what this one published
-        self._lost = 0  # set on the writer thread: revisions up to it were compacted unseen
         self._catch_ups = 0
         self._caught_up_events = 0
         self._synchronous = synchronous
         self._head = head            # last committed (and published) revision
         self._compacted = compacted
         self._closed = False
-        self._pending: list[Write] = []
-        self._commit_lock = trio.Lock()
+        self._group = GroupCommit(_Batches(self))
         self._readers = readers
         self._read_slots = trio.Semaphore(readers)
         self._idle: list[sqlite3.Connection] = []
@@ -244,102 +269,24 @@ class SqliteStore(FollowsAtCommit):
     async def _submit(self, w: Write) -> Any:
         if self._closed:
             raise StoreError("store is closed")
-        self._pending.append(w)
-        try:
-            # A writer that finds the commit lock free takes it (no checkpoint: the commit awaits) and commits
-            # everything pending. The others park until their batch is done, or until they are next to commit
-            # (the first pending write when the lock is let go): one wake-up each, not the lock handed from
-            # each waiter to the next.
-            while not w.done:
-                if self._commit_lock.locked():
-                    w.wake = trio.Event()
-                    await w.wake.wait()
-                    continue
-                # The commit is shielded: a cancelled caller must stop here, before it commits (as the lock's own
-                # acquire does), or a task writing in a loop would never see its cancellation.
-                await trio.lowlevel.checkpoint_if_cancelled()
-                self._commit_lock.acquire_nowait()
-                try:
-                    await self._commit_pending()
-                finally:
-                    self._release_commit_lock()
-        except BaseException:
-            if not w.taken:
-                self._pending.remove(w)  # cancelled before any commit took it: never applied
-                self._wake_next_committer()  # in case it was the one woken to commit
-            raise
-        if not w.done:
-            raise StoreError(f"{w.key}: the outcome of this write is unknown")
-        if w.error is not None:
-            raise w.error
-        return w.result
+        return await self._group.submit(w)
 
-    @asynccontextmanager
-    async def _exclusive(self) -> AsyncIterator[None]:
-        """Hold the commit lock (no commit runs meanwhile), queued behind other holders."""
-        await self._commit_lock.acquire()
-        try:
-            yield
-        finally:
-            self._release_commit_lock()
-
-    def _release_commit_lock(self) -> None:
-        self._commit_lock.release()
-        self._wake_next_committer()
-
-    def _wake_next_committer(self) -> None:
-        """With the lock free and writes pending, wake the first: it commits them (a running one will anyway)."""
-        if self._pending and not self._commit_lock.locked() and self._pending[0].wake is not None:
-            self._pending[0].wake.set()
-
-    async def _commit_pending(self) -> None:
-        """Apply and commit every pending write (call with the commit lock held)."""
-        batch, self._pending = self._pending, []
-        try:
-            await self._commit_batch(batch)
-        finally:
-            for w in batch:
-                if w.wake is not None:
-                    w.wake.set()  # done (or failed): its writer answers
-
-    async def _commit_batch(self, batch: list[Write]) -> None:
-        if not batch:
-            return
-        for w in batch:
-            w.taken = True
-        if self._closed:
-            for w in batch:
-                w.error, w.done = StoreError("store is closed"), True
-            return
-        try:
-            # Shielded: once the batch is on the thread its outcome must be delivered.
-            with trio.CancelScope(shield=True):
-                head, events, outcomes = await trio.to_thread.run_sync(
-                    self._apply_batch, batch, self._head)
-        except Exception as exc:
-            for w in batch:
-                err = StoreError(f"{w.key}: commit failed: {explain(exc)}")
-                err.__cause__ = exc
-                w.error, w.done = err, True
-            await self._resync_head()
-            return
-        self._head = head
-        own = sum(1 for _, error in outcomes if error is None)
+    def _deliver(self, applied: Applied) -> None:
+        """Trio thread, commits in order: the head moves, watchers hear (then the writers answer)."""
+        moved, self._head = applied.head > self._head, applied.head
+        own = sum(1 for _, error in applied.outcomes if error is None)
         if own:
             self._commits += 1
             self._writes += own
             self._largest_batch = max(self._largest_batch, own)
-        for w, (result, error) in zip(batch, outcomes):
-            w.result, w.error, w.done = result, error, True
-        if self._lost:
-            self._fanout.lose(self._lost)
-            self._lost = 0
-        self._fanout.publish(events)
-        if own and self._peers is not None:
-            self._peers.announce(head)  # before the callers resume: before any acknowledgement
+        if applied.lost:
+            self._fanout.lose(applied.lost)
+        self._fanout.publish(applied.events)
+        if moved and self._peers is not None:
+            self._peers.announce(applied.head)  # before the callers resume: before any acknowledgement
 
-    async def _resync_head(self) -> None:
-        """After a failed commit: take the head from the file (call with the commit lock held).
+    def _recover(self, head: int) -> Applied | None:
+        """Worker thread, after a failed commit: what reached the file after `head` anyway.
 
         A commit can fail after its transaction reached the WAL (an I/O error
         reported late). Its rows then exist: the head moves past them, or every
@@ -347,23 +294,12 @@ class SqliteStore(FollowsAtCommit):
         published, or watchers would miss them. Those writes were answered with
         an error: their outcome is unknown to their callers, as with etcd.
         """
-        try:
-            with trio.CancelScope(shield=True):
-                head = await trio.to_thread.run_sync(
-                    lambda: max(self._compacted, self._writer.execute(HEAD_SQL).fetchone()[0] or 0))
-                if head <= self._head:
-                    return
-                events = await self._read_log("", self._head, head, head - self._head)
-        except Exception:
-            log.exception("sqlite store: could not read the head after a failed commit")
-            return
-        self._head = head
-        self._fanout.publish(events)
-        if self._peers is not None:
-            self._peers.announce(head)
+        newest = max(self._compacted, self._writer.execute(HEAD_SQL).fetchone()[0] or 0)
+        if newest <= head:
+            return None
+        return Applied(newest, read_log(self._writer, "", head, newest, newest - head), [])
 
-    def _apply_batch(self, batch: list[Write], head: int
-                     ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
+    def _apply_batch(self, batch: list[Write], head: int) -> Applied:
         """Worker thread: apply `batch` in one transaction after revision `head` and commit.
 
         A write's own failure (precondition, encoder) fails only that write and
@@ -371,12 +307,11 @@ class SqliteStore(FollowsAtCommit):
         With peers, `head` is the last revision this process published: the
         writes of other processes after it are read first and lead the events.
         """
+        lost: list[int] = []  # revisions up to it were compacted unseen: watchers must start over
         with self._peers.writing() if self._peers is not None else nullcontext():
-            return apply_batch(self._writer, batch, head,
-                               peers_lost=None if self._peers is None else self._peers_lost)
-
-    def _peers_lost(self, revision: int) -> None:
-        self._lost = revision  # never seen, now compacted: watchers must start over
+            head, events, outcomes = apply_batch(self._writer, batch, head,
+                                                 peers_lost=None if self._peers is None else lost.append)
+        return Applied(head, events, outcomes, max(lost, default=0))
 
     # -- other processes' writes (peers) --------------------------------------
 
@@ -418,7 +353,7 @@ class SqliteStore(FollowsAtCommit):
             return  # the store closed
 
     async def _catch_up(self) -> None:
-        async with self._exclusive():
+        async with self._group.exclusive():
             while not self._closed:
                 events, head, compacted = await self._read(read_tail, self._head, CATCH_UP_CHUNK)
                 self._compacted = max(self._compacted, compacted)
@@ -511,7 +446,7 @@ class SqliteStore(FollowsAtCommit):
         """
         if self._closed:
             raise StoreError("store is closed")
-        async with self._exclusive():
+        async with self._group.exclusive():
             if revision <= self._compacted:
                 return
             with trio.CancelScope(shield=True):
@@ -525,19 +460,20 @@ class SqliteStore(FollowsAtCommit):
         """Revisions, open watches and group-commit counters."""
         return SqliteStoreStatistics(self._head, self._compacted, self._fanout.watchers,
                                      self._commits, self._writes, self._largest_batch,
-                                     len(self._pending), sum(c[0] for c in self._read_steps),
-                                     self._catch_ups, self._caught_up_events)
+                                     self._group.pending, sum(c[0] for c in self._read_steps),
+                                     self._catch_ups, self._caught_up_events, self._group.carried)
 
     async def aclose(self) -> None:
         """Fail pending writes, end watches, wait for running reads, close the file."""
         if self._closed:
             return
         self._closed = True
+        self._group.close(StoreError("store is closed"))
         self._fanout.close()
         self._behind.set()  # follow_peers returns
         with trio.CancelScope(shield=True):
-            async with self._exclusive():
-                await self._commit_pending()  # fails whatever is still pending
+            async with self._group.exclusive():
+                self._group.fail_pending(StoreError("store is closed"))
             for _ in range(self._readers):
                 await self._read_slots.acquire()  # running reads finish first
             conns, self._idle = [self._writer, *self._idle], []

@@ -4,38 +4,22 @@ Contract: `apply_batch(conn, batch, head, peers=)` runs on the store's writer
 thread with the batch's writes (`Write`) in arrival order, numbers them after
 `head` and commits once. A write's own failure (its precondition, its
 encoder) fails only that write and uses no revision; an SQLite error rolls
-back the whole batch and propagates. `SqliteStore` (`runtime.storage.sqlite`)
-owns the waiting and the acknowledging; this is the SQL a batch runs.
+back the whole batch and propagates. The group commit
+(`runtime.storage.group_commit`) owns the waiting and the acknowledging; this
+is the SQL a batch runs.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-import trio
-
-from runtime.storage.base import Entry, Event, KeyExists, KeyNotFound, RevisionConflict, ValueEncoder
+from runtime.storage.base import Entry, Event, KeyExists, KeyNotFound, RevisionConflict
 from runtime.storage.fanout import as_bytes
+from runtime.storage.group_commit import Write
 from runtime.storage.sqlite_reads import CURRENT_SQL, entry_of, unseen_events
 
-__all__ = ["Write", "apply_batch"]
-
-
-@dataclass(eq=False)
-class Write:
-    """One caller's write waiting for (or taken into) a group commit."""
-
-    op: Literal["create", "update", "delete"]
-    key: str
-    encode: ValueEncoder | None
-    expected: int | None
-    taken: bool = False
-    done: bool = False
-    result: Any = None
-    error: BaseException | None = None
-    wake: trio.Event | None = None  # set while its writer is parked: its batch is done, or it commits next
+__all__ = ["apply_batch"]
 
 
 def apply_batch(conn: sqlite3.Connection, batch: list[Write], head: int, *,
