@@ -239,7 +239,14 @@ class SqliteStore(FollowsAtCommit):
             raise ValueError("watch buffer must hold at least one event")
         if peers is not None:
             peers.open_lock(path)
-        writer, head, compacted = await trio.to_thread.run_sync(_open_writer, path, synchronous)
+
+        def open_writer() -> tuple[sqlite3.Connection, int, int]:
+            # Under the writers' lock: workers start at once, and two connections turning a new file to WAL
+            # together make one fail at once ("database is locked": SQLite's busy wait cannot help a deadlock).
+            with peers.writing() if peers is not None else nullcontext():
+                return _open_writer(path, synchronous)
+
+        writer, head, compacted = await trio.to_thread.run_sync(open_writer)
         if peers is not None:
             # A predecessor killed between its commit and its announcement: wake the others for it.
             peers.announce(head)

@@ -66,6 +66,15 @@ async def entered(store: CountingStore, n: int) -> None:
     assert await trio.to_thread.run_sync(store.entered[n].wait, 10)
 
 
+async def more_during_a_commit(nursery: trio.Nursery, store: CountingStore, submit, keys: str) -> None:
+    """`submit("a")`, whose batch the store holds, then `submit` each of `keys` while it commits."""
+    nursery.start_soon(submit, "a")
+    await entered(store, 0)
+    for key in keys:
+        nursery.start_soon(submit, key)
+    await trio.testing.wait_all_tasks_blocked()
+
+
 async def test_writes_arriving_during_a_commit_are_taken_by_the_same_thread_run() -> None:
     store = CountingStore()
     group = GroupCommit(store)
@@ -76,11 +85,7 @@ async def test_writes_arriving_during_a_commit_are_taken_by_the_same_thread_run(
         results[key] = await group.submit(write(key))
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(submit, "a")
-        await entered(store, 0)
-        for key in "bcd":
-            nursery.start_soon(submit, key)
-        await trio.testing.wait_all_tasks_blocked()
+        await more_during_a_commit(nursery, store, submit, "bcd")
         assert group.pending == 3
         first.set()
     assert store.batches[0] == ["a"] and sorted(store.batches[1]) == ["b", "c", "d"]  # (in arrival order)
@@ -102,10 +107,7 @@ async def test_a_writer_waits_for_its_own_batch_only_not_for_the_run() -> None:
             a_answered.set()
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(submit, "a")
-        await entered(store, 0)
-        nursery.start_soon(submit, "b")
-        await trio.testing.wait_all_tasks_blocked()
+        await more_during_a_commit(nursery, store, submit, "b")
         first.set()
         await entered(store, 1)  # the run carries on with b's batch ...
         with trio.fail_after(10):
@@ -151,10 +153,7 @@ async def test_a_failed_commit_fails_its_batch_only_and_what_landed_anyway_is_de
             outcomes[key] = str(exc)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(submit, "a")
-        await entered(store, 0)
-        nursery.start_soon(submit, "b")
-        await trio.testing.wait_all_tasks_blocked()
+        await more_during_a_commit(nursery, store, submit, "b")
         first.set()
     assert outcomes == {"a": 1, "b": "b: commit failed: disk I/O error"}
     assert store.delivered == [1, 2]  # the head moved past what reached the file

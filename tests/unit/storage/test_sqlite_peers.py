@@ -8,6 +8,8 @@ real clock; they wait on events and watches, never on time.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -187,3 +189,29 @@ def test_a_peer_group_refuses_indexes_outside_it(group):
         group.links(2)
     with pytest.raises(ValueError):
         PeerGroup(0)
+
+
+async def test_a_store_opens_its_file_under_the_writers_lock(tmp_path: Path, group: PeerGroup,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Workers start at once: two connections turning a new file to WAL together make one fail at once.
+    from runtime.storage import sqlite
+
+    probe = os.open(f"{tmp_path / 's.db'}-lock", os.O_RDWR | os.O_CREAT)
+    held_while_opening: list[bool] = []
+    real = sqlite._open_writer
+
+    def open_writer(path: str, synchronous: str):
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held_while_opening.append(True)  # another descriptor holds it: the opener
+        else:
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            held_while_opening.append(False)
+        return real(path, synchronous)
+
+    monkeypatch.setattr(sqlite, "_open_writer", open_writer)
+    store = await _open(tmp_path / "s.db", group, 0)
+    await store.aclose()
+    os.close(probe)
+    assert held_while_opening == [True]
