@@ -111,6 +111,7 @@ class GroupCommit:
 
     @property
     def pending(self) -> int:
+        """Writes not yet taken into a batch."""
         return len(self._pending)
 
     async def submit(self, w: Write) -> Any:
@@ -120,8 +121,7 @@ class GroupCommit:
         try:
             while not w.done:
                 if not w.taken and not self._running and not self._held.locked():
-                    # Start the run here, not after the park: a cancelled caller stops before its write is taken
-                    # (a task writing in a loop must see its cancellation somewhere).
+                    # A cancelled writer stops before its write is taken: then it is never applied.
                     await trio.lowlevel.checkpoint_if_cancelled()
                     self._start()
                     continue
