@@ -328,7 +328,7 @@ class SqliteStore(FollowsAtCommit):
         started() at once. Without peers there is nothing to follow and it
         returns. Woken by a peer's announcement (or by `current_revision()`
         seeing a newer revision than this process published), it reads the
-        log after that revision and publishes it, holding the commit lock so
+        log after that revision and publishes it, holding commits off (`exclusive()`) so
         that its events and this process's own stay in revision order. A
         failed read is logged and tried again. Returns once the store is closed.
         """
