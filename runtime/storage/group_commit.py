@@ -210,10 +210,10 @@ class GroupCommit:
                     log.exception("group commit: could not read what a failed commit left")
                 token.run_sync_soon(self._failed, batch, exc, recovered)
                 return
+            self.carried += not first  # counted before the hand-over: the writers may look at once
+            first = False
             token.run_sync_soon(self._delivered, batch, applied)
             head = applied.head
-            self.carried += not first
-            first = False
             with self._handoff:
                 batch = [] if self._wanted or self._closed is not None else self._take()
 
