@@ -45,7 +45,8 @@ class Event:
 
     `origin` is the `ValueEncoder` that made `value` when the write was made
     by this process and its event is delivered live (None for events read
-    back from the log, from another process, or from etcd): a writer that
+    back from the log or from another process; on etcd, set when etcd
+    answered the write before the watch delivered its event): a writer that
     holds the object it encoded (the registry) recognizes its own write by it
     and need not decode the bytes again. It takes no part in equality.
     """

@@ -21,6 +21,10 @@ etcd's MVCC revision as the revision (the resourceVersion) and these mappings:
   `progress_notify` lets an idle watch learn the revision. A broken stream is
   reopened from the last revision seen; when no endpoint answers, the watch
   raises StoreUnavailable and the caller resumes from its last revision.
+  The event of this store's own write carries the write's encoder as its
+  `origin` when etcd answered the txn before a watch delivered the event (as
+  it mostly does), so the watch cache takes the encoder's object instead of
+  decoding the value again (see `runtime.storage.base.Event`).
 
 The ValueEncoder and the revision: etcd assigns the revision when it applies
 the txn, after the value was sent. The store passes the encoder its
@@ -85,6 +89,9 @@ _T = TypeVar("_T")
 #: A broken watch stream is reopened this many times in a row without a message before giving up.
 _REOPENS = 3
 
+#: At most this many own writes wait for their watch event to carry their encoder (see `_awaited`).
+_AWAITED_MAX = 4096
+
 
 @dataclass(frozen=True)
 class EtcdStoreStatistics:
@@ -143,6 +150,9 @@ class EtcdStore:
         self._mispredicted = 0
         self._keys_read = 0
         self._watches: dict[object, int] = {}  # each open watch's delivered revision
+        # Own writes a watch has yet to deliver: (store key, revision) -> the write's encoder, in the
+        # order etcd answered them (about revision order); a watch's event takes its entry as origin.
+        self._awaited: dict[tuple[str, int], ValueEncoder] = {}
         self._calls = 0
         self._closed = False
         self._scopes: set[trio.CancelScope] = set()  # calls to cut short on aclose()
@@ -237,10 +247,25 @@ class EtcdStore:
             kvs = branch.get("response_range", {}).get("kvs") or []
             raise _Refused(kvs[0] if kvs else None)
         self._writes += 1
-        if value is not None and encode is not None and rev != predicted:
-            self._mispredicted += 1
-            value = _encode_again(encode, rev, value)
+        if value is not None and encode is not None:
+            if rev != predicted:
+                self._mispredicted += 1
+                value = _encode_again(encode, rev, value)
+            self._await_event(key, rev, encode)
         return branch, rev, value
+
+    def _await_event(self, key: str, revision: int, encode: ValueEncoder) -> None:
+        """Keep the encoder of an own write for its watch event, unless every watch is past it."""
+        if not self._watches:
+            return
+        delivered = min(self._watches.values())
+        awaited = self._awaited
+        # Entries every watch is past were delivered before their write's answer came, or lost to a
+        # watch that moved on: drop them, oldest first (answers arrive in about revision order).
+        while awaited and (next(iter(awaited))[1] <= delivered or len(awaited) >= _AWAITED_MAX):
+            del awaited[next(iter(awaited))]
+        if revision > delivered:
+            awaited[(key, revision)] = encode
 
     def _refused(self, key: str, refused: _Refused) -> StoreError:
         if refused.current is None:
@@ -401,9 +426,10 @@ class EtcdStore:
         prev_value = unb64(prev.get("value")) if prev else None
         if raw.get("type") == "DELETE":
             return Event("DELETED", key, rev, None, prev_value)
+        origin = self._awaited.pop((key, rev), None) if self._awaited else None
         if int(kv.get("create_revision", 0)) == rev:
-            return Event("ADDED", key, rev, unb64(kv.get("value")), None)
-        return Event("MODIFIED", key, rev, unb64(kv.get("value")), prev_value)
+            return Event("ADDED", key, rev, unb64(kv.get("value")), None, origin)
+        return Event("MODIFIED", key, rev, unb64(kv.get("value")), prev_value, origin)
 
     async def _guarded(self, call: Coroutine[Any, Any, _T]) -> _T:
         """Await `call` so that aclose() can cut it short: it then raises StoreError."""

@@ -15,6 +15,7 @@ import httpx
 import pytest
 import trio
 
+from runtime.objects import ObjectEncoder, decode_stored
 from runtime.storage import Compacted, Event, StoreUnavailable, open_store
 from runtime.storage.etcd import EtcdStore
 from runtime.storage.etcd_client import EtcdClient, b64, unb64
@@ -127,6 +128,36 @@ async def test_a_write_after_another_clients_write_still_answers_its_true_revisi
     stored = await ours.get("/k/c")
     assert stored is not None and stored.mod_revision == entry.mod_revision
     assert json.loads(stored.value)["metadata"]["resourceVersion"] == str(entry.mod_revision - 1)
+    await ours.aclose()
+    await theirs.aclose()
+
+
+async def test_the_watch_event_of_an_own_write_answered_first_carries_its_encoder(etcd_endpoint: str) -> None:
+    # The watch reads its stream only when asked for the next event, so each write below is
+    # answered before the watch reaches its event (as etcd mostly orders them).
+    prefix = unique()
+    ours = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    theirs = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    base = await ours.current_revision()
+    events = ours.watch("/k/", after_revision=base).__aiter__()
+    await theirs.create("/k/a", val("a"))
+    assert (await events.__anext__()).origin is None  # another client's write
+    created = ObjectEncoder({"metadata": {"name": "b"}})
+    entry = await ours.create("/k/b", created)
+    event = await events.__anext__()
+    assert (event.type, event.revision, event.origin) == ("ADDED", entry.mod_revision, created)
+    # The cache takes the encoder's object, stamped with the revision etcd gave, without a decode.
+    assert decode_stored("/k/b", event.value, event.revision, event.origin).obj is created.obj
+    updated = ObjectEncoder({"metadata": {"name": "b", "labels": {"x": "y"}}})
+    await ours.update("/k/b", updated, expected_revision=None)
+    assert (await events.__anext__()).origin is updated
+    await theirs.update("/k/b", val("theirs"), expected_revision=None)
+    assert (await events.__anext__()).origin is None
+    assert ours._awaited == {}  # every entry taken by its event
+    await events.aclose()
+    # With no watch open, nothing is kept for one.
+    await ours.create("/k/c", ObjectEncoder({"metadata": {"name": "c"}}))
+    assert ours._awaited == {}
     await ours.aclose()
     await theirs.aclose()
 
