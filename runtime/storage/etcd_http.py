@@ -60,11 +60,13 @@ _FAILURES = (OSError, trio.BrokenResourceError, trio.ClosedResourceError, httpto
 class _Connection:
     """One HTTP/1.1 connection: a trio stream, and llhttp's parser of the answer in progress.
 
-    The parser calls back `on_headers_complete`, `on_body` and
-    `on_message_complete` as it reads; an interim (1xx) answer is skipped.
+    The parser calls back `on_header`, `on_headers_complete`, `on_body` and
+    `on_message_complete` as it reads; an interim (1xx) answer is skipped. An
+    answer that gives neither its length nor chunks ends where the connection
+    does (HTTP/1.1's read-until-close), and leaves it closed.
     """
 
-    __slots__ = ("stream", "socket", "_parser", "_status", "_parts", "_complete", "_keep_alive")
+    __slots__ = ("stream", "socket", "_parser", "_status", "_parts", "_complete", "_keep_alive", "_framed")
 
     def __init__(self, stream: trio.abc.Stream, socket: trio.socket.SocketType) -> None:
         self.stream = stream
@@ -74,8 +76,13 @@ class _Connection:
         self._parts: list[bytes] = []
         self._complete = False
         self._keep_alive = False  # as the answer said when it ended (llhttp forgets it then)
+        self._framed = False      # the answer gave its length or chunks (else it ends at the close)
 
     # -- llhttp's callbacks --
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self._framed and name.lower() in (b"content-length", b"transfer-encoding"):
+            self._framed = True
+
     def on_headers_complete(self) -> None:
         assert self._parser is not None
         if (status := self._parser.get_status_code()) >= 200:
@@ -93,12 +100,15 @@ class _Connection:
     async def send(self, request: bytes) -> None:
         """Send a request and ready a parser for its answer."""
         self._parser = httptools.HttpResponseParser(self)
-        self._status, self._parts, self._complete, self._keep_alive = 0, [], False, False
+        self._status, self._parts, self._complete, self._keep_alive, self._framed = 0, [], False, False, False
         await self.stream.send_all(request)
 
     async def _receive(self) -> None:
         data = await self.stream.receive_some(_READ_SIZE)
         if not data:
+            if self._status and not self._framed:  # read-until-close: the close is the answer's end
+                self._complete = True
+                return
             raise _PeerClosed("the connection closed inside an answer")
         assert self._parser is not None
         self._parser.feed_data(data)

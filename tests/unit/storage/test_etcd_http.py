@@ -152,3 +152,20 @@ async def test_an_interim_answer_is_skipped_and_the_final_one_read() -> None:
         assert len(endpoint._idle) == 1  # kept alive: the answer ended cleanly
         await endpoint.aclose()
         nursery.cancel_scope.cancel()
+
+
+async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does() -> None:
+    # HTTP/1.1's read-until-close: neither content-length nor transfer-encoding, then the peer closes.
+    async def peer(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        await stream.send_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
+        await stream.send_all(b'{"a":')
+        await stream.send_all(b"1}")
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(functools.partial(trio.serve_tcp, peer, 0, host="127.0.0.1"))
+        endpoint = Endpoint(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}")
+        assert await endpoint.post("/p", b"{}") == (200, b'{"a":1}')
+        assert endpoint._idle == []  # the close ended it: never reused
+        nursery.cancel_scope.cancel()
