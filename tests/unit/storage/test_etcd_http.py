@@ -7,6 +7,8 @@ counts the connections it accepts, so reuse is asserted on counts.
 from __future__ import annotations
 
 import functools
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
 
 import pytest
 import trio
@@ -137,6 +139,17 @@ def test_an_endpoint_needs_an_http_url_with_host_and_port(url: str) -> None:
         Endpoint(url)
 
 
+@asynccontextmanager
+async def raw_peer(answer: Callable[[trio.SocketStream], Awaitable[None]]) -> AsyncIterator[Endpoint]:
+    """An Endpoint to a loopback peer that runs `answer` on each connection (bytes written by hand)."""
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(functools.partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
+        endpoint = Endpoint(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}")
+        yield endpoint
+        await endpoint.aclose()
+        nursery.cancel_scope.cancel()
+
+
 async def test_an_interim_answer_is_skipped_and_the_final_one_read() -> None:
     # A 1xx answer (etcd sends none unasked, but HTTP/1.1 allows it) comes before the real one.
     async def peer(stream: trio.SocketStream) -> None:
@@ -145,13 +158,9 @@ async def test_an_interim_answer_is_skipped_and_the_final_one_read() -> None:
         await stream.send_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
         await trio.sleep_forever()
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(functools.partial(trio.serve_tcp, peer, 0, host="127.0.0.1"))
-        endpoint = Endpoint(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}")
+    async with raw_peer(peer) as endpoint:
         assert await endpoint.post("/p", b"{}") == (200, b"ok")
         assert len(endpoint._idle) == 1  # kept alive: the answer ended cleanly
-        await endpoint.aclose()
-        nursery.cancel_scope.cancel()
 
 
 async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does() -> None:
@@ -163,9 +172,6 @@ async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does
         await stream.send_all(b"1}")
         await stream.aclose()
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(functools.partial(trio.serve_tcp, peer, 0, host="127.0.0.1"))
-        endpoint = Endpoint(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}")
+    async with raw_peer(peer) as endpoint:
         assert await endpoint.post("/p", b"{}") == (200, b'{"a":1}')
         assert endpoint._idle == []  # the close ended it: never reused
-        nursery.cancel_scope.cancel()
