@@ -175,3 +175,16 @@ async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does
     async with raw_peer(peer) as endpoint:
         assert await endpoint.post("/p", b"{}") == (200, b'{"a":1}')
         assert endpoint._idle == []  # the close ended it: never reused
+
+
+async def test_a_stream_whose_peer_never_answers_breaks_after_the_timeout() -> None:
+    async def peer(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        await trio.sleep_forever()  # not even a status line
+
+    async with raw_peer(peer) as endpoint:
+        endpoint.timeout = 0.2
+        with trio.fail_after(20):  # a guard against hanging, far above the timeout
+            with pytest.raises(Broken, match="no answer within"):
+                async with endpoint.stream("/v3/watch", b"{}"):
+                    pass

@@ -17,6 +17,7 @@ import trio
 
 from runtime.objects import ObjectEncoder, decode_stored
 from runtime.storage import Compacted, Event, StoreUnavailable, open_store
+from runtime.storage import etcd as etcd_store
 from runtime.storage.etcd import EtcdStore
 from runtime.storage.etcd_client import EtcdClient, b64, unb64
 from tests.support.etcd import EtcdServer, make_tls
@@ -160,6 +161,23 @@ async def test_the_watch_event_of_an_own_write_answered_first_carries_its_encode
     assert ours._awaited == {}
     await ours.aclose()
     await theirs.aclose()
+
+
+def test_an_own_write_waits_for_its_event_only_while_a_watch_has_yet_to_deliver_it() -> None:
+    # The bookkeeping alone (no etcd): a store whose one watch has delivered up to revision 10.
+    store = EtcdStore(EtcdClient(["http://127.0.0.1:1"]))
+    watch = object()
+    store._watches[watch] = 10
+    store._await_event("/k/a", 9, val("a"))    # delivered before its answer came: nothing to wait for
+    store._await_event("/k/b", 11, val("b"))
+    assert list(store._awaited) == [("/k/b", 11)]
+    store._watches[watch] = 12                 # the watch moved past it (its event went by without it)
+    store._await_event("/k/c", 13, val("c"))
+    assert list(store._awaited) == [("/k/c", 13)]  # the stale entry dropped
+    for revision in range(14, 14 + etcd_store._AWAITED_MAX):
+        store._await_event("/k/d", revision, val("d"))
+    assert len(store._awaited) == etcd_store._AWAITED_MAX  # bounded: the oldest went first
+    assert ("/k/c", 13) not in store._awaited
 
 
 async def test_servers_sharing_an_etcd_compact_once_per_interval_at_the_revision_seen_one_tick_before(
