@@ -23,8 +23,10 @@ loopback HTTPS, as `bench_scale.py`; `make bench-tools` installs it):
   watcher's event (CLOCK_MONOTONIC is one clock for both processes).
 
 Servers run with their defaults (built-in controllers on; on etcd under
-leader election, so one of two servers runs them). Prints the table and the
-targets (GET with 2 workers at least 1.5x 1 worker; CREATE on etcd at least
+leader election, so one of two servers runs them). Prints the table, each
+figure's CPU time per request (the serving processes' and etcd's, read from
+/proc over its wrk runs: what a request costs, which drifts less than the
+rates with this machine's speed), and the targets (GET with 2 workers at least 1.5x 1 worker; CREATE on etcd at least
 half the bare POST); asserts nothing: a missed target is reported.
 
 Run: `python bench/bench_scaleout.py [--seconds S] [--quick]` (default 8 s per
@@ -55,7 +57,7 @@ import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
 from api.certs import ensure_pki  # noqa: E402
-from children import ServerChild  # noqa: E402
+from children import ServerChild, tree_cpu_seconds  # noqa: E402
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
 from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers  # noqa: E402
@@ -132,30 +134,65 @@ def _wrk_parallel(targets: list[tuple[str, Path]], seconds: float, headers: dict
 
 
 class Load:
-    """wrk against one server, or several sharing the load: GET of the pool, CREATE of ClusterRoles."""
+    """wrk against one server, or several sharing the load: GET of the pool, CREATE of ClusterRoles.
 
-    def __init__(self, name: str, urls: list[str], scripts: Path, pool: str) -> None:
-        self.name, self.urls, self.scripts = name, urls, scripts
+    Each run also adds up the CPU time the servers (and etcd, when given) used meanwhile, in `cpu`.
+    """
+
+    def __init__(self, name: str, servers: list[ServerChild], scripts: Path, pool: str,
+                 cpu: "CpuBook", etcd: EtcdServer | None = None) -> None:
+        self.name, self.servers, self.scripts, self.etcd, self.cpu = name, servers, scripts, etcd, cpu
+        self.urls = [s.url for s in servers]
         self.tag = name.replace(" ", "-").replace("=", "")
         self.auth = {"Authorization": f"Bearer {TOKEN}"}
         self._get = wrk.get_script(scripts / f"{self.tag}-get.lua", [f"{CLUSTERROLES}/{pool}-{i}" for i in range(POOL)])
-        for url in urls:
+        for url in self.urls:
             wrk.run_wrk(url + "/healthz", wrk.get_script(scripts / f"{self.tag}-warm.lua", ["/healthz"]), 1,
                         headers=self.auth)
 
     def get(self, seconds: float, label: str = "GET") -> wrk.WrkResult:
-        return self._show(label, _wrk_parallel([(url, self._get) for url in self.urls], seconds, self.auth))
+        return self._show("GET", label, lambda: _wrk_parallel([(url, self._get) for url in self.urls], seconds,
+                                                              self.auth))
 
     def create(self, seconds: float, turn: int = 0, label: str = "CREATE") -> wrk.WrkResult:
-        return self._show(label, _wrk_parallel(
+        return self._show("CREATE", label, lambda: _wrk_parallel(
             [(url, wrk.create_script(self.scripts / f"{self.tag}-create-{turn}-{i}.lua", CLUSTERROLES,
                                      role("@NAME@", {"bench": self.tag}), f"{self.tag}-{turn}-{i}"))
              for i, url in enumerate(self.urls)], seconds, self.auth))
 
-    def _show(self, verb: str, result: wrk.WrkResult) -> wrk.WrkResult:
-        print(f"  {self.name:<22} {verb:<8} {result.rps:8.0f} req/s  p50 {result.p50_ms:7.2f} ms  "
+    def _show(self, verb: str, label: str, run: Callable[[], wrk.WrkResult]) -> wrk.WrkResult:
+        result = self.cpu.measure(f"{self.name} {verb}", run, [s.cpu_seconds for s in self.servers],
+                                  self.etcd.pid if self.etcd else None)
+        print(f"  {self.name:<22} {label:<8} {result.rps:8.0f} req/s  p50 {result.p50_ms:7.2f} ms  "
               f"p99 {result.p99_ms:7.2f} ms  non-2xx {result.non_2xx}", flush=True)
         return result
+
+
+class CpuBook:
+    """CPU time per request of each figure: the serving processes' (and etcd's) CPU over its wrk runs,
+    from /proc, divided by the requests wrk counted. It says what a request costs where the rates say how
+    many the machine served: this machine's speed drifts, and the cost drifts with it, less than the rates."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, list[float]] = {}  # figure -> [server CPU s, etcd CPU s, requests]
+
+    def measure(self, figure: str, run: Callable[[], wrk.WrkResult], servers: list[Callable[[], float]],
+                etcd_pid: int | None = None) -> wrk.WrkResult:
+        before = [cpu() for cpu in servers]
+        etcd_before = tree_cpu_seconds(etcd_pid) if etcd_pid else 0.0
+        result = run()
+        used = sum(cpu() - start for cpu, start in zip(servers, before))
+        etcd_used = tree_cpu_seconds(etcd_pid) - etcd_before if etcd_pid else 0.0
+        book = self.totals.setdefault(figure, [0.0, 0.0, 0])
+        book[0] += used
+        book[1] += etcd_used
+        book[2] += result.requests
+        return result
+
+    def per_request_ms(self, figure: str) -> tuple[float, float]:
+        """(servers', etcd's) CPU milliseconds per request of `figure`."""
+        server, etcd, requests = self.totals[figure]
+        return (1000 * server / requests, 1000 * etcd / requests) if requests else (0.0, 0.0)
 
 
 # ---- raw stores --------------------------------------------------------------------------------
@@ -258,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"miniplane scale-out benchmark: {seconds:g} s per figure, cpus {os.cpu_count()}, wrk 1 thread "
           f"{CONNECTIONS} connections, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
     figures: dict[str, dict[str, float]] = {}
+    cpu = CpuBook()
     with tempfile.TemporaryDirectory(prefix="miniplane-scaleout-") as tmp:
         work = Path(tmp)
         scripts = work / "lua"
@@ -279,13 +317,15 @@ def main(argv: list[str] | None = None) -> int:
             bare_post = wrk.create_script(scripts / "bare-post.lua", "/x", role("@NAME@"), "floor")
             wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
             for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
-                result = wrk.run_wrk(bare.url + "/x", script, seconds, connections=CONNECTIONS)
+                result = cpu.measure(f"bare {verb}", lambda: wrk.run_wrk(bare.url + "/x", script, seconds,
+                                                                         connections=CONNECTIONS), [bare.cpu_seconds])
                 figures[f"bare {verb}"] = result.as_dict()
                 print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
                       f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
 
-            def floor_post(duration: float) -> wrk.WrkResult:
-                return wrk.run_wrk(bare.url + "/x", bare_post, duration, connections=CONNECTIONS)
+            def floor_post(duration: float, beside: str) -> wrk.WrkResult:
+                return cpu.measure(f"bare POST beside {beside}", lambda: wrk.run_wrk(
+                    bare.url + "/x", bare_post, duration, connections=CONNECTIONS), [bare.cpu_seconds])
 
             # --workers 1 and 2 serve side by side (a data directory each), and their GETs run in turns too.
             servers: list[ServerChild] = []
@@ -295,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                     data = work / f"sqlite-w{workers}"
                     servers.append(serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers)))
                     trio.run(_fill_pool, servers[-1].url, server_ca(data), "pool")
-                    loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1].url], scripts, "pool")
+                    loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1]], scripts, "pool", cpu)
                 gets: dict[int, list[wrk.WrkResult]] = {1: [], 2: []}
                 for turn in range(PAIRS):
                     for workers, load in loads.items():
@@ -325,11 +365,11 @@ def main(argv: list[str] | None = None) -> int:
                                                  "--etcd-prefix", f"/registry-{count}"))
                         trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
                         name = f"etcd {count} server{'s' if count > 1 else ''}"
-                        load = Load(name, [s.url for s in servers], scripts, "pool")
+                        load = Load(name, servers, scripts, "pool", cpu, etcd)
                         figures[f"{name} GET"] = load.get(seconds).as_dict()
                         floors, creates = [], []
                         for turn in range(PAIRS):
-                            floors.append(floor_post(seconds / PAIRS))
+                            floors.append(floor_post(seconds / PAIRS, name))
                             print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {floors[-1].rps:8.0f} req/s",
                                   flush=True)
                             creates.append(load.create(seconds / PAIRS, turn, f"CREATE {turn + 1}"))
@@ -342,12 +382,13 @@ def main(argv: list[str] | None = None) -> int:
                 etcd.stop()
         finally:
             bare.stop()
-        for line in report(figures, raw_sqlite, puts.rps, wake):
+        for line in report(figures, raw_sqlite, puts.rps, wake, cpu):
             print(line)
     return 0
 
 
-def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: float, wake: list[float]) -> list[str]:
+def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: float, wake: list[float],
+           cpu: CpuBook) -> list[str]:
     """The table and the targets."""
     bare_get, bare_post = figures["bare GET"]["rps"], figures["bare POST"]["rps"]
     lines = ["", f"{'figure':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'/ bare':>7} {'/ raw':>7}"]
@@ -374,6 +415,15 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
                          f"{beside['p99_ms']:8.2f}   (turns, req/s: {turns})")
     lines.append(f"wake-up latency between SQLite workers: p50 {_pct(wake, 50):.2f} ms, p99 {_pct(wake, 99):.2f} ms, "
                  f"max {wake[-1]:.2f} ms")
+    lines.append("")
+    lines.append("CPU per request, ms (the serving processes' user + system time over the figure's wrk runs, /proc):")
+    for figure in cpu.totals:
+        server_ms, etcd_ms = cpu.per_request_ms(figure)
+        line = f"  {figure:<34} {server_ms:6.2f}" + (f"   etcd {etcd_ms:5.2f}" if etcd_ms else "")
+        if figure.endswith("CREATE") and f"bare POST beside {figure[:-7]}" in cpu.totals:
+            floor_ms = cpu.per_request_ms(f"bare POST beside {figure[:-7]}")[0]
+            line += f"   (bare POST in turn with it {floor_ms:.2f}: {floor_ms / server_ms:.2f} of the cost)"
+        lines.append(line)
     lines.append("")
     lines.append("targets:")
     w1, w2 = figures["sqlite --workers=1 GET"]["rps"], figures["sqlite --workers=2 GET"]["rps"]

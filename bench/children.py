@@ -4,18 +4,20 @@ Contract: `ServerChild(cmd, marker, log)` runs `cmd` from the project root
 with stderr to `log`, reads stdout until a line holds `marker` followed by
 the URL (`url`), and records the seconds that took (`startup`); it raises
 RuntimeError if the child exits first. `rss_mib()` reads its memory,
-`stop()` ends it with SIGTERM (SIGKILL after 60 s). Its stdout stays open
+`cpu_seconds()` the CPU time it and its child processes (`--workers`) have
+used, `stop()` ends it with SIGTERM (SIGKILL after 60 s). Its stdout stays open
 unread: a server's few later lines fit in the pipe's buffer.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-__all__ = ["ServerChild"]
+__all__ = ["ServerChild", "tree_cpu_seconds"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +44,10 @@ class ServerChild:
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the server and its live child processes."""
+        return tree_cpu_seconds(self.proc.pid)
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         try:
@@ -50,3 +56,26 @@ class ServerChild:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) of process `pid` and its live descendants, from /proc."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    tree, total = [pid], 0.0
+    while tree:
+        current = tree.pop()
+        total += times.get(current, 0.0)
+        tree.extend(child for child, parent in parents.items() if parent == current)
+    return total
