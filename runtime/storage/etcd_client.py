@@ -32,12 +32,12 @@ Contract:
 from __future__ import annotations
 
 import base64
-import json
 import ssl
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
-
 from urllib.parse import urlsplit
+
+import orjson
 
 from runtime.storage.base import StoreError, StoreUnavailable
 from runtime.storage.etcd_http import Broken, Endpoint, Streamed, Unreached
@@ -117,7 +117,7 @@ def tls_context(cafile: str | None, certfile: str | None, keyfile: str | None) -
 def _refusal(status: int, text: str) -> StoreError:
     """The error an etcd error answer (HTTP status and body) stands for."""
     try:
-        body = json.loads(text)
+        body = orjson.loads(text)
     except ValueError:
         body = {}
     err = body.get("error") if isinstance(body, dict) else None
@@ -155,7 +155,7 @@ class EtcdClient:
 
     async def call(self, path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
         """POST `body` to `path`; returns the JSON answer. See the module contract for errors."""
-        payload = json.dumps(body, separators=(",", ":")).encode()
+        payload = orjson.dumps(body)
         failures = []
         for i in self._order():
             try:
@@ -176,7 +176,7 @@ class EtcdClient:
                 raise err
             self._current = i
             try:
-                return json.loads(answer)
+                return orjson.loads(answer)
             except ValueError as exc:
                 raise StoreError(f"etcd {self.endpoints[i]}{path}: answer is not JSON") from exc
         raise StoreUnavailable(f"no etcd endpoint answered {path}: " + "; ".join(failures))
@@ -188,7 +188,7 @@ class EtcdClient:
         Opening tries the endpoints in turn; raises StoreUnavailable when none
         answers, or the error etcd answered.
         """
-        payload = json.dumps(body, separators=(",", ":")).encode()
+        payload = orjson.dumps(body)
         failures = []
         for i in self._order():
             try:
@@ -232,7 +232,7 @@ class JsonLines:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
+                message = orjson.loads(line)
             except ValueError as exc:
                 raise StoreError(f"etcd {self._endpoint}: a stream line is not JSON") from exc
             if "error" in message:
