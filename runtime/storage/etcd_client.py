@@ -8,7 +8,9 @@ grpc-gateway: `/v3/kv/range`, `/v3/kv/txn`, `/v3/kv/compaction`,
 `/v3/watch`, `/v3/maintenance/status`), so this module speaks that: POST a
 JSON request, read a JSON answer; a watch is one streaming POST answering
 newline-delimited JSON messages, each `{"result": WatchResponse}`. The HTTP
-is `runtime.storage.etcd_http` (httptools under trio; why not httpx: there).
+is `runtime.storage.etcd_http` (httptools under trio; why not httpx: there);
+the JSON is orjson's: 10-24% less of the client's CPU per create than `json`
+(every call and every watch line pays it; the README has the figures).
 
 The gateway's JSON is protobuf's: bytes (keys, values) are base64, int64
 fields are strings, and zero values (0, false, empty, the first enum value
