@@ -26,8 +26,9 @@ Servers run with their defaults (built-in controllers on; on etcd under
 leader election, so one of two servers runs them). Prints the table, each
 figure's CPU time per request (the serving processes' and etcd's, read from
 /proc over its wrk runs: what a request costs, which drifts less than the
-rates with this machine's speed), and the targets (GET with 2 workers at least 1.5x 1 worker; CREATE on etcd at least
-half the bare POST); asserts nothing: a missed target is reported.
+rates with this machine's speed), and the targets (GET with 2 workers at
+least 1.5x 1 worker; CREATE on etcd at least half the bare POST); asserts
+nothing: a missed target is reported.
 
 Run: `python bench/bench_scaleout.py [--seconds S] [--quick]` (default 8 s per
 figure; quick 3 s).
