@@ -421,8 +421,9 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
     for figure in cpu.totals:
         server_ms, etcd_ms = cpu.per_request_ms(figure)
         line = f"  {figure:<34} {server_ms:6.2f}" + (f"   etcd {etcd_ms:5.2f}" if etcd_ms else "")
-        if figure.endswith("CREATE") and f"bare POST beside {figure[:-7]}" in cpu.totals:
-            floor_ms = cpu.per_request_ms(f"bare POST beside {figure[:-7]}")[0]
+        floor = f"bare POST beside {figure.removesuffix(' CREATE')}"
+        if figure.endswith(" CREATE") and floor in cpu.totals:
+            floor_ms = cpu.per_request_ms(floor)[0]
             line += f"   (bare POST in turn with it {floor_ms:.2f}: {floor_ms / server_ms:.2f} of the cost)"
         lines.append(line)
     lines.append("")

@@ -126,7 +126,7 @@ class _Connection:
                 return None
             await self._receive()
         parts, self._parts = self._parts, []
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return b"".join(parts)  # one part: that part itself, not a copy
 
     def reusable(self) -> bool:
         """Whether the exchange ended with the connection kept alive."""
@@ -224,7 +224,7 @@ class Endpoint:
             self._idle.append(connection)
         else:
             await trio.aclose_forcefully(connection.stream)
-        return status, parts[0] if len(parts) == 1 else b"".join(parts)
+        return status, b"".join(parts)
 
     @asynccontextmanager
     async def stream(self, path: str, body: bytes) -> AsyncIterator[Streamed]:
