@@ -25,10 +25,7 @@ Caveats:
 from __future__ import annotations
 
 import json
-import os
-import ssl
 import struct
-import tempfile
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 from urllib.parse import quote
@@ -39,33 +36,13 @@ from runtime import errors
 from runtime.client import BaseClient, DecodeError, ObjectList, TransportError, WatchEvent, WatchStream
 from runtime.codec import protobuf
 from runtime.requests import DeleteOptions, ListOptions, WriteOptions
-from runtime.kubeconfig import KubeConfig
+from runtime.kubeconfig import KubeConfig, ssl_context
 from runtime.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
 
 __all__ = ["HTTPClient", "open_http_client", "discover_domain"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _FRAME = struct.Struct(">I")
-
-
-def _ssl_context(config: KubeConfig) -> ssl.SSLContext:
-    if config.ca_pem:
-        context = ssl.create_default_context(cadata=config.ca_pem.decode("ascii"))
-    else:
-        context = ssl.create_default_context()
-    if config.insecure:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if config.client_cert_pem and config.client_key_pem:
-        # ssl loads certificates only from files: a private folder, removed at once.
-        with tempfile.TemporaryDirectory() as folder:
-            cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
-            for path, data in ((cert, config.client_cert_pem), (key, config.client_key_pem)):
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-            context.load_cert_chain(cert, key)
-    return context
 
 
 def _http_client(config: KubeConfig, user_agent: str, timeout: float,
@@ -78,7 +55,7 @@ def _http_client(config: KubeConfig, user_agent: str, timeout: float,
     if transport is not None:
         kwargs["transport"] = transport
     elif config.server.startswith("https:"):
-        kwargs["verify"] = _ssl_context(config)
+        kwargs["verify"] = ssl_context(config)
     return httpx.AsyncClient(**kwargs)
 
 

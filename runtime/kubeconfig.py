@@ -9,19 +9,25 @@ self-contained; mode 0600 because it holds credentials.
 forms (`certificate-authority`, `client-certificate`, `client-key`,
 `tokenFile`, relative to the kubeconfig's folder). Exec and auth-provider
 plugins are not supported.
+
+`ssl_context(config)` is the TLS context a client of `config` connects with:
+its CA (the system's when it names none), its client certificate, or no
+verification when the context says `insecure-skip-tls-verify`.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import ssl
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-__all__ = ["KubeConfig", "KubeConfigError", "write_kubeconfig", "load_kubeconfig"]
+__all__ = ["KubeConfig", "KubeConfigError", "write_kubeconfig", "load_kubeconfig", "ssl_context"]
 
 
 class KubeConfigError(ValueError):
@@ -140,3 +146,21 @@ def load_kubeconfig(path: str | os.PathLike[str], context: str | None = None) ->
         client_key_pem=_data(user, "client-key", base),
         insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
     )
+
+
+def ssl_context(config: KubeConfig) -> ssl.SSLContext:
+    """The TLS context of a client of `config`: its CA (else the system's), its client certificate if any."""
+    context = ssl.create_default_context(cadata=config.ca_pem.decode("ascii") if config.ca_pem else None)
+    if config.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if config.client_cert_pem and config.client_key_pem:
+        # ssl loads certificates only from files: a private folder, removed at once.
+        with tempfile.TemporaryDirectory() as folder:
+            cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+            for path, data in ((cert, config.client_cert_pem), (key, config.client_key_pem)):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            context.load_cert_chain(cert, key)
+    return context

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ import httpx
 import yaml
 
 from runtime import errors
-from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
+from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig, ssl_context
 
 __all__ = ["APIResource", "Resolved", "Connection", "kubeconfig_path", "FIELD_MANAGER"]
 
@@ -56,23 +54,6 @@ def _context_namespace(path: Path, context: str | None) -> str:
         if isinstance(entry, dict) and entry.get("name") == name:
             return (entry.get("context") or {}).get("namespace") or "default"
     return "default"
-
-
-def _ssl_context(config: KubeConfig) -> ssl.SSLContext:
-    context = ssl.create_default_context(cadata=config.ca_pem.decode("ascii") if config.ca_pem else None)
-    if config.insecure:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if config.client_cert_pem and config.client_key_pem:
-        # ssl loads certificates only from files: a private folder, removed at once.
-        with tempfile.TemporaryDirectory() as folder:
-            cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
-            for path, data in ((cert, config.client_cert_pem), (key, config.client_key_pem)):
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-            context.load_cert_chain(cert, key)
-    return context
 
 
 @dataclass(frozen=True)
@@ -128,7 +109,7 @@ class Connection:
         if transport is not None:
             kwargs["transport"] = transport
         elif config.server.startswith("https:"):
-            kwargs["verify"] = _ssl_context(config)
+            kwargs["verify"] = ssl_context(config)
         self.http = httpx.AsyncClient(**kwargs)
         self.namespace = namespace
         self._resources: list[APIResource] | None = None

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from api.certs import ensure_pki, issue_client_cert, new_admin_token
-from runtime.kubeconfig import KubeConfigError, load_kubeconfig, write_kubeconfig
+from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig, ssl_context, write_kubeconfig
 
 
 def _mode(path: Path) -> int:
@@ -92,6 +92,36 @@ def test_tls_client_trusting_the_ca_accepts_the_server(tmp_path: Path) -> None:
     _handshake(server, client, "localhost")
     with pytest.raises(ssl.SSLCertVerificationError):
         _handshake(server, client, "not-this-host.example")
+
+
+def _requiring_client_certs(pki) -> ssl.SSLContext:
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(pki.serving_cert_path, pki.serving_key_path)
+    server.load_verify_locations(cadata=pki.ca_cert_pem.decode())
+    server.verify_mode = ssl.CERT_REQUIRED
+    return server
+
+
+def test_a_kubeconfigs_tls_context_trusts_its_ca_and_presents_its_client_certificate(tmp_path: Path) -> None:
+    pki = ensure_pki(tmp_path)
+    cert_pem, key_pem = issue_client_cert(pki, "alice")
+    server = _requiring_client_certs(pki)
+    _handshake(server, ssl_context(KubeConfig("https://localhost", pki.ca_cert_pem, client_cert_pem=cert_pem,
+                                              client_key_pem=key_pem)), "localhost")
+    with pytest.raises(ssl.SSLError):  # no client certificate: the server refuses the handshake
+        _handshake(server, ssl_context(KubeConfig("https://localhost", pki.ca_cert_pem, token="t")), "localhost")
+    with pytest.raises(ssl.SSLCertVerificationError):  # the system's CAs do not know this server
+        _handshake(server, ssl_context(KubeConfig("https://localhost", None, client_cert_pem=cert_pem,
+                                                  client_key_pem=key_pem)), "localhost")
+
+
+def test_an_insecure_kubeconfigs_tls_context_skips_verifying_the_server(tmp_path: Path) -> None:
+    pki = ensure_pki(tmp_path)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(pki.serving_cert_path, pki.serving_key_path)
+    context = ssl_context(KubeConfig("https://elsewhere", None, token="t", insecure=True))
+    assert context.verify_mode == ssl.CERT_NONE and not context.check_hostname
+    _handshake(server, context, "not-this-host.example")
 
 
 def test_new_host_reissues_the_serving_cert_under_the_same_ca(tmp_path: Path) -> None:
