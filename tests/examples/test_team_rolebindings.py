@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import trio
 
@@ -15,8 +11,8 @@ from controllers import builtin
 from runtime.client_http import open_http_client
 from runtime.testing import open_test_env, wait_for_object
 from tests.support.server import start_server
+from tests.support.serverproc import controllers_process, stop_cleanly
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def namespace(name: str, labels: dict[str, str] | None = None) -> dict:
@@ -71,21 +67,8 @@ async def test_the_example_keeps_bindings_in_labelled_namespaces_in_process(auto
 
 async def test_the_example_runs_out_of_process_with_miniplane_controllers(nursery, tmp_path):
     server = await start_server(nursery, tmp_path)
-    miniplane = Path(sys.executable).parent / "miniplane"
-    command = [str(miniplane)] if miniplane.exists() else [sys.executable, "-m", "api.cli"]
-    log = (tmp_path / "controllers.log").open("wb")
-    process = await trio.lowlevel.open_process(
-        [*command, "controllers", "--kubeconfig", str(server.kubeconfig), "--module", "examples.team_rolebindings",
-         "--builtin", "false"], cwd=str(REPO), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    try:
+    log = tmp_path / "controllers.log"
+    async with controllers_process(server.kubeconfig, "examples.team_rolebindings", log) as process:
         async with open_http_client(load_kubeconfig(server.kubeconfig)) as client:
             await grants_view_to_team_x(client)
-        process.send_signal(signal.SIGTERM)
-        with trio.fail_after(30):
-            code = await process.wait()
-        assert code == 0, (tmp_path / "controllers.log").read_text()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        log.close()
+        await stop_cleanly(process, log)

@@ -9,10 +9,6 @@ namespace and the bindings (garbage collection, namespace deletion).
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +22,9 @@ from runtime.client_http import open_http_client
 from runtime.kubeconfig import load_kubeconfig
 from runtime.models.meta import ObjectMeta
 from runtime.testing import open_test_env, wait_for_object
-from tests.support.crds import REPO, load_manifest
+from tests.support.crds import load_manifest
 from tests.support.server import start_server
+from tests.support.serverproc import controllers_process, stop_cleanly
 
 #: How long the controllers may take to converge on a loaded test machine (mock time in process).
 DEADLINE = 60
@@ -129,22 +126,9 @@ async def test_the_team_example_keeps_namespace_bindings_and_status_in_process(a
 
 async def test_the_team_example_runs_out_of_process_with_miniplane_controllers(nursery, tmp_path):
     server = await start_server(nursery, tmp_path, controllers=True)
-    miniplane = Path(sys.executable).parent / "miniplane"
-    command = [str(miniplane)] if miniplane.exists() else [sys.executable, "-m", "api.cli"]
-    log = (tmp_path / "controllers.log").open("wb")
+    log = tmp_path / "controllers.log"
     async with open_http_client(load_kubeconfig(server.kubeconfig)) as client:
         await install_crd(client)
-        process = await trio.lowlevel.open_process(
-            [*command, "controllers", "--kubeconfig", str(server.kubeconfig), "--module", "examples.teams",
-             "--builtin", "false"], cwd=str(REPO), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        try:
+        async with controllers_process(server.kubeconfig, "examples.teams", log) as process:
             await a_team_gets_a_namespace_and_a_binding_per_member(client)
-            process.send_signal(signal.SIGTERM)
-            with trio.fail_after(30):
-                code = await process.wait()
-            assert code == 0, (tmp_path / "controllers.log").read_text()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            log.close()
+            await stop_cleanly(process, log)

@@ -1,4 +1,5 @@
-"""Builders of RBAC objects (roles, bindings, rules, an index) for the rbac insight tests: pure, no server."""
+"""Builders of RBAC objects (roles, bindings, rules, an index) for the RBAC authorizer and insight tests: pure,
+no server."""
 
 from __future__ import annotations
 

@@ -4,16 +4,23 @@
 `miniplane serve --workers N` and also returns the workers' pids (what the
 parent prints); `worker_pids(parent)` lists its live workers now, and
 `wait_exited(pid)` waits for any process (a child or not) to end.
+
+`controllers_process(kubeconfig, module, log)` runs `miniplane controllers
+--module MODULE --builtin false` for a block (killed if it outlives it), and
+`stop_cleanly(process, log)` signals it and asserts it exits 0.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import ssl
 import subprocess
 import sys
 import tempfile
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import AsyncIterator
 
 import httpx
 import trio
@@ -22,7 +29,8 @@ from runtime.kubeconfig import load_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["spawn_server", "spawn_workers", "worker_pids", "wait_exited", "admin_client"]
+__all__ = ["spawn_server", "spawn_workers", "worker_pids", "wait_exited", "admin_client",
+           "controllers_process", "stop_cleanly"]
 
 
 async def _spawn(data_dir: Path | str, args: tuple[str, ...], until: bytes, timeout: float,
@@ -96,3 +104,35 @@ def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10, kubecon
     ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
     return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
                              timeout=timeout)
+
+
+def _miniplane() -> list[str]:
+    """The installed `miniplane` command, else the module it runs."""
+    miniplane = Path(sys.executable).parent / "miniplane"
+    return [str(miniplane)] if miniplane.exists() else [sys.executable, "-m", "api.cli"]
+
+
+@asynccontextmanager
+async def controllers_process(kubeconfig: Path, module: str | Path, log: Path, *,
+                              piped_stdout: bool = False) -> AsyncIterator[trio.Process]:
+    """`miniplane controllers` running `module` (no built-in controllers) against `kubeconfig` for the block;
+    its output in `log` (its stdout a pipe instead with `piped_stdout`); killed if it outlives the block."""
+    with log.open("wb") as out:
+        process = await trio.lowlevel.open_process(
+            [*_miniplane(), "controllers", "--kubeconfig", str(kubeconfig), "--module", str(module),
+             "--builtin", "false"], cwd=str(ROOT), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if piped_stdout else out, stderr=out)
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+async def stop_cleanly(process: trio.Process, log: Path, signum: int = signal.SIGTERM) -> None:
+    """Send `signum` and wait (at most 30 s) for the process to exit 0; its log says why it did not."""
+    process.send_signal(signum)
+    with trio.fail_after(30):
+        code = await process.wait()
+    assert code == 0, log.read_text()

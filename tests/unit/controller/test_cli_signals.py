@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import trio
@@ -14,8 +11,8 @@ import trio
 from runtime.kubeconfig import load_kubeconfig
 from runtime.client_http import open_http_client
 from tests.support.server import start_server
+from tests.support.serverproc import controllers_process
 
-REPO = Path(__file__).resolve().parents[3]
 
 # Reconciles one key at a time, slowly, and says so on stdout.
 SLOW_MODULE = textwrap.dedent('''
@@ -60,13 +57,8 @@ async def test_a_signal_drains_the_queued_keys_then_exits_0(nursery, tmp_path, s
         for name in names:  # all queued at once by the first list
             await client.create({"apiVersion": f"{client.scheme.rbac_group}/v1", "kind": "Role",
                                  "metadata": {"name": name, "namespace": "drain"}, "rules": []})
-    miniplane = Path(sys.executable).parent / "miniplane"
-    command = [str(miniplane)] if miniplane.exists() else [sys.executable, "-m", "api.cli"]
-    log = (tmp_path / "controllers.log").open("wb")
-    process = await trio.lowlevel.open_process(
-        [*command, "controllers", "--kubeconfig", str(server.kubeconfig), "--module", str(module),
-         "--builtin", "false"], cwd=str(REPO), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
-    try:
+    log = tmp_path / "controllers.log"
+    async with controllers_process(server.kubeconfig, module, log, piped_stdout=True) as process:
         assert process.stdout is not None
         with trio.fail_after(30):
             before = await read_lines(process.stdout, until="start")
@@ -74,11 +66,6 @@ async def test_a_signal_drains_the_queued_keys_then_exits_0(nursery, tmp_path, s
             after = await read_lines(process.stdout)
             code = await process.wait()
         lines = before + after
-        assert code == 0, (tmp_path / "controllers.log").read_text()
+        assert code == 0, log.read_text()
         assert [line for line in lines if line.startswith("done")] == [f"done {n}" for n in names]
         assert [line for line in lines if line.startswith("start")] == [f"start {n}" for n in names]
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        log.close()

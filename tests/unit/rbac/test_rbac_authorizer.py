@@ -4,48 +4,9 @@ from runtime.rbac import (
     ALL_AUTHENTICATED, RBACAuthorizer, RBACIndex, UserInfo, non_resource_attributes,
     resource_attributes, service_account_groups, service_account_user,
 )
-
-DOMAIN = "svc.io"
-RBAC = f"rbac.authorization.{DOMAIN}"
-API_VERSION = f"{RBAC}/v1"
+from tests.support.rbac_objects import ALICE, RBAC, cluster_role, crb, group, rb, role, sa, user
 
 READ_ROLES = [{"verbs": ["get", "list"], "apiGroups": [RBAC], "resources": ["roles"]}]
-
-
-def cluster_role(name, rules):
-    return {"apiVersion": API_VERSION, "kind": "ClusterRole", "metadata": {"name": name},
-            "rules": rules}
-
-
-def role(ns, name, rules):
-    return {"apiVersion": API_VERSION, "kind": "Role",
-            "metadata": {"name": name, "namespace": ns}, "rules": rules}
-
-
-def user(name):
-    return {"kind": "User", "apiGroup": RBAC, "name": name}
-
-
-def group(name):
-    return {"kind": "Group", "apiGroup": RBAC, "name": name}
-
-
-def sa(name, namespace=None):
-    s = {"kind": "ServiceAccount", "name": name}
-    if namespace is not None:
-        s["namespace"] = namespace
-    return s
-
-
-def crb(name, role_name, subjects, kind="ClusterRole"):
-    return {"apiVersion": API_VERSION, "kind": "ClusterRoleBinding", "metadata": {"name": name},
-            "roleRef": {"apiGroup": RBAC, "kind": kind, "name": role_name}, "subjects": subjects}
-
-
-def rb(ns, name, role_name, subjects, kind="Role"):
-    return {"apiVersion": API_VERSION, "kind": "RoleBinding",
-            "metadata": {"name": name, "namespace": ns},
-            "roleRef": {"apiGroup": RBAC, "kind": kind, "name": role_name}, "subjects": subjects}
 
 
 def list_roles(who, ns="team-a"):
@@ -54,9 +15,6 @@ def list_roles(who, ns="team-a"):
 
 def authorizer(*objects):
     return RBACAuthorizer(RBACIndex(objects))
-
-
-ALICE = UserInfo("alice", groups=(ALL_AUTHENTICATED,))
 
 
 def test_user_subject_matches_by_name():
