@@ -2,7 +2,10 @@
 
 Run: `python bench/bench_store.py [--dir DIR] [--quick]`. Prints figures; asserts
 nothing. The concurrent-write figure shows group commit: 50 trio tasks writing
-at once share each SQLite commit (see "mean batch").
+at once share each SQLite commit (see "mean batch"). The last figure compacts
+the history of `COMPACT_KEYS` keys while 50 tasks keep writing: how long the
+compaction took, and the longest a write waited meanwhile (a compaction that
+holds the writer for its whole run makes every write wait that long).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from runtime.storage.sqlite import SqliteStore  # noqa: E402
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
 LIST_KEYS = 10_000
 TASKS = 50
+#: Keys written (twice each) before the compaction that runs under writes.
+COMPACT_KEYS = 50_000
 
 
 def encode(rev: int) -> bytes:
@@ -39,7 +44,7 @@ async def timed(fn: Callable[[], Awaitable[object]]) -> float:
 
 
 async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: int, n_conc: int,
-                n_get: int) -> None:
+                n_get: int, compact_keys: int) -> None:
     store = await open_store()
 
     async def sequential() -> None:
@@ -111,19 +116,60 @@ async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: in
     print(f"  list {n} keys (now)    {statistics.median(list_times) * 1000:8.1f} ms, median of 5")
     print(f"  list {n} keys (past)   {statistics.median(past_times) * 1000:8.1f} ms, median of 3")
     print(f"  compact after churn     {t_compact * 1000:8.1f} ms")
+    if compact_keys:
+        took, longest, during = await compaction_under_writes(store, compact_keys)
+        print(f"  compact {compact_keys:,} keys under writes {took * 1000:8.1f} ms; meanwhile {during:,} writes, "
+              f"the longest {longest * 1000:.1f} ms")
     await store.aclose()
+
+
+async def compaction_under_writes(store: Store, keys: int) -> tuple[float, float, int]:
+    """Write `keys` keys twice, then compact all of it while TASKS tasks keep writing.
+
+    Returns (the compaction's time, the longest write meanwhile, the writes that ended meanwhile)."""
+    async def fill(t: int) -> None:
+        for i in range(t, keys, TASKS):
+            await store.create(f"/compact/{i:06d}", encode)
+            await store.update(f"/compact/{i:06d}", encode, expected_revision=None)
+
+    async with trio.open_nursery() as nursery:
+        for t in range(TASKS):
+            nursery.start_soon(fill, t)
+    target = await store.current_revision()
+    spans: list[tuple[float, float]] = []  # each write's (start, end)
+    compacting = True
+
+    async def writer(t: int) -> None:
+        i = 0
+        while compacting:
+            start = time.perf_counter()
+            await store.create(f"/during/{t}/{i}", encode)
+            spans.append((start, time.perf_counter()))
+            i += 1
+
+    async with trio.open_nursery() as nursery:
+        for t in range(TASKS):
+            nursery.start_soon(writer, t)
+        await trio.sleep(0.05)  # the writers under way
+        began = time.perf_counter()
+        await store.compact(target)
+        ended = time.perf_counter()
+        compacting = False
+    overlapping = [end - start for start, end in spans if start < ended and end > began]
+    during = sum(1 for _, end in spans if began <= end <= ended)
+    return ended - began, max(overlapping, default=0.0), during
 
 
 async def main(directory: Path, quick: bool) -> None:
     scale = 10 if quick else 1
-    await bench("memory", lambda: _memory(), 20_000 // scale, 20_000 // scale, 20_000 // scale)
+    await bench("memory", lambda: _memory(), 20_000 // scale, 20_000 // scale, 20_000 // scale, 0)
     for sync in ("FULL", "NORMAL"):
         path = directory / f"bench-{sync.lower()}.db"
         for p in directory.glob(path.name + "*"):
             p.unlink()
         await bench(f"sqlite synchronous={sync} ({path})",
                     lambda sync=sync, path=path: SqliteStore.open(path, synchronous=sync),
-                    2_000 // scale, 10_000 // scale, 10_000 // scale)
+                    2_000 // scale, 10_000 // scale, 10_000 // scale, COMPACT_KEYS // scale)
 
 
 async def _memory() -> Store:

@@ -3,8 +3,10 @@
 Contract: `GroupCommit(store)` over a `BatchStore` (below). `await
 submit(write)` returns the write's result once its batch is committed and
 delivered, or raises its error. `exclusive()` holds commits off (compaction,
-a catch-up, close); `close(error)` fails every later commit, and
-`fail_pending()` (inside `exclusive`) what is waiting.
+a catch-up, close); `commit_pending()` starts a commit of what is pending,
+so that a task taking turns in `exclusive()` lets writes through between
+its turns; `close(error)` fails every later commit, and `fail_pending()`
+(inside `exclusive`) what is waiting.
 
 How a write flows:
 - A writer that finds no commit running starts one: it takes every pending
@@ -158,6 +160,12 @@ class GroupCommit:
         finally:
             self._held.release()
             self._wake_next()
+
+    def commit_pending(self) -> None:
+        """Start a run for the pending writes unless one runs or `exclusive()` is held: the next
+        `exclusive()` then waits for it. (Left to a woken writer, it could find the lock taken again.)"""
+        if not self._running and not self._held.locked():
+            self._start()
 
     def close(self, error: BaseException) -> None:
         """Fail every later commit's writes with `error`."""

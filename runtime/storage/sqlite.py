@@ -14,7 +14,7 @@ Layout::
         -- the log: one row per write; rev is the global revision (resourceVersion)
     kv_key_rev ON kv(key, rev)     -- a key's history: past lists, compaction
     latest(key PRIMARY KEY, rev)   -- live keys -> their newest kv row
-    meta(name PRIMARY KEY, value)  -- 'compacted' revision, 'schema' version
+    meta(name PRIMARY KEY, value)  -- 'compacted' revision, 'cleaned' mark, 'schema' version
 
 Why a `latest` table rather than "newest row per key" over kv_key_rev: the
 current state is what nearly every read wants (get, list now, and the
@@ -70,7 +70,7 @@ from runtime.storage.base import Entry, Event, Page, StoreError, ValueEncoder
 from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout
 from runtime.storage.group_commit import Applied, GroupCommit, Write
 from runtime.storage.sqlite_batch import apply_batch
-from runtime.storage.sqlite_compact import compact_log
+from runtime.storage.sqlite_compact import CLEAN_BATCH, clean_log, mark_compacted
 from runtime.storage.sqlite_errors import explain
 from runtime.storage.sqlite_peers import SqlitePeers
 from runtime.storage.sqlite_reads import COMPACTED_SQL, HEAD_SQL, read_get, read_list, read_log, read_tail
@@ -96,6 +96,8 @@ CREATE INDEX IF NOT EXISTS kv_key_rev ON kv(key, rev);
 CREATE TABLE IF NOT EXISTS latest(key TEXT PRIMARY KEY, rev INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', 1), ('compacted', 0);
+-- A file compacted before there was a mark was compacted in one transaction: clean up to there.
+INSERT OR IGNORE INTO meta(name, value) SELECT 'cleaned', value FROM meta WHERE name = 'compacted';
 COMMIT;
 """
 
@@ -190,6 +192,9 @@ class _Batches:
 
 class SqliteStore(FollowsAtCommit):
     """The `Store` protocol over one SQLite file. Open with `await SqliteStore.open(path)`."""
+
+    #: Revisions of the log each of a compaction's cleaning transactions covers (tests make it small).
+    clean_batch = CLEAN_BATCH
 
     def __init__(self, path: str, writer: sqlite3.Connection, *, head: int, compacted: int,
                  synchronous: str, readers: int, watch_buffer: int, peers: SqlitePeers | None = None) -> None:
@@ -450,6 +455,11 @@ class SqliteStore(FollowsAtCommit):
         Each key keeps its newest row <= revision unless that row is a delete;
         every row above `revision` stays. A revision at or below the compacted
         one is a no-op. Raises ValueError for a revision newer than the current one.
+
+        Reads below `revision` answer Compacted from the first short transaction
+        on; the rows go in transactions of `clean_batch` revisions each
+        (`runtime.storage.sqlite_compact`), the writes pending meanwhile committed
+        between them, so a compaction holds no write back for longer than one.
         """
         if self._closed:
             raise StoreError("store is closed")
@@ -457,11 +467,17 @@ class SqliteStore(FollowsAtCommit):
             if revision <= self._compacted:
                 return
             with trio.CancelScope(shield=True):
-                self._compacted = await trio.to_thread.run_sync(self._compact_sync, revision)
+                self._compacted = await trio.to_thread.run_sync(self._write_sync, mark_compacted, revision)
+        done = False
+        while not done and not self._closed:  # closed: the next compaction cleans on from the mark
+            self._group.commit_pending()  # before the next transaction takes the writer again
+            async with self._group.exclusive():
+                with trio.CancelScope(shield=True):
+                    done = await trio.to_thread.run_sync(self._write_sync, clean_log, self.clean_batch)
 
-    def _compact_sync(self, new: int) -> int:
+    def _write_sync(self, fn: Callable[..., _T], *args: Any) -> _T:
         with self._peers.writing() if self._peers is not None else nullcontext():
-            return compact_log(self._writer, new)
+            return fn(self._writer, *args)
 
     def statistics(self) -> SqliteStoreStatistics:
         """Revisions, open watches and group-commit counters."""

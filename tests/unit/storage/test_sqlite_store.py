@@ -99,6 +99,103 @@ async def test_compaction_deletes_superseded_rows_and_deletes(tmp_path: Path) ->
     await store.aclose()
 
 
+async def _written_twice(store: SqliteStore, keys: int) -> int:
+    """`keys` keys created and updated once each; returns the head."""
+    for i in range(keys):
+        await store.create(f"/h/{i:04}", val("v1"))
+    for i in range(keys):
+        await store.update(f"/h/{i:04}", val("v2"), expected_revision=None)
+    return await store.current_revision()
+
+
+async def test_a_compaction_cleans_in_short_transactions_with_writes_committed_between_them(
+        tmp_path: Path, monkeypatch) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    head = await _written_twice(store, 100)  # 200 revisions: ten transactions of 20
+    store.clean_batch = 20
+    import runtime.storage.sqlite as sqlite_module
+    commits_at_each: list[int] = []
+
+    def counted_clean(conn, batch):
+        commits_at_each.append(store.statistics().commits)
+        return sqlite_module_clean(conn, batch)
+
+    sqlite_module_clean = sqlite_module.clean_log
+    monkeypatch.setattr(sqlite_module, "clean_log", counted_clean)
+    compacting = True
+
+    async def writer(w: int) -> None:
+        i = 0
+        while compacting:
+            await store.create(f"/w/{w}/{i}", val("w"))
+            i += 1
+
+    async with trio.open_nursery() as nursery:
+        for w in range(5):
+            nursery.start_soon(writer, w)
+        await trio.sleep(0.01)
+        with trio.fail_after(30):  # a cleaning that stopped moving its mark would go on for ever
+            await store.compact(head)
+        compacting = False
+    assert len(commits_at_each) == 10
+    assert all(a < b for a, b in zip(commits_at_each, commits_at_each[1:])), commits_at_each
+    assert rows(tmp_path / "s.db", "SELECT count(*) FROM kv WHERE key LIKE '/h/%'") == [(100,)]
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name IN ('compacted', 'cleaned')") == [(head,)] * 2
+    with pytest.raises(Compacted):
+        await store.list("/h/", revision=head - 1)
+    assert [e.value for e in (await store.list("/h/", revision=head)).entries] == [f"v2@{101 + i}".encode()
+                                                                                   for i in range(100)]
+    await store.aclose()
+
+
+async def test_a_cleaning_cut_short_goes_on_from_its_mark_at_the_next_compaction(tmp_path: Path, monkeypatch) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    head = await _written_twice(store, 50)  # 100 revisions: five transactions of 20
+    store.clean_batch = 20
+    import runtime.storage.sqlite as sqlite_module
+    real_clean, calls = sqlite_module.clean_log, []
+
+    def failing_third(conn, batch):
+        calls.append(batch)
+        if len(calls) == 3:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real_clean(conn, batch)
+
+    monkeypatch.setattr(sqlite_module, "clean_log", failing_third)
+    with pytest.raises(sqlite3.OperationalError):
+        await store.compact(head)
+    # Compacted already (reads below it refused), cleaned only as far as two transactions went.
+    assert await store.compacted_revision() == head
+    with pytest.raises(Compacted):
+        await store.list("/h/", revision=head - 1)
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'cleaned'") == [(40,)]
+    assert rows(tmp_path / "s.db", "SELECT count(*) FROM kv WHERE key LIKE '/h/%'") == [(60,)]  # 40 keys cleaned
+    monkeypatch.setattr(sqlite_module, "clean_log", real_clean)
+    await store.create("/later", val("l"))
+    await store.aclose()
+
+    store = await SqliteStore.open(tmp_path / "s.db")  # the mark outlives the process
+    store.clean_batch = 20
+    with trio.fail_after(30):
+        await store.compact(head + 1)
+    assert rows(tmp_path / "s.db", "SELECT count(*) FROM kv WHERE key LIKE '/h/%'") == [(50,)]
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'cleaned'") == [(head + 1,)]
+    await store.aclose()
+
+
+async def test_a_file_compacted_before_the_cleaned_mark_existed_is_clean_up_to_its_compacted_revision(
+        tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    head = await _written_twice(store, 3)
+    await store.compact(head)
+    await store.aclose()
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("DELETE FROM meta WHERE name = 'cleaned'")  # as a file of an earlier miniplane
+    store = await SqliteStore.open(tmp_path / "s.db")
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'cleaned'") == [(head,)]
+    await store.aclose()
+
+
 async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path / "s.db")
 
