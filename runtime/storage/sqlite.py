@@ -469,9 +469,11 @@ class SqliteStore(FollowsAtCommit):
             with trio.CancelScope(shield=True):
                 self._compacted = await trio.to_thread.run_sync(self._write_sync, mark_compacted, revision)
         done = False
-        while not done and not self._closed:  # closed: the next compaction cleans on from the mark
+        while not done:
             self._group.commit_pending()  # before the next transaction takes the writer again
             async with self._group.exclusive():
+                if self._closed:  # between two transactions: the file is gone (using it would crash sqlite3)
+                    return  # the next compaction (after a reopen) cleans on from the mark
                 with trio.CancelScope(shield=True):
                     done = await trio.to_thread.run_sync(self._write_sync, clean_log, self.clean_batch)
 

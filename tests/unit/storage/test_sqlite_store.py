@@ -10,6 +10,7 @@ import trio
 import trio.testing
 
 from runtime.storage import Compacted, Event, StoreError, open_store
+import runtime.storage.sqlite as sqlite_module
 from runtime.storage.sqlite import SqliteStore
 
 
@@ -113,14 +114,12 @@ async def test_a_compaction_cleans_in_short_transactions_with_writes_committed_b
     store = await SqliteStore.open(tmp_path / "s.db")
     head = await _written_twice(store, 100)  # 200 revisions: ten transactions of 20
     store.clean_batch = 20
-    import runtime.storage.sqlite as sqlite_module
-    commits_at_each: list[int] = []
+    real_clean, commits_at_each = sqlite_module.clean_log, []
 
     def counted_clean(conn, batch):
         commits_at_each.append(store.statistics().commits)
-        return sqlite_module_clean(conn, batch)
+        return real_clean(conn, batch)
 
-    sqlite_module_clean = sqlite_module.clean_log
     monkeypatch.setattr(sqlite_module, "clean_log", counted_clean)
     compacting = True
 
@@ -152,7 +151,6 @@ async def test_a_cleaning_cut_short_goes_on_from_its_mark_at_the_next_compaction
     store = await SqliteStore.open(tmp_path / "s.db")
     head = await _written_twice(store, 50)  # 100 revisions: five transactions of 20
     store.clean_batch = 20
-    import runtime.storage.sqlite as sqlite_module
     real_clean, calls = sqlite_module.clean_log, []
 
     def failing_third(conn, batch):
@@ -181,6 +179,27 @@ async def test_a_cleaning_cut_short_goes_on_from_its_mark_at_the_next_compaction
     assert rows(tmp_path / "s.db", "SELECT count(*) FROM kv WHERE key LIKE '/h/%'") == [(50,)]
     assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'cleaned'") == [(head + 1,)]
     await store.aclose()
+
+
+async def test_a_store_closed_while_its_compaction_cleans_ends_the_compaction_quietly(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    store = await SqliteStore.open(tmp_path / "s.db")
+    head = await _written_twice(store, 50)
+    store.clean_batch = 20
+    real_clean, calls = sqlite_module.clean_log, []
+
+    def closing_during_the_first(conn, batch):
+        calls.append(batch)
+        if len(calls) == 1:  # on the compaction's thread: the store closes while this transaction runs
+            trio.from_thread.run_sync(nursery.start_soon, store.aclose)
+        return real_clean(conn, batch)
+
+    monkeypatch.setattr(sqlite_module, "clean_log", closing_during_the_first)
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            await store.compact(head)  # returns: no error (nor a crash) from the closed file
+    assert len(calls) == 1
+    assert rows(tmp_path / "s.db", "SELECT value FROM meta WHERE name = 'cleaned'") == [(20,)]
 
 
 async def test_a_file_compacted_before_the_cleaned_mark_existed_is_clean_up_to_its_compacted_revision(
