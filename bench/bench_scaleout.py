@@ -59,7 +59,7 @@ import trio  # noqa: E402
 import scale_wrk as wrk  # noqa: E402
 from api.certs import ensure_pki  # noqa: E402
 from children import ServerChild, tree_cpu_seconds  # noqa: E402
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.kubeconfig import load_kubeconfig, ssl_context  # noqa: E402
 from runtime.storage.sqlite import SqliteStore  # noqa: E402
 from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers  # noqa: E402
 from tests.support.etcd import EtcdServer  # noqa: E402
@@ -92,8 +92,7 @@ def serve(data_dir: Path, log: Path, *args: str) -> ServerChild:
 
 
 def server_ca(data_dir: Path) -> ssl.SSLContext:
-    cfg = load_kubeconfig(data_dir / "admin.kubeconfig")
-    return ssl.create_default_context(cadata=cfg.ca_pem.decode())
+    return ssl_context(load_kubeconfig(data_dir / "admin.kubeconfig"))
 
 
 async def _fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:

@@ -3,9 +3,9 @@
 Contract: `GroupCommit(store)` over a `BatchStore` (below). `await
 submit(write)` returns the write's result once its batch is committed and
 delivered, or raises its error. `exclusive()` holds commits off (compaction,
-a catch-up, close); `commit_pending()` starts a commit of what is pending,
-so that a task taking turns in `exclusive()` lets writes through between
-its turns; `close(error)` fails every later commit, and `fail_pending()`
+a catch-up, close); `let_pending_through()` waits until the writes pending
+then are in a commit (or withdrawn), so that a task taking turns in
+`exclusive()` lets writes through between its turns; `close(error)` fails every later commit, and `fail_pending()`
 (inside `exclusive`) what is waiting.
 
 How a write flows:
@@ -161,11 +161,13 @@ class GroupCommit:
             self._held.release()
             self._wake_next()
 
-    def commit_pending(self) -> None:
-        """Start a run for the pending writes unless one runs or `exclusive()` is held: the next
-        `exclusive()` then waits for it. (Left to a woken writer, it could find the lock taken again.)"""
-        if not self._running and not self._held.locked():
-            self._start()
+    async def let_pending_through(self) -> None:
+        """Between two turns in `exclusive()`: wait until a pending write's writer has started their run
+        (the next `exclusive()` waits for it), or none is left. The writer starts it, not this task: a
+        writer cancelled meanwhile withdraws its write, which is then never applied."""
+        while self._pending and not self._running and not self._held.locked():
+            self._wake_next()
+            await trio.lowlevel.checkpoint()  # the woken writer runs: it starts the run, or withdraws
 
     def close(self, error: BaseException) -> None:
         """Fail every later commit's writes with `error`."""

@@ -470,7 +470,7 @@ class SqliteStore(FollowsAtCommit):
                 self._compacted = await trio.to_thread.run_sync(self._write_sync, mark_compacted, revision)
         done = False
         while not done:
-            self._group.commit_pending()  # before the next transaction takes the writer again
+            await self._group.let_pending_through()  # before the next transaction takes the writer again
             async with self._group.exclusive():
                 if self._closed:  # between two transactions: the file is gone (using it would crash sqlite3)
                     return  # the next compaction (after a reopen) cleans on from the mark

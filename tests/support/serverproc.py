@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from typing import AsyncIterator
 import httpx
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import load_kubeconfig, ssl_context
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,8 +100,7 @@ def admin_client(data_dir: Path | str, url: str, *, timeout: float = 10, kubecon
     `kubeconfig`: where the server wrote its admin kubeconfig, when not in `data_dir`.
     """
     cfg = load_kubeconfig(kubeconfig or Path(data_dir) / "admin.kubeconfig")
-    ctx = ssl.create_default_context(cadata=cfg.ca_pem.decode())
-    return httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {cfg.token}"},
+    return httpx.AsyncClient(base_url=url, verify=ssl_context(cfg), headers={"Authorization": f"Bearer {cfg.token}"},
                              timeout=timeout)
 
 
