@@ -118,6 +118,9 @@ async def test_a_write_acknowledged_by_one_store_is_within_the_others_current_re
 
 async def test_a_lost_wakeup_is_made_up_by_the_next_consistent_read(tmp_path, group, nursery):
     a, b = await _open(tmp_path / "s.db", group, 0), await _open(tmp_path / "s.db", group, 1)
+    # a announced its head when it opened: b takes that wake-up now, or the catch-up it starts
+    # could run while a writes below and see the write (a race that failed CI once).
+    await b._peers.wait()
     await nursery.start(b.follow_peers)
     try:
         a._peers._peers = []  # a's announcements reach nobody: only the shared slot says it wrote
