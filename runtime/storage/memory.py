@@ -10,6 +10,11 @@ list, live keys only for a list at now; a list at a past revision also steps
 over keys that did not exist then (deleted keys are kept until compaction).
 `statistics().keys_read` counts the keys lists looked at.
 
+A compaction costs what was written since the last one, not the store's
+size: the log holds only the rows after the compacted revision, and only
+the keys of the rows it drops can hold rows to trim
+(`statistics().compacted_keys` counts them).
+
 Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 """
 
@@ -49,7 +54,8 @@ class _Row:
 class MemoryStoreStatistics:
     """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches.
 
-    `keys_read` counts the keys every list so far has looked at.
+    `keys_read` counts the keys every list so far has looked at;
+    `compacted_keys` the keys every compaction so far has trimmed.
     """
 
     revision: int
@@ -58,6 +64,7 @@ class MemoryStoreStatistics:
     rows: int
     watchers: int
     keys_read: int = 0
+    compacted_keys: int = 0
 
 
 def _rev(row: _Row) -> int:
@@ -71,11 +78,12 @@ class MemoryStore(FollowsAtCommit):
     """
 
     def __init__(self, *, watch_buffer: int = DEFAULT_WATCH_BUFFER) -> None:
-        self._log: list[_Row] = []                 # every kept row, ascending revision
+        self._log: list[_Row] = []                 # the rows after the compacted revision, ascending
         self._history: dict[str, list[_Row]] = {}  # key -> its kept rows, ascending
         self._keys: list[str] = []                 # sorted keys of _history
         self._live: list[str] = []                 # sorted keys whose newest row is not a delete
         self._keys_read = 0
+        self._compacted_keys = 0
         self._revision = 0
         self._compacted = 0
         self._closed = False
@@ -228,26 +236,27 @@ class MemoryStore(FollowsAtCommit):
             raise ValueError(f"cannot compact at {revision}: current revision is {self._revision}")
         if revision <= self._compacted:
             return
-        kept_keys: list[str] = []
-        for key in self._keys:
+        # The log holds exactly the rows after the compacted revision: those up to `revision` go, and only
+        # their keys can hold rows to drop (a key untouched since the last compaction has one row, not a
+        # delete, that stays). So a compaction costs what was written since the last, not the store's size.
+        cut = bisect.bisect_right(self._log, revision, key=_rev)
+        touched = {row.event.key for row in self._log[:cut]}
+        del self._log[:cut]
+        self._compacted_keys += len(touched)
+        for key in touched:
             rows = self._history[key]
             i = bisect.bisect_right(rows, revision, key=_rev)  # rows[:i] are <= revision
             keep_from = i - 1 if i and rows[i - 1].event.type != "DELETED" else i
-            if keep_from > 0:
-                del rows[:keep_from]
-            if rows:
-                kept_keys.append(key)
-            else:
+            del rows[:keep_from]
+            if not rows:  # deleted at or below `revision`: gone from the history
                 del self._history[key]
-        self._keys = kept_keys
-        self._log = [r for r in self._log
-                     if r.revision > revision or self._history.get(r.event.key, [None])[0] is r]
+                del self._keys[bisect.bisect_left(self._keys, key)]
         self._compacted = revision
 
     def statistics(self) -> MemoryStoreStatistics:
-        """Revisions, live key count, kept log rows and open watches."""
+        """Revisions, live key count, log rows after the compacted revision, open watches, work counts."""
         return MemoryStoreStatistics(self._revision, self._compacted, len(self._live), len(self._log),
-                                     self._fanout.watchers, self._keys_read)
+                                     self._fanout.watchers, self._keys_read, self._compacted_keys)
 
     async def aclose(self) -> None:
         """Refuse further calls; open watches raise StoreError."""
