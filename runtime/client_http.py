@@ -39,15 +39,17 @@ from runtime.requests import DeleteOptions, ListOptions, WriteOptions
 from runtime.kubeconfig import KubeConfig, ssl_context
 from runtime.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
 
-__all__ = ["HTTPClient", "open_http_client", "discover_domain"]
+__all__ = ["HTTPClient", "open_http_client", "discover_domain", "http_client"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _FRAME = struct.Struct(">I")
 
 
-def _http_client(config: KubeConfig, user_agent: str, timeout: float,
-                 transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-    headers = {"User-Agent": user_agent}
+def http_client(config: KubeConfig, user_agent: str, timeout: float,
+                transport: httpx.AsyncBaseTransport | None = None, *,
+                headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+    """An httpx client for `config`'s server: its URL, bearer token and TLS (unless `transport` is given)."""
+    headers = {"User-Agent": user_agent, **(headers or {})}
     if config.token:
         headers["Authorization"] = f"Bearer {config.token}"
     kwargs: dict[str, Any] = {"base_url": config.server.rstrip("/"), "headers": headers,
@@ -80,7 +82,7 @@ class HTTPClient(BaseClient):
         super().__init__(scheme or Scheme(DEFAULT_DOMAIN), field_manager=field_manager)
         self.config = config
         self.protobuf = protobuf
-        self._http = _http_client(config, user_agent, timeout, transport)
+        self._http = http_client(config, user_agent, timeout, transport)
         self._accept = f"{PROTOBUF}, application/json" if protobuf else "application/json"
 
     async def aclose(self) -> None:
@@ -313,7 +315,7 @@ async def discover_domain(config: KubeConfig, *, timeout: float = 30.0,
     Raises the Status error of a failed request, `TransportError` without an
     answer, `DecodeError` when no RBAC group is served.
     """
-    async with _http_client(config, "miniplane-client/0.1", timeout, transport) as http:
+    async with http_client(config, "miniplane-client/0.1", timeout, transport) as http:
         try:
             response = await http.get("/apis", headers={"Accept": "application/json"})
         except httpx.TransportError as exc:

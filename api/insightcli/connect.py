@@ -28,7 +28,8 @@ import httpx
 import yaml
 
 from runtime import errors
-from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig, ssl_context
+from runtime.client_http import http_client
+from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
 
 __all__ = ["APIResource", "Resolved", "Connection", "kubeconfig_path", "FIELD_MANAGER"]
 
@@ -101,16 +102,8 @@ class Connection:
 
     def __init__(self, config: KubeConfig, namespace: str, transport: httpx.AsyncBaseTransport | None = None,
                  timeout: float = 30.0) -> None:
-        headers = {"User-Agent": "miniplane-insight/0.1", "Accept": "application/json"}
-        if config.token:
-            headers["Authorization"] = f"Bearer {config.token}"
-        kwargs: dict[str, Any] = {"base_url": config.server.rstrip("/"), "headers": headers,
-                                  "timeout": httpx.Timeout(timeout)}
-        if transport is not None:
-            kwargs["transport"] = transport
-        elif config.server.startswith("https:"):
-            kwargs["verify"] = ssl_context(config)
-        self.http = httpx.AsyncClient(**kwargs)
+        self.http = http_client(config, "miniplane-insight/0.1", timeout, transport,
+                                headers={"Accept": "application/json"})
         self.namespace = namespace
         self._resources: list[APIResource] | None = None
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from runtime import errors
 from runtime.kinds.base import PolicyContext, Strategy
+from runtime.kinds.reviews import attributes_choice_errors
 from runtime.rbac import non_resource_attributes, resource_attributes
 from runtime.rbac.attributes import Attributes
 from runtime.rbac.describe import describe_forbidden
@@ -115,14 +116,8 @@ def spec_subject(spec: dict[str, Any], caller: UserInfo) -> tuple[UserInfo, bool
 def validate_request(spec: dict[str, Any], *, selectors: bool = True) -> list[FieldError]:
     """The rules of a request spec: exactly one of resourceAttributes and nonResourceAttributes, a verb,
     a resource or a path (`/...`); `selectors=False` refuses field and label selectors."""
-    errs: list[FieldError] = []
+    errs = attributes_choice_errors(spec)
     res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if res is not None and non is not None:
-        errs.append(invalid("spec.nonResourceAttributes", non,
-                            "cannot be specified in combination with resourceAttributes"))
-    if res is None and non is None:
-        errs.append(invalid("spec.resourceAttributes", None,
-                            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
     if res is not None:
         if not res.get("verb"):
             errs.append(required("spec.resourceAttributes.verb"))

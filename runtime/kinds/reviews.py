@@ -49,7 +49,8 @@ from runtime.selectors import (
 from runtime.validation.fielderrors import FieldError, forbidden, invalid, not_supported, required
 from runtime.validation.labels import label_value_errors
 
-__all__ = ["REVIEW_KINDS", "SubjectAccessReviewStrategy", "LocalSubjectAccessReviewStrategy",
+__all__ = ["REVIEW_KINDS", "attributes_choice_errors",
+           "SubjectAccessReviewStrategy", "LocalSubjectAccessReviewStrategy",
            "SelfSubjectAccessReviewStrategy", "SelfSubjectRulesReviewStrategy", "SelfSubjectReviewStrategy"]
 
 _RES = "spec.resourceAttributes"
@@ -58,15 +59,21 @@ _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 # ---- validation -------------------------------------------------------------------------------
 
-def _validate_spec(spec: dict[str, Any], *, needs_subject: bool) -> list[FieldError]:
-    errs: list[FieldError] = []
+def attributes_choice_errors(spec: dict[str, Any]) -> list[FieldError]:
+    """A review's rule (kept by the insight kinds too): exactly one of resourceAttributes and nonResourceAttributes."""
     res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if res is not None and non is not None:
-        errs.append(invalid("spec.nonResourceAttributes", non,
-                            "cannot be specified in combination with resourceAttributes"))
+        return [invalid("spec.nonResourceAttributes", non,
+                        "cannot be specified in combination with resourceAttributes")]
     if res is None and non is None:
-        errs.append(invalid("spec.resourceAttributes", None,
-                            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+        return [invalid("spec.resourceAttributes", None,
+                        "exactly one of nonResourceAttributes or resourceAttributes must be specified")]
+    return []
+
+
+def _validate_spec(spec: dict[str, Any], *, needs_subject: bool) -> list[FieldError]:
+    errs = attributes_choice_errors(spec)
+    res = spec.get("resourceAttributes")
     if needs_subject and not spec.get("user") and not spec.get("groups"):
         errs.append(invalid("spec.user", spec.get("user") or "", "at least one of user or group must be specified"))
     if res is not None:
