@@ -5,7 +5,10 @@ nothing. The concurrent-write figure shows group commit: 50 trio tasks writing
 at once share each SQLite commit (see "mean batch"). The last figure compacts
 the history of `COMPACT_KEYS` keys while 50 tasks keep writing: how long the
 compaction took, and the longest a write waited meanwhile (a compaction that
-holds the writer for its whole run makes every write wait that long).
+holds the writer for its whole run makes every write wait that long); then
+`FEW_WRITES` of those keys are written again and all since that compaction
+is compacted: what a compaction costs when little changed since the last
+one in a large store.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ LIST_KEYS = 10_000
 TASKS = 50
 #: Keys written (twice each) before the compaction that runs under writes.
 COMPACT_KEYS = 50_000
+#: Writes between the compaction under writes and the next one.
+FEW_WRITES = 1_000
 
 
 def encode(rev: int) -> bytes:
@@ -120,6 +125,13 @@ async def bench(name: str, open_store: Callable[[], Awaitable[Store]], n_seq: in
         took, longest, during = await compaction_under_writes(store, compact_keys)
         print(f"  compact {compact_keys:,} keys under writes {took * 1000:8.1f} ms; meanwhile {during:,} writes, "
               f"the longest {longest * 1000:.1f} ms")
+        few = min(FEW_WRITES, compact_keys)
+        for i in range(0, compact_keys, compact_keys // few):
+            await store.update(f"/compact/{i:06d}", encode, expected_revision=None)
+        target = await store.current_revision()
+        since = target - await store.compacted_revision()  # the writes made during the last one too
+        took = await timed(lambda: store.compact(target))
+        print(f"  compact {since:,} writes since the last compaction {took * 1000:8.1f} ms")
     await store.aclose()
 
 
@@ -162,7 +174,8 @@ async def compaction_under_writes(store: Store, keys: int) -> tuple[float, float
 
 async def main(directory: Path, quick: bool) -> None:
     scale = 10 if quick else 1
-    await bench("memory", lambda: _memory(), 20_000 // scale, 20_000 // scale, 20_000 // scale, 0)
+    await bench("memory", lambda: _memory(), 20_000 // scale, 20_000 // scale, 20_000 // scale,
+                COMPACT_KEYS // scale)
     for sync in ("FULL", "NORMAL"):
         path = directory / f"bench-{sync.lower()}.db"
         for p in directory.glob(path.name + "*"):

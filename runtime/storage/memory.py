@@ -13,7 +13,8 @@ over keys that did not exist then (deleted keys are kept until compaction).
 A compaction costs what was written since the last one, not the store's
 size: the log holds only the rows after the compacted revision, and only
 the keys of the rows it drops can hold rows to trim
-(`statistics().compacted_keys` counts them).
+(`statistics().compacted_rows` counts those rows). It trims `COMPACT_TURN`
+rows' keys at a time, writes going on in between.
 
 Watches go through `runtime.storage.fanout.WatchFanout`, as in every backend.
 """
@@ -32,6 +33,9 @@ from runtime.storage.base import (
 from runtime.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes, prefix_upper_bound
 
 __all__ = ["MemoryStore", "MemoryStoreStatistics"]
+
+#: Rows of the log a compaction trims between two checkpoints (writes go on between them).
+COMPACT_TURN = 1_000
 
 @dataclass(frozen=True, slots=True)
 class _Row:
@@ -55,7 +59,8 @@ class MemoryStoreStatistics:
     """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches.
 
     `keys_read` counts the keys every list so far has looked at;
-    `compacted_keys` the keys every compaction so far has trimmed.
+    `compacted_rows` the log rows every compaction so far has taken (each
+    looks at its key's rows).
     """
 
     revision: int
@@ -64,7 +69,7 @@ class MemoryStoreStatistics:
     rows: int
     watchers: int
     keys_read: int = 0
-    compacted_keys: int = 0
+    compacted_rows: int = 0
 
 
 def _rev(row: _Row) -> int:
@@ -83,9 +88,10 @@ class MemoryStore(FollowsAtCommit):
         self._keys: list[str] = []                 # sorted keys of _history
         self._live: list[str] = []                 # sorted keys whose newest row is not a delete
         self._keys_read = 0
-        self._compacted_keys = 0
+        self._compacted_rows = 0
         self._revision = 0
         self._compacted = 0
+        self._compacting = trio.Lock()
         self._closed = False
         self._fanout = WatchFanout(self._read_log, lambda: self._compacted, published=0,
                                    buffer=watch_buffer)
@@ -232,31 +238,46 @@ class MemoryStore(FollowsAtCommit):
         for a revision newer than the current one.
         """
         await self._enter()
-        if revision > self._revision:
-            raise ValueError(f"cannot compact at {revision}: current revision is {self._revision}")
-        if revision <= self._compacted:
-            return
-        # The log holds exactly the rows after the compacted revision: those up to `revision` go, and only
-        # their keys can hold rows to drop (a key untouched since the last compaction has one row, not a
-        # delete, that stays). So a compaction costs what was written since the last, not the store's size.
-        cut = bisect.bisect_right(self._log, revision, key=_rev)
-        touched = {row.event.key for row in self._log[:cut]}
-        del self._log[:cut]
-        self._compacted_keys += len(touched)
-        for key in touched:
-            rows = self._history[key]
+        async with self._compacting:  # one at a time: each trims what the log held up to its revision
+            if revision > self._revision:
+                raise ValueError(f"cannot compact at {revision}: current revision is {self._revision}")
+            if revision <= self._compacted:
+                return
+            # The log holds exactly the rows after the compacted revision: those up to `revision` go, and only
+            # their keys can hold rows to drop (a key untouched since the last compaction has one row, not a
+            # delete, that stays). So a compaction costs what was written since the last, not the store's size.
+            cut = bisect.bisect_right(self._log, revision, key=_rev)
+            touched = [row.event.key for row in self._log[:cut]]
+            del self._log[:cut]
+            self._compacted_rows += cut
+            self._compacted = revision  # reads below it answer Compacted from now on, as they will after
+            # Writes go on between turns (the rows they add are newer than `revision`). Shielded: a key left
+            # untrimmed now would never be trimmed, its rows being gone from the log.
+            with trio.CancelScope(shield=True):
+                for start in range(0, len(touched), COMPACT_TURN):
+                    if start:
+                        await trio.lowlevel.checkpoint()
+                    self._trim(touched[start:start + COMPACT_TURN], revision)
+
+    def _trim(self, keys: list[str], revision: int) -> None:
+        """Drop the rows of `keys` that `revision` superseded (a key seen before in this compaction: no-op)."""
+        for key in keys:
+            rows = self._history.get(key)
+            if rows is None or rows[0].revision > revision:
+                continue  # trimmed away already, or made again since
             i = bisect.bisect_right(rows, revision, key=_rev)  # rows[:i] are <= revision
             keep_from = i - 1 if i and rows[i - 1].event.type != "DELETED" else i
+            if keep_from == 0:
+                continue  # trimmed already in this compaction, or nothing superseded
             del rows[:keep_from]
             if not rows:  # deleted at or below `revision`: gone from the history
                 del self._history[key]
                 del self._keys[bisect.bisect_left(self._keys, key)]
-        self._compacted = revision
 
     def statistics(self) -> MemoryStoreStatistics:
         """Revisions, live key count, log rows after the compacted revision, open watches, work counts."""
         return MemoryStoreStatistics(self._revision, self._compacted, len(self._live), len(self._log),
-                                     self._fanout.watchers, self._keys_read, self._compacted_keys)
+                                     self._fanout.watchers, self._keys_read, self._compacted_rows)
 
     async def aclose(self) -> None:
         """Refuse further calls; open watches raise StoreError."""

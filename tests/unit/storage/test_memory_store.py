@@ -1,8 +1,9 @@
 """MemoryStore's own rules beyond the conformance suite: what a compaction costs, and that it loses nothing.
 
-Compaction trims only the keys written since the last compaction (counted
-by `statistics().compacted_keys`), and the log keeps only the rows after the
-compacted revision. The property test checks it against a plain model: a
+Compaction trims only the keys written since the last compaction (it takes
+the log's rows since then, counted by `statistics().compacted_rows`), the
+log keeps only the rows after the compacted revision, and writes go on
+between its turns. The property test checks it against a plain model: a
 list of every write, read at any revision still readable, and the events a
 watch from the compacted revision replays.
 """
@@ -14,25 +15,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.storage import MemoryStore
+from runtime.storage.memory import COMPACT_TURN
 
 
 def val(text: str):
     return lambda rev: f"{text}@{rev}".encode()
 
 
-async def test_a_compaction_trims_only_the_keys_written_since_the_last_one() -> None:
+async def test_a_compaction_looks_only_at_the_writes_since_the_last_one() -> None:
     store = MemoryStore()
     for i in range(1000):
         await store.create(f"/k/{i:04}", val("v"))
     await store.compact(await store.current_revision())
-    assert store.statistics().compacted_keys == 1000
+    assert store.statistics().compacted_rows == 1000
     for i in range(0, 50, 5):  # ten keys written twice, one deleted
         entry = await store.update(f"/k/{i:04}", val("w"), expected_revision=None)
         await store.update(f"/k/{i:04}", val("x"), expected_revision=entry.mod_revision)
     await store.delete("/k/0045", expected_revision=None)
     await store.compact(await store.current_revision())
     stats = store.statistics()
-    assert stats.compacted_keys == 1000 + 10  # not the 1,000 keys again
+    assert stats.compacted_rows == 1000 + 21  # ten keys written twice and a delete, not the 1,000 keys again
     assert (stats.keys, stats.rows) == (999, 0)  # the log keeps only rows after the compacted revision
     page = await store.list("/k/")
     assert len(page.entries) == 999 and page.entries[0].value.startswith(b"x@")
@@ -47,6 +49,36 @@ async def test_a_key_deleted_before_the_compacted_revision_is_gone_from_lists_at
     assert [e.key for e in (await store.list("/k/", revision=3)).entries] == ["/k/b"]
     await store.create("/k/a", val("again"))  # a key deleted and compacted away can be made again
     assert [(e.key, e.create_revision) for e in (await store.list("/k/")).entries] == [("/k/a", 4), ("/k/b", 2)]
+
+
+async def test_writes_go_on_between_a_compactions_turns_and_a_cancelled_one_still_trims_every_key() -> None:
+    store = MemoryStore()
+    keys = 3 * COMPACT_TURN
+    for i in range(keys):
+        await store.create(f"/k/{i:05}", val("a"))
+        await store.update(f"/k/{i:05}", val("b"), expected_revision=None)
+    target = await store.current_revision()
+    written: list[int] = []
+    compaction = trio.CancelScope()
+
+    async def writer() -> None:
+        while True:
+            written.append((await store.create(f"/w/{len(written)}", val("w"))).mod_revision)
+            if await store.compacted_revision() == target:
+                compaction.cancel()  # mid-way: its turns are shielded, so it still trims every key
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer)
+        await trio.lowlevel.checkpoint()
+        with compaction:
+            await store.compact(target)
+        nursery.cancel_scope.cancel()
+    assert compaction.cancel_called
+    assert len(written) >= 2 * keys // COMPACT_TURN - 1  # the writer ran between the turns
+    assert await store.compacted_revision() == target
+    assert all(len(store._history[f"/k/{i:05}"]) == 1 for i in range(keys))
+    page = await store.list("/k/", revision=target)
+    assert len(page.entries) == keys and all(e.value.startswith(b"b@") for e in page.entries)
 
 
 _KEYS = ["/k/a", "/k/b", "/k/c", "/k/d"]
