@@ -37,6 +37,7 @@ __all__ = ["MemoryStore", "MemoryStoreStatistics"]
 #: Rows of the log a compaction trims between two checkpoints (writes go on between them).
 COMPACT_TURN = 1_000
 
+
 @dataclass(frozen=True, slots=True)
 class _Row:
     """One write in the log (an Event plus the key's create revision)."""
@@ -59,8 +60,8 @@ class MemoryStoreStatistics:
     """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches.
 
     `keys_read` counts the keys every list so far has looked at;
-    `compacted_rows` the log rows every compaction so far has taken (each
-    looks at its key's rows).
+    `compacted_rows` the log rows whose keys every compaction so far has
+    looked at (one per row taken: the work does not grow with the store).
     """
 
     revision: int
@@ -249,8 +250,7 @@ class MemoryStore(FollowsAtCommit):
             cut = bisect.bisect_right(self._log, revision, key=_rev)
             touched = [row.event.key for row in self._log[:cut]]
             del self._log[:cut]
-            self._compacted_rows += cut
-            self._compacted = revision  # reads below it answer Compacted from now on, as they will after
+            self._compacted = revision  # reads below it answer Compacted from here on
             # Writes go on between turns (the rows they add are newer than `revision`). Shielded: a key left
             # untrimmed now would never be trimmed, its rows being gone from the log.
             with trio.CancelScope(shield=True):
@@ -262,13 +262,14 @@ class MemoryStore(FollowsAtCommit):
     def _trim(self, keys: list[str], revision: int) -> None:
         """Drop the rows of `keys` that `revision` superseded (a key seen before in this compaction: no-op)."""
         for key in keys:
+            self._compacted_rows += 1
             rows = self._history.get(key)
-            if rows is None or rows[0].revision > revision:
-                continue  # trimmed away already, or made again since
+            if rows is None:
+                continue  # deleted and trimmed away earlier in this compaction
             i = bisect.bisect_right(rows, revision, key=_rev)  # rows[:i] are <= revision
             keep_from = i - 1 if i and rows[i - 1].event.type != "DELETED" else i
             if keep_from == 0:
-                continue  # trimmed already in this compaction, or nothing superseded
+                continue  # nothing superseded: trimmed already, or made again since
             del rows[:keep_from]
             if not rows:  # deleted at or below `revision`: gone from the history
                 del self._history[key]
