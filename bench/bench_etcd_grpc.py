@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grpc  # noqa: E402
 import trio  # noqa: E402
 
+from children import tree_cpu_seconds  # noqa: E402
 from runtime.storage.etcd_client import EtcdClient, b64  # noqa: E402
 from tests.support.etcd import EtcdServer  # noqa: E402
 
@@ -42,23 +44,24 @@ def range_request(key: bytes) -> bytes:
     return b"\x0a" + bytes([len(key)]) + key
 
 
-async def rate(call: Callable[[], Awaitable[Any]], calls: int) -> tuple[float, float, float]:
-    """(calls/s, process and trio thread CPU ms per call) for `calls` calls, CONCURRENT in flight."""
+async def rate(call: Callable[[], Awaitable[Any]], calls: int,
+               etcd_cpu: Callable[[], float]) -> tuple[float, float, float, float]:
+    """(calls/s, process, trio thread and etcd CPU ms per call) for `calls` calls, CONCURRENT in flight."""
     async def worker() -> None:
         for _ in range(calls // CONCURRENT):
             await call()
 
     await call()  # connections made before the clock starts
-    start, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+    start, cpu, own, etcd = time.perf_counter(), time.process_time(), time.thread_time(), etcd_cpu()
     async with trio.open_nursery() as nursery:
         for _ in range(CONCURRENT):
             nursery.start_soon(worker)
     done = calls // CONCURRENT * CONCURRENT
     return (done / (time.perf_counter() - start), (time.process_time() - cpu) / done * 1000,
-            (time.thread_time() - own) / done * 1000)
+            (time.thread_time() - own) / done * 1000, (etcd_cpu() - etcd) / done * 1000)
 
 
-async def run(endpoint: str, calls: int) -> None:
+async def run(endpoint: str, calls: int, etcd_cpu: Callable[[], float]) -> None:
     channel = grpc.insecure_channel(endpoint)
     unary = channel.unary_unary("/etcdserverpb.KV/Range")  # bytes in, bytes out
     token = trio.lowlevel.current_trio_token()
@@ -80,9 +83,9 @@ async def run(endpoint: str, calls: int) -> None:
     print(f"etcd at {endpoint}: Range of one key, {CONCURRENT} in flight, {calls} calls a round")
     try:
         for name, call in [("gRPC (grpcio futures)", over_grpc), ("JSON gateway (httptools)", over_gateway)] * 2:
-            per_second, cpu, own = await rate(call, calls)
+            per_second, cpu, own, etcd = await rate(call, calls, etcd_cpu)
             print(f"  {name:26} {per_second:7.0f} calls/s   CPU per call: process {cpu:.3f} ms, "
-                  f"trio's thread {own:.3f} ms")
+                  f"trio's thread {own:.3f} ms, etcd {etcd:.3f} ms")
     finally:
         await client.aclose()
         channel.close()
@@ -97,7 +100,7 @@ async def main() -> None:
         server.start()
         try:
             await server.wait_healthy()
-            await run(server.endpoint, args.calls)
+            await run(server.endpoint, args.calls, lambda: tree_cpu_seconds(server.pid))
         finally:
             server.stop()
 

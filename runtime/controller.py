@@ -22,8 +22,8 @@ one crashes the controller (not the informer): the manager restarts it.
 
 The builder wires it up::
 
-    manager.controller("role-labeller") \\
-        .for_(roles_rt, generation_changed) \\
+    manager.controller("team-binder") \\
+        .for_(teams_rt, generation_changed) \\
         .owns(bindings_rt) \\
         .watches(namespaces_rt, lambda ns: [ObjectKey(ns["metadata"]["name"], "marker")]) \\
         .with_options(max_concurrent_reconciles=4) \\
@@ -32,8 +32,10 @@ The builder wires it up::
 Caveats:
     `generation_changed` also drops resync events (they carry no change), as
     controller-runtime's GenerationChangedPredicate does; and it drops
-    metadata-only changes (labels, finalizers, deletionTimestamp on kinds
-    whose strategy does not bump generation for them).
+    metadata-only changes (labels, finalizers, deletionTimestamp). Only kinds
+    whose strategy counts generations have one (custom resources, CRDs; not
+    the RBAC kinds or Namespaces, as in Kubernetes): on the others it drops
+    every update.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ kinds live in them, and they are authorized in their own scope),
 `feeds_authorizer` (the RBAC index follows these objects),
 `returns_deleted_object` (an immediate delete answers the object, not a
 Status), `anyone_may_create` (a review every caller may ask),
-`status_subresource` (spec and status are written apart), `field_labels`.
+`status_subresource` (spec and status are written apart), `counts_generation`
+(the server sets and counts `metadata.generation`: off, as in Kubernetes'
+generic store, but for CRDs and custom kinds), `field_labels`.
 """
 
 from __future__ import annotations
@@ -166,13 +168,13 @@ class Strategy:
         recorded: the creating manager owns what this sets). None by default."""
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        """Defaults a new object (after the server set uid, timestamps and generation; what this
-        sets is not owned by the creating manager)."""
+        """Defaults a new object (after the server set uid, timestamps and a counted generation;
+        what this sets is not owned by the creating manager)."""
         _drop_empty_meta(obj["metadata"])
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
         """Carries server-owned fields over from `old`, keeps the write to its subresource
-        (`keep_to_subresource`), and counts spec changes in `generation`."""
+        (`keep_to_subresource`), and counts changes in `generation` (`counts_generation`)."""
         meta, old_meta = new["metadata"], old["metadata"]
         _drop_empty_meta(meta)
         for name in _SERVER_META:
@@ -183,11 +185,19 @@ class Strategy:
         if self.rt.namespaced:
             meta["namespace"] = old_meta.get("namespace")
         self.keep_to_subresource(new, old, subresource)
-        if self.counts_generation and spec_of(new) != spec_of(old):
+        if self.counts_generation and self.counted(new) != self.counted(old):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
 
-    #: Spec changes bump `metadata.generation`.
-    counts_generation = True
+    #: The server sets `metadata.generation` to 1 on create and counts changes of `counted` in it.
+    #: Kubernetes leaves generation to each kind's strategy: of the kinds served here only
+    #: CustomResourceDefinitions and custom resources count it; the others (RBAC, Namespace,
+    #: ServiceAccount, Lease, Event) keep what a create sent (usually none) and no update changes it.
+    counts_generation = False
+
+    def counted(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """What `generation` counts changes of: all but metadata, and status when a subresource writes it."""
+        return spec_of(obj) if self.status_subresource else {
+            k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
 
     def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
         """Restrict an update to what its (sub)resource may change.
@@ -346,7 +356,7 @@ class Strategy:
 
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
-    """Everything but metadata and status: what `generation` counts changes of."""
+    """Everything but metadata and status: what a kind with a status subresource counts changes of."""
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 

@@ -74,6 +74,7 @@ class CustomResourceDefinitionStrategy(Strategy):
     """See the module doc."""
 
     status_subresource = True
+    counts_generation = True  # spec changes, as Kubernetes' CRD strategy
     observes = True
     name_rule = "dns-subdomain"
     field_labels = ("metadata.name",)

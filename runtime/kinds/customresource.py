@@ -174,6 +174,7 @@ class CustomResourceStrategy(Strategy):
 
     name_rule = "dns-subdomain"
     supports_strategic_merge = False
+    counts_generation = True  # all but metadata (and status with its subresource), as Kubernetes'
 
     def __init__(self, scheme: "Scheme", rt: "ResourceType", definition: CustomDefinition,
                  version: dict[str, Any]) -> None:

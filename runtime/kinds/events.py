@@ -247,7 +247,6 @@ def _columns(cells: Callable[[dict[str, Any]], list[Any]]) -> Columns:
 class CoreEventStrategy(Strategy):
     """core/v1 Event: see the module doc."""
 
-    counts_generation = False
     field_labels = _labels("involvedObject", "reportingComponent")
     columns = _columns(_cells)
 
@@ -263,7 +262,6 @@ class CoreEventStrategy(Strategy):
 class EventsV1EventStrategy(Strategy):
     """events.k8s.io/v1 Event: see the module doc."""
 
-    counts_generation = False
     name_rule = "dns-subdomain"
     field_labels = _labels("regarding", "reportingController")
     columns = _columns(lambda obj: _cells(as_core_event(obj)))

@@ -62,8 +62,6 @@ class NamespaceStrategy(Strategy):
     allow_create_on_update = False  # PUT of a missing namespace is 404, as Kubernetes' namespace strategy
     field_labels = ("metadata.name", "status.phase")
     name_rule = "dns-label"
-    # Only `finalize` changes the spec, and Kubernetes' namespaces do not count generations.
-    counts_generation = False
     columns = Columns((NAME_COLUMN, column("Status", "The status of the namespace"), AGE_COLUMN), _cells)
 
     def default(self, obj: dict[str, Any]) -> None:

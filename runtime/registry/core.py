@@ -301,7 +301,8 @@ class RegistryCore:
         await strategy.admit(self, request)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        meta["generation"] = 1
+        if strategy.counts_generation:
+            meta["generation"] = 1
         for server_set in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(server_set, None)
         strategy.prepare_for_create(obj)

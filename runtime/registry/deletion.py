@@ -17,8 +17,8 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
   collector (`controllers.gc`) has done its part and removed that finalizer.
 - `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
   so they go at once. An object kept by finalizers is marked as Kubernetes'
-  markAsDeleting does: `deletionGracePeriodSeconds: 0` and `generation`
-  bumped (a kind's strategy may differ: a namespace gets neither).
+  markAsDeleting does: `deletionGracePeriodSeconds: 0` and a positive
+  `generation` bumped (a kind's strategy may differ: a namespace gets neither).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
 - `dryRun`: every check runs, nothing is written.
 - Deleting a namespace (a kind whose strategy has `namespace_kind`) waits
@@ -64,6 +64,9 @@ FORCE_DELETE_GATE = "AllowUnsafeMalformedObjectDeletion"
 #: The extra verb a force delete needs on the resource (Kubernetes' authorizeUnsafeDelete).
 UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
 _FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
+
+#: The largest `metadata.generation` (Go's int64): markAsDeleting bumps no further.
+_INT64_MAX = 2**63 - 1
 
 
 def _effective(core: RegistryCore, options: DeleteOptions) -> DeleteOptions:
@@ -162,7 +165,8 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
             meta = obj["metadata"]
             meta["deletionTimestamp"] = now_rfc3339()
             meta["deletionGracePeriodSeconds"] = 0
-            if strategy.counts_generation and int(meta.get("generation") or 0) > 0:
+            # A namespace's own storage does not bump; int64's largest (a create may send it) stays.
+            if 0 < int(meta.get("generation") or 0) < _INT64_MAX and not strategy.namespace_kind:
                 meta["generation"] = int(meta["generation"]) + 1
             strategy.prepare_for_delete(obj)
             if options.dry_run:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+from tests.support.rbac import ok
+
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
 OTHER_RULES = [{"verbs": ["list"], "apiGroups": [""], "resources": ["namespaces"]}]
 APPLY = {"Content-Type": "application/apply-patch+yaml"}
@@ -32,7 +34,7 @@ async def test_apply_creates_a_missing_object_with_201_and_records_the_manager(s
         r = await apply(c, server, config(server, rules=RULES), "alice")
         assert r.status_code == 201, r.text
         obj = r.json()
-        assert obj["rules"] == RULES and obj["metadata"]["uid"] and obj["metadata"]["generation"] == 1
+        assert obj["rules"] == RULES and obj["metadata"]["uid"] and "generation" not in obj["metadata"]
         assert managers(obj) == {("alice", "Apply"): {"f:rules": {}}}
         entry = obj["metadata"]["managedFields"][0]
         assert entry["fieldsType"] == "FieldsV1" and entry["apiVersion"] == f"rbac.authorization.{server.domain}/v1"
@@ -213,17 +215,29 @@ async def test_managed_fields_are_writable_by_update_and_reset_by_an_empty_list_
 
 # ---- generation ------------------------------------------------------------------------------------
 
-async def test_generation_counts_spec_changes_only(server):
+async def test_generation_is_left_to_the_kind_and_no_write_changes_it_on_rbac_kinds(server):
+    # Kubernetes' generic store sets no generation (BeforeCreate) and keeps the stored one on every
+    # update (BeforeUpdate); only a kind's strategy counts it, and the RBAC strategies do not.
     async with server.client() as c:
         url = f"{server.rbac}/clusterroles/reader"
         merge = {"Content-Type": "application/merge-patch+json"}
         created = (await c.post(f"{server.rbac}/clusterroles", json=config(server, rules=RULES))).json()
-        assert created["metadata"]["generation"] == 1
         labelled = await c.patch(url, headers=merge, content='{"metadata":{"labels":{"a":"b"}}}')
-        assert labelled.json()["metadata"]["generation"] == 1
         updated = await c.put(url, json=dict(labelled.json(), rules=OTHER_RULES))
-        assert updated.json()["metadata"]["generation"] == 2
         applied = await apply(c, server, config(server, rules=RULES), "alice", force="true")
-        assert applied.json()["metadata"]["generation"] == 3
         forged = await c.patch(url, headers=merge, content='{"metadata":{"generation":42}}')
-        assert forged.json()["metadata"]["generation"] == 3
+        assert [r["metadata"].get("generation") for r in (created, labelled.json(), updated.json(),
+                                                           applied.json(), forged.json())] == [None] * 5
+        assert updated.json()["rules"] == OTHER_RULES and applied.json()["rules"] == RULES
+        # What a create sent is kept (validated), and no update changes it either.
+        roles, sent_url = f"{server.rbac}/clusterroles", f"{server.rbac}/clusterroles/sent"
+        sent = await ok(await c.post(roles, json=config(server, rules=RULES,
+                                                        metadata={"name": "sent", "generation": 7})), 201)
+        changed = await c.put(sent_url, json=dict(sent, rules=OTHER_RULES))
+        reset = await c.patch(sent_url, headers=merge, content='{"metadata":{"generation":null}}')
+        assert [sent["metadata"]["generation"], changed.json()["metadata"]["generation"],
+                reset.json()["metadata"]["generation"]] == [7, 7, 7]
+        negative = await c.post(roles, json=config(server, metadata={"name": "n", "generation": -1}))
+        assert negative.status_code == 422 and negative.json()["details"]["causes"] == [
+            {"reason": "FieldValueInvalid", "message": "Invalid value: -1: must be greater than or equal to 0",
+             "field": "metadata.generation"}]

@@ -132,6 +132,24 @@ async def test_status_and_spec_are_written_apart_and_generation_counts_spec(crd_
         assert main["metadata"]["generation"] == 2
 
 
+async def test_without_a_status_subresource_every_change_but_metadata_counts_a_generation(crd_server):
+    # Kubernetes' custom resource strategy: generation 1 on create (whatever was sent), then one more
+    # for each change outside metadata, status included when no subresource writes it.
+    plain = crd()
+    del plain["spec"]["versions"][0]["subresources"]
+    async with crd_server.client() as c:
+        await c.post(CRDS, json=plain)
+        await established(c)
+        w = (await c.post(WIDGETS, json=dict(widget("w"), metadata={"name": "w", "generation": 9}))).json()
+        assert w["metadata"]["generation"] == 1
+        w["metadata"]["labels"] = {"only": "metadata"}
+        labelled = (await c.put(f"{WIDGETS}/w", json=w)).json()
+        labelled["status"] = {"ready": True}
+        ready = (await c.put(f"{WIDGETS}/w", json=labelled)).json()
+        assert ready["status"] == {"ready": True}
+        assert [labelled["metadata"]["generation"], ready["metadata"]["generation"]] == [1, 2]
+
+
 async def test_the_scale_subresource_reads_and_writes_replicas(crd_server):
     async with crd_server.client() as c:
         await c.post(CRDS, json=crd())

@@ -31,15 +31,23 @@ async def test_no_new_finalizer_may_be_added_to_an_object_being_deleted(server):
 
 async def test_deletion_grace_period_is_set_as_kubernetes_unset_on_namespaces_zero_on_roles(server):
     # A namespace is marked by its own storage (no grace period); other kinds by the generic store's
-    # markAsDeleting (deletionGracePeriodSeconds 0, generation bumped).
+    # markAsDeleting (deletionGracePeriodSeconds 0, a generation there is bumped).
     async with server.client() as c:
-        await ok(await c.post("/api/v1/namespaces", json={"metadata": {"name": "gone"}}), 201)
+        await ok(await c.post("/api/v1/namespaces", json={"metadata": {"name": "gone", "generation": 2}}), 201)
         ns = await ok(await c.delete("/api/v1/namespaces/gone"))
         assert ns["metadata"]["deletionTimestamp"] and "deletionGracePeriodSeconds" not in ns["metadata"]
-        created = await ok(await c.post(f"{server.rbac}/clusterroles", json=role(server, finalizers=["x.io/h"])), 201)
+        assert ns["metadata"]["generation"] == 2
+        await ok(await c.post(f"{server.rbac}/clusterroles", json=role(server, finalizers=["x.io/h"])), 201)
         marked = await ok(await c.delete(f"{server.rbac}/clusterroles/r"))
-        assert marked["metadata"]["deletionGracePeriodSeconds"] == 0
-        assert marked["metadata"]["generation"] == created["metadata"]["generation"] + 1
+        assert marked["metadata"]["deletionGracePeriodSeconds"] == 0 and "generation" not in marked["metadata"]
+        # markAsDeleting bumps a generation there is (here one the create sent: RBAC kinds count none).
+        await ok(await c.post(f"{server.rbac}/clusterroles", json=role(server, "g", finalizers=["x.io/h"],
+                                                                        generation=3)), 201)
+        assert (await ok(await c.delete(f"{server.rbac}/clusterroles/g")))["metadata"]["generation"] == 4
+        await ok(await c.post(f"{server.rbac}/clusterroles", json=role(server, "top", finalizers=["x.io/h"],
+                                                                        generation=2**63 - 1)), 201)
+        top = await ok(await c.delete(f"{server.rbac}/clusterroles/top"))
+        assert top["metadata"]["generation"] == 2**63 - 1  # int64's largest: no further
 
 
 async def test_namespaces_offer_no_collection_delete(server):

@@ -47,7 +47,9 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
 
 
 class WidgetStrategy(Strategy):
-    """Sizes are never negative; no collection delete; `kubectl get` shows the size."""
+    """Sizes are never negative; no collection delete; `kubectl get` shows the size; spec changes count."""
+
+    counts_generation = True
 
     columns = Columns((NAME_COLUMN, column("Size", "How big", type_="integer"), AGE_COLUMN), _cells)
 

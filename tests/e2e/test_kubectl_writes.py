@@ -142,7 +142,7 @@ async def test_replace_updates_and_records_kubectl_replace(kubectl, tmp_path):
     assert await store_state(kubectl) == before
     assert "replaced" in (await kubectl("replace", "-f", str(path))).out
     obj = await get(kubectl, "replaced")
-    assert obj["rules"][0]["verbs"] == ["get", "watch"] and obj["metadata"]["generation"] == 2
+    assert obj["rules"][0]["verbs"] == ["get", "watch"] and "generation" not in obj["metadata"]
     assert ("kubectl-replace", "Update") in managers(obj)
 
 
