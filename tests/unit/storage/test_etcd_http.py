@@ -30,6 +30,18 @@ async def test_sequential_posts_share_one_kept_alive_connection() -> None:
         await endpoint.aclose()
 
 
+async def test_a_request_larger_than_the_socket_takes_at_once_is_sent_whole() -> None:
+    # A plain connection writes on its descriptor and sends what the socket did not take through the
+    # stream; 8 MiB is more than a loopback socket takes in one write.
+    body = bytes(range(256)) * (8 * 4096)
+    async with scripted_server(echo) as server:
+        endpoint = Endpoint(server.url)
+        assert await endpoint.post("/big", body) == (200, b"/big " + body)
+        assert await endpoint.post("/small", b"1") == (200, b"/small 1")
+        assert server.connections == 1
+        await endpoint.aclose()
+
+
 async def test_posts_in_flight_together_open_one_connection_each_and_then_reuse_them() -> None:
     async with scripted_server(lambda path, body: Answer(parts=[body], pause=0.05)) as server:
         endpoint = Endpoint(server.url)
