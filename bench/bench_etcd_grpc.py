@@ -11,8 +11,8 @@ The calls are etcd Range reads of one key, 16 in flight, the request encoded
 by hand (field 1, the key) and the answer left as bytes, so neither side pays
 for a message model; the gateway side is `EtcdClient.call`, JSON and base64
 included. Prints calls/s and the CPU per call of the process (every thread,
-grpcio's included) and of trio's thread alone (the API server's bound), two
-rounds of each in turn. Asserts nothing.
+grpcio's included), of trio's thread alone (the API server's bound) and of
+etcd (what the gateway costs it), two rounds of each in turn. Asserts nothing.
 """
 
 from __future__ import annotations
