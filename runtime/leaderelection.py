@@ -21,7 +21,13 @@ candidates racing for an expired or released Lease one gets a Conflict and
 stays a follower.
 
 `acquire()` tries every `retry_period` (jittered by up to 1.2 times, as
-client-go's `JitterUntil`) until it holds the lease. `lead(work)` runs
+client-go's `JitterUntil`) until it holds the lease. Meanwhile it watches the
+Lease, so each renewal is observed when it is made rather than at the next
+try, and tries again at the moment the lease it observed expires (or is
+released): a leader that dies is replaced within `lease_duration` of its
+last renewal, where client-go's polling can take two more retry periods.
+Expiry is still timed on this candidate's own clock. A client that may not
+watch leases only loses the head start. `lead(work)` runs
 `work()` while renewing every `retry_period`; a renewal that has not
 succeeded for `renew_deadline` seconds since the last success, or a Lease
 seen held by another candidate, means leadership is lost: `work` is
@@ -161,7 +167,8 @@ class LeaderElectorStatistics:
 
 
 class LeaderElector:
-    """One candidate for the Lease of `config` (see the module docs); `client` needs get/create/update on leases.
+    """One candidate for the Lease of `config` (see the module docs); `client` needs get/create/update on
+    leases, and list/watch for the watch that times a follower's next try.
 
     `on_new_leader(identity)` is called (sync, inline) whenever the observed
     holder changes, "" when the lease was released.
@@ -179,6 +186,7 @@ class LeaderElector:
         self._lease: dict[str, Any] | None = None  # the Lease last read or written: its resourceVersion guards updates
         self._observed = LeaderElectionRecord()
         self._observed_time = -float("inf")
+        self._changed = trio.Event()  # set (and replaced) at each change of the observed record
         self._reported_leader = ""
         self._acquired = self._lost = self._failed = 0
 
@@ -210,6 +218,8 @@ class LeaderElector:
     def _set_observed(self, record: LeaderElectionRecord) -> None:
         self._observed = record
         self._observed_time = trio.current_time()
+        self._changed.set()
+        self._changed = trio.Event()
         if record.holder_identity != self._reported_leader:
             self._reported_leader = record.holder_identity
             if record.holder_identity:
@@ -284,12 +294,52 @@ class LeaderElector:
     # ---- the loops -------------------------------------------------------------------------------
 
     async def acquire(self) -> None:
-        """Block until we hold the lease: one attempt at once, then one every jittered `retry_period`."""
+        """Block until we hold the lease: one attempt at once, then one at the next of a jittered
+        `retry_period`, the observed lease's expiry and its release (see the module docs)."""
         log.info("%r: attempting to acquire the lease", self)
-        while not await self.try_acquire_or_renew():
-            await trio.sleep(self.config.retry_period * (1 + random.random() * JITTER_FACTOR))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._follow_lease)
+            while not await self.try_acquire_or_renew():
+                await self._until_next_attempt()
+            nursery.cancel_scope.cancel()
         self._acquired += 1
         log.info("%r: acquired the lease", self)
+
+    async def _until_next_attempt(self) -> None:
+        retry_at = trio.current_time() + self.config.retry_period * (1 + random.random() * JITTER_FACTOR)
+        while True:
+            changed, at = self._changed, retry_at
+            expiry = self._observed_time + self._observed.lease_duration_seconds
+            if self._observed.holder_identity and expiry > trio.current_time():
+                at = min(at, expiry)  # the moment `_lease_valid()` turns false: not a poll later
+            with trio.move_on_at(at):
+                await changed.wait()
+                if not self._observed.holder_identity:
+                    return  # released (or deleted): try now
+                continue  # renewed or taken: its expiry moved; wait on
+            return
+
+    async def _follow_lease(self) -> None:
+        """Observe each change of the Lease as it is made (a watch on its name); never raises."""
+        selector = f"metadata.name={self.config.name}"
+        while True:
+            try:
+                async with self.client.watch(self.kind, namespace=self.config.namespace,
+                                             field_selector=selector) as events:
+                    async for event in events:
+                        if event.type == "DELETED":
+                            self._observe(LeaderElectionRecord())
+                        elif event.type in ("ADDED", "MODIFIED"):
+                            self._observe(LeaderElectionRecord.from_lease(event.object))
+                        elif event.type == "ERROR":
+                            break
+            except (errors.StatusError, ClientError) as exc:
+                log.debug("%r: watching the lease failed (%s); polling until the next try", self, exc)
+            await trio.sleep(self.config.retry_period)
+
+    def _observe(self, record: LeaderElectionRecord) -> None:
+        if record != self._observed:
+            self._set_observed(record)
 
     async def keep_renewing(self) -> None:
         """Renew every `retry_period`; return once leadership is lost (see the module docs). Never raises."""

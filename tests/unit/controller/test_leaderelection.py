@@ -9,6 +9,7 @@ import re
 import pytest
 import trio
 
+from runtime import errors
 from runtime.client import ClientError, ObjectKey
 from runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from runtime.testing import open_test_env
@@ -50,6 +51,10 @@ class FlakyClient:
     async def create(self, *args, **kwargs):
         self._check()
         return await self.client.create(*args, **kwargs)
+
+    def watch(self, *args, **kwargs):
+        self._check()
+        return self.client.watch(*args, **kwargs)
 
     async def update(self, *args, **kwargs):
         self._check()
@@ -308,6 +313,58 @@ async def test_the_follower_takes_over_after_expiry_when_the_leader_dies(autojum
         await trio.sleep(1)
         assert b.keys == ["after"] and b.manager.leading
         await b.stop()
+
+
+async def test_a_watching_follower_takes_over_within_the_lease_duration_of_the_leaders_death(autojump_clock):
+    # The watch observes each renewal as it is made, and the next try comes when that lease expires:
+    # polling alone (client-go's) observed renewals up to a jittered retry late and tried a retry later.
+    async with open_test_env() as env:
+        a = Candidate.local(env, "a", release_on_cancel=False)
+        b = Candidate.local(env, "b")
+        await a.start(env.nursery)
+        await a.manager.wait_leading()
+        await b.start(env.nursery)
+        await trio.sleep(7.3)
+        await a.stop()  # dies without releasing, up to one retry period after its last renewal
+        died_at = trio.current_time()
+        with trio.fail_after(60):
+            await b.manager.wait_leading()
+        assert 15 - 2 <= trio.current_time() - died_at <= 15
+        await b.stop()
+
+
+async def test_a_release_seen_by_the_watch_is_taken_at_once(autojump_clock):
+    async with open_test_env() as env:
+        a, b = LeaderElector(env.client, config("a")), LeaderElector(env.client, config("b"))
+        await a.acquire()
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(b.acquire)
+                await trio.sleep(5)
+                await a.release()
+                released_at = trio.current_time()
+        assert b.is_leader() and trio.current_time() - released_at < 0.01
+
+
+class NoWatchClient(FlakyClient):
+    """A client whose every watch is refused (an identity allowed get, create and update only)."""
+
+    def watch(self, *args, **kwargs):
+        raise errors.Forbidden('leases.coordination.svc.io is forbidden: User "x" cannot watch resource "leases"')
+
+
+async def test_a_follower_that_may_not_watch_polls_as_client_go_does(autojump_clock):
+    async with open_test_env() as env:
+        a = LeaderElector(env.client, config("a", release_on_cancel=False))
+        b = LeaderElector(NoWatchClient(env.client), config("b"))
+        await a.acquire()
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(b.acquire)
+                with trio.move_on_after(3):
+                    await a.lead(trio.sleep_forever)  # renewed at 2 s, then stops without releasing
+                stopped_at = trio.current_time()
+        assert b.is_leader() and trio.current_time() - stopped_at >= 15 - 1
 
 
 async def test_a_manager_that_loses_the_lease_stops_its_controllers_and_campaigns_again(autojump_clock):
