@@ -312,12 +312,10 @@ class LeaderElector:
             expiry = self._observed_time + self._observed.lease_duration_seconds
             if self._observed.holder_identity and expiry > trio.current_time():
                 at = min(at, expiry)  # the moment `_lease_valid()` turns false: not a poll later
-            with trio.move_on_at(at):
+            with trio.move_on_at(at) as waiting:
                 await changed.wait()
-                if not self._observed.holder_identity:
-                    return  # released (or deleted): try now
-                continue  # renewed or taken: its expiry moved; wait on
-            return
+            if waiting.cancelled_caught or not self._observed.holder_identity:
+                return  # time to try, or released (deleted): try now; else renewed or taken: wait on
 
     async def _follow_lease(self) -> None:
         """Observe each change of the Lease as it is made (a watch on its name); never raises."""

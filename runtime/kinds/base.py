@@ -50,6 +50,10 @@ STATUS_VERBS = ("get", "patch", "update")
 
 #: Fields the server owns: an update body cannot set them.
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+#: What is not an object's content: its type and its metadata.
+_TYPE_META = ("metadata", "apiVersion", "kind")
+#: The largest `metadata.generation` (Go's int64).
+_INT64_MAX = 2**63 - 1
 #: ObjectMeta's collections are `omitempty` in Kubernetes' JSON: an emptied one is not kept.
 _OMITEMPTY_META = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
 
@@ -196,8 +200,7 @@ class Strategy:
 
     def counted(self, obj: dict[str, Any]) -> dict[str, Any]:
         """What `generation` counts changes of: all but metadata, and status when a subresource writes it."""
-        return spec_of(obj) if self.status_subresource else {
-            k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+        return spec_of(obj) if self.status_subresource else {k: v for k, v in obj.items() if k not in _TYPE_META}
 
     def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
         """Restrict an update to what its (sub)resource may change.
@@ -257,7 +260,13 @@ class Strategy:
         return deletion_finalizers(finalizers, options)
 
     def prepare_for_delete(self, obj: dict[str, Any]) -> None:
-        """Marks an object that becomes terminating (it already has its deletionTimestamp)."""
+        """Marks an object that becomes terminating (it already has its deletionTimestamp) as the
+        generic store's markAsDeleting does: `deletionGracePeriodSeconds: 0`, a positive generation
+        bumped (never past int64's largest, which a create may send)."""
+        meta = obj["metadata"]
+        meta["deletionGracePeriodSeconds"] = 0
+        if 0 < int(meta.get("generation") or 0) < _INT64_MAX:
+            meta["generation"] = int(meta["generation"]) + 1
 
     def should_delete_on_update(self, obj: dict[str, Any]) -> bool:
         """A terminating object whose last finalizer an update removed is gone."""
@@ -357,7 +366,7 @@ class Strategy:
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
     """Everything but metadata and status: what a kind with a status subresource counts changes of."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+    return {k: v for k, v in obj.items() if k not in _TYPE_META and k != "status"}
 
 
 def _drop_empty_meta(meta: dict[str, Any]) -> None:

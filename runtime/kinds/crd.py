@@ -158,6 +158,7 @@ class CustomResourceDefinitionStrategy(Strategy):
         return result if CLEANUP_FINALIZER in result else [*result, CLEANUP_FINALIZER]
 
     def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        super().prepare_for_delete(obj)
         set_condition(obj, "Terminating", "True", "InstanceDeletionPending",
                       "CustomResourceDefinition marked for deletion; instance deletion pending")
 

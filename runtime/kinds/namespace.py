@@ -130,8 +130,8 @@ class NamespaceStrategy(Strategy):
         return namespace_deletion_finalizers(finalizers, options)
 
     def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        # The namespace's own storage, not markAsDeleting: no grace period, no generation bump.
         obj.setdefault("status", {})["phase"] = "Terminating"
-        obj["metadata"].pop("deletionGracePeriodSeconds", None)
 
     def precondition_failed(self, name: str, field: str, wanted: str, actual: str) -> errors.Conflict:
         # The namespace REST storage checks its preconditions itself, in its own words.

@@ -65,9 +65,6 @@ FORCE_DELETE_GATE = "AllowUnsafeMalformedObjectDeletion"
 UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
 _FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
-#: The largest `metadata.generation` (Go's int64): markAsDeleting bumps no further.
-_INT64_MAX = 2**63 - 1
-
 
 def _effective(core: RegistryCore, options: DeleteOptions) -> DeleteOptions:
     """The options as the server honours them: the force option is dropped while its gate is off."""
@@ -161,14 +158,8 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
         else:
             obj["metadata"].pop("finalizers", None)
         if strategy.has_finalizers(obj):
-            # Kubernetes' markAsDeleting (a kind's strategy may undo part of it: namespaces).
-            meta = obj["metadata"]
-            meta["deletionTimestamp"] = now_rfc3339()
-            meta["deletionGracePeriodSeconds"] = 0
-            # A namespace's own storage does not bump; int64's largest (a create may send it) stays.
-            if 0 < int(meta.get("generation") or 0) < _INT64_MAX and not strategy.namespace_kind:
-                meta["generation"] = int(meta["generation"]) + 1
-            strategy.prepare_for_delete(obj)
+            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+            strategy.prepare_for_delete(obj)  # the rest of Kubernetes' markAsDeleting, as the kind does it
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))
             with store_errors(rt, name):

@@ -128,7 +128,7 @@ class _Connection:
                 try:
                     data = os.read(self._fd, _READ_SIZE)
                     break
-                except BlockingIOError:  # woken with nothing to read after all: wait again
+                except BlockingIOError:  # trio allows a wake-up with nothing to read: wait again
                     continue
         else:
             data = await self.stream.receive_some(_READ_SIZE)

@@ -235,6 +235,8 @@ async def test_a_terminating_crd_refuses_creates_until_its_objects_are_gone(crd_
         assert deleted.json()["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
         terminating = {x["type"]: x for x in deleted.json()["status"]["conditions"]}["Terminating"]
         assert (terminating["status"], terminating["reason"]) == ("True", "InstanceDeletionPending")
+        meta = deleted.json()["metadata"]  # and marked as the generic store's markAsDeleting marks
+        assert (meta["deletionGracePeriodSeconds"], meta["generation"]) == (0, 2)
         await watch_crd(c, lambda o: o is not None and o["metadata"].get("deletionTimestamp"))
         create = await c.post(WIDGETS, json=widget("late"))
         assert create.status_code == 405 and create.json()["message"] == \
