@@ -10,6 +10,10 @@ in its requests' tasks: the app answers each 429 with `Connection: close`, so
 the client learns why and the connection ends. One twice past the limit is
 closed at once, before its TLS handshake.
 
+HTTP/1.1 status lines carry Go's reason phrases (`HTTP/1.1 404 Not Found`),
+as kube-apiserver's: Hypercorn sends none (`HTTP/1.1 404 `), and HTTP/1.1
+clients show the phrase (the Python client's `ApiException.reason`, curl).
+
 Caveats:
     Built on Hypercorn's trio worker internals (`TCPServer`, `WorkerContext`,
     `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
@@ -24,6 +28,7 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config
+from hypercorn.events import Event, RawData
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -35,6 +40,49 @@ from api.limits import RequestLimits
 __all__ = ["serve_counted", "over_connection_limit"]
 
 _OVER_LIMIT: ContextVar[bool] = ContextVar("miniplane_connection_over_limit", default=False)
+
+
+#: Go's `http.StatusText` (net/http/status.go), which kube-apiserver's status lines carry; Python's
+#: `HTTPStatus` words some otherwise (414, 418) and its newer versions more (413, 422).
+_GO_STATUS_TEXT = {
+    100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
+    200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+    205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
+    300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+    305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
+    400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required",
+    408: "Request Timeout", 409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed",
+    413: "Request Entity Too Large", 414: "Request URI Too Long", 415: "Unsupported Media Type",
+    416: "Requested Range Not Satisfiable", 417: "Expectation Failed", 418: "I'm a teapot",
+    421: "Misdirected Request", 422: "Unprocessable Entity", 423: "Locked", 424: "Failed Dependency",
+    425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
+    431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
+    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
+    507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
+}
+#: h11's status line without a reason (what Hypercorn sends) -> the line with Go's.
+_STATUS_LINES = {f"HTTP/1.1 {code} \r\n".encode(): f"HTTP/1.1 {code} {text}\r\n".encode()
+                 for code, text in _GO_STATUS_TEXT.items()}
+_BARE_LINE = len(b"HTTP/1.1 200 \r\n")
+
+
+class _ReasonedTCPServer(TCPServer):
+    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase.
+
+    h11 serializes a response head on its own, and Hypercorn sends it as one
+    `RawData`, so a head starts the bytes of a send; no body of this server
+    starts with a status line (its bodies are JSON, YAML, CBOR, protobuf,
+    gzip, HTML or plain text; HTTP/2 frames begin with their length).
+    """
+
+    async def protocol_send(self, event: Event) -> None:
+        if isinstance(event, RawData) and event.data[:9] == b"HTTP/1.1 ":
+            line = _STATUS_LINES.get(event.data[:_BARE_LINE])
+            if line is not None:
+                event = RawData(line + event.data[_BARE_LINE:], event.address)
+        await super().protocol_send(event)
 
 
 def over_connection_limit() -> bool:
@@ -58,7 +106,7 @@ async def serve_counted(app: Any, config: Config, limits: RequestLimits, *,
                 await trio.aclose_forcefully(stream)
                 return
             _OVER_LIMIT.set(not admitted)
-            await TCPServer(wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
+            await _ReasonedTCPServer(wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
         finally:
             limits.connection_closed()
 

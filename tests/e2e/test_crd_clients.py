@@ -28,6 +28,7 @@ import pytest
 import trio
 import yaml
 from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
 
 from runtime.client_http import open_http_client
 from runtime.kubeconfig import load_kubeconfig
@@ -173,6 +174,10 @@ def custom_objects_session(kubeconfig: str) -> dict[str, Any]:
     out["scale"] = objects.patch_namespaced_custom_object_scale(*args, "a", {"spec": {"replicas": 4}})
     out["listed"] = objects.list_cluster_custom_object(GROUP, "v1", "widgets")
     out["deleted"] = objects.delete_namespaced_custom_object(*args, "a")
+    try:
+        objects.get_namespaced_custom_object(*args, "a")
+    except ApiException as e:  # its words: "(404)\nReason: Not Found\n..." (the status line's phrase)
+        out["gone"] = (e.status, e.reason, json.loads(e.body)["reason"])
     out["events"] = []
     w = watch.Watch()
     for event in w.stream(objects.list_namespaced_custom_object, *args, resource_version=start, timeout_seconds=30):
@@ -193,4 +198,5 @@ async def test_the_kubernetes_client_custom_objects_api_does_crud_and_watch(crd_
     assert out["scale"]["kind"] == "Scale" and out["scale"]["spec"] == {"replicas": 4}
     assert out["listed"]["kind"] == "WidgetList" and [i["metadata"]["name"] for i in out["listed"]["items"]] == ["a"]
     assert out["deleted"]["kind"] == "Status" and out["deleted"]["status"] == "Success"
+    assert out["gone"] == (404, "Not Found", "NotFound")
     assert out["events"] == [("ADDED", "a")] + [("MODIFIED", "a")] * 4 + [("DELETED", "a")]
