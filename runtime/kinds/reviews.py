@@ -26,7 +26,9 @@ allows or has no opinion, so `denied` stays unset. A `user` given without
 means all namespaces, so only ClusterRoleBindings can allow it. A
 `rawSelector` that does not parse, or requirements that cannot be used, are
 ignored (selectors can only restrict) and reported in `evaluationError`, as
-Kubernetes' `BuildEvaluationError` does. SelfSubjectRulesReview needs
+Kubernetes' `BuildEvaluationError` does; RBAC's own errors (a binding's
+missing role) are in `reason` only (`RBAC: ...`), as Kubernetes' RBAC
+authorizer returns them. SelfSubjectRulesReview needs
 `spec.namespace` (400 `no namespace on request`) and answers its status
 only (no metadata, an empty spec), as Kubernetes. A 422 names the group
 and no kind (Kubernetes validates the internal object, whose kind is empty).
@@ -178,10 +180,10 @@ def _decide(policy: PolicyContext, attrs: Attributes, selector_errors: list[str]
     status: dict[str, Any] = {"allowed": bool(decision.allowed)}
     if decision.reason:
         status["reason"] = decision.reason
-    evaluation_errors = [decision.evaluation_error] if decision.evaluation_error else []
-    evaluation_errors += selector_errors
-    if evaluation_errors:
-        status["evaluationError"] = "; ".join(evaluation_errors)
+    # RBAC's errors (a missing role) are in the reason only: Kubernetes' RBAC authorizer returns them
+    # as its reason and no error, so kubectl auth can-i prints them once.
+    if selector_errors:
+        status["evaluationError"] = "; ".join(selector_errors)
     return status
 
 

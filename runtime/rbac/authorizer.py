@@ -16,8 +16,8 @@ RBAC never denies: a request no rule allows gets "no opinion"
 unknown kind) do not stop evaluation; when nothing allowed, they are joined as
 `utilerrors.NewAggregate` does and given both as `reason` (`RBAC: <errors>`,
 exactly Kubernetes' reason) and as `evaluation_error` (the bare aggregate,
-for `SubjectAccessReviewStatus.evaluationError`; Kubernetes itself leaves that
-field empty for RBAC and puts the errors only in the reason). When allowed,
+for the insight tools; an access review's status carries the errors in its
+reason only, as Kubernetes' RBAC authorizer returns them). When allowed,
 errors met earlier are dropped, as Kubernetes does.
 """
 

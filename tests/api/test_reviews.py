@@ -115,12 +115,18 @@ async def test_review_metadata_must_be_empty(srv):
     assert "metadata: Invalid value" in got["message"] and "must be empty" in got["message"]
 
 
-async def test_evaluation_errors_are_reported_beside_the_answer(srv):
+async def test_rbac_errors_are_reported_in_the_reason_only(srv):
+    # Kubernetes' RBAC authorizer returns them as its reason and no error, so the review's evaluationError
+    # stays empty and kubectl auth can-i prints "no - RBAC: ... not found" once.
     await bind(srv, "ghostly", "ClusterRole", "ghost", [user("alice")])
     got = await review(srv, {"user": "alice", **res(verb="get", resource="roles")})
     g = f"rbac.authorization.{srv.domain}"
+    assert got["status"] == {"allowed": False, "reason": f'RBAC: clusterrole.{g} "ghost" not found'}
+    # beside a selector that does not parse, only the selector's error is an evaluation error
+    spec = res(verb="list", resource="roles", labelSelector={"rawSelector": "a in ("})
+    got = await review(srv, {"user": "alice", **spec})
     assert got["status"] == {"allowed": False, "reason": f'RBAC: clusterrole.{g} "ghost" not found',
-                             "evaluationError": f'clusterrole.{g} "ghost" not found'}
+                             "evaluationError": "spec.resourceAttributes.labelSelector ignored due to parse error"}
 
 
 # ---- selectors -----------------------------------------------------------------------------------

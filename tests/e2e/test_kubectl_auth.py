@@ -48,6 +48,14 @@ async def test_can_i_answers_no_then_yes_once_a_rolebinding_grants_it(kubectl):
     assert (elsewhere.code, elsewhere.out.strip()) == (1, "no")
 
 
+async def test_can_i_names_a_bindings_missing_role_once(kubectl):
+    # As kube-apiserver: RBAC's error is the review's reason, not also its evaluationError (which kubectl
+    # would print a second time).
+    await kubectl("create", "rolebinding", "ghostly", "--role=ghost", "--user=alice", "-n", "team-a")
+    got = await kubectl("auth", "can-i", "get", "roles", "--as", "alice", "-n", "team-a", check=False)
+    assert (got.code, got.out.strip()) == (1, 'no - RBAC: role.rbac.authorization.k8s.io "ghost" not found')
+
+
 async def test_can_i_list_shows_the_callers_rules_in_the_namespace(kubectl):
     await grant_role_readers(kubectl, "--user=alice")
     listed = await kubectl("auth", "can-i", "--list", "--as", "alice", "-n", "team-a")
