@@ -1,4 +1,4 @@
-"""The bootstrap: the default RBAC policy and the `default` namespace, created or reconciled at every start.
+"""The bootstrap: the default RBAC policy and the system namespaces, created or reconciled at every start.
 
 The policy is Kubernetes' (`manifests/bootstrap-policy.yaml`) plus miniplane's
 own (`manifests/insight-ui-policy.yaml`: everyone may load the /ui/ page).
@@ -7,7 +7,9 @@ reconciled with what is stored (`runtime.rbac.reconcile`: missing rules,
 subjects and labels added, nothing a user added removed, objects annotated
 `rbac.authorization.kubernetes.io/autoupdate: "false"` left alone); a binding
 whose roleRef changed is deleted and re-created (roleRef is immutable). The
-`default` namespace is created when missing. Writes go through the registry
+namespaces every Kubernetes cluster has are created when missing: `default`
+(kube-apiserver's bootstrap controller) and `kube-system`, `kube-public` and
+`kube-node-lease` (its system namespaces controller). Writes go through the registry
 as `SYSTEM_USER`, with field manager `miniplane-bootstrap`.
 """
 
@@ -23,7 +25,7 @@ from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.requests import Body, WriteOptions
 
-__all__ = ["bootstrap", "SYSTEM_USER", "FIELD_MANAGER", "MINIPLANE_POLICY"]
+__all__ = ["bootstrap", "SYSTEM_USER", "FIELD_MANAGER", "MINIPLANE_POLICY", "SYSTEM_NAMESPACES"]
 
 log = logging.getLogger(__name__)
 
@@ -32,23 +34,28 @@ SYSTEM_USER = UserInfo("system:apiserver", groups=("system:masters", "system:aut
 FIELD_MANAGER = "miniplane-bootstrap"
 #: miniplane's own bootstrap objects, reconciled after Kubernetes' policy.
 MINIPLANE_POLICY = Path(__file__).resolve().parents[1] / "manifests" / "insight-ui-policy.yaml"
+#: The namespaces kube-apiserver creates (metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
+#: NamespaceNodeLease).
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 async def bootstrap(registry: Registry, user: UserInfo = SYSTEM_USER) -> None:
-    """Create or reconcile the bootstrap policy, then create the `default` namespace if missing."""
+    """Create or reconcile the bootstrap policy, then create the system namespaces that are missing."""
     await registry.cache.wait_fresh()
     domain = registry.scheme.domain
     for obj in [*load_bootstrap_policy(domain), *load_bootstrap_policy(domain, MINIPLANE_POLICY)]:
         await _reconcile(registry, user, obj)
     namespaces = registry.namespaces
-    if registry.kind_cache(namespaces).get(namespaces.storage_key(None, "default")) is None:
+    for name in SYSTEM_NAMESPACES:
+        if registry.kind_cache(namespaces).get(namespaces.storage_key(None, name)) is not None:
+            continue
         try:
             await registry.create(user, namespaces, "", Body({"apiVersion": namespaces.api_version,
                                                              "kind": namespaces.kind,
-                                                             "metadata": {"name": "default"}}),
+                                                             "metadata": {"name": name}}),
                                   WriteOptions(field_manager=FIELD_MANAGER))
         except errors.AlreadyExists:
-            pass  # created meanwhile (another server)
+            pass  # created meanwhile (another server), or being deleted (kube-node-lease may be)
 
 
 async def _reconcile(registry: Registry, user: UserInfo, wanted_obj: dict[str, Any]) -> None:

@@ -33,8 +33,8 @@ __all__ = ["NAMESPACE", "NamespaceStrategy", "NAMESPACE_FINALIZER", "NAMESPACE_N
 NAMESPACE_FINALIZER = "kubernetes"
 #: The label every Namespace carries with its own name (Kubernetes' `v1.LabelMetadataName`).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-#: Namespaces that may never be deleted.
-PROTECTED_NAMESPACES = ("default",)
+#: NamespaceLifecycle's immortal namespaces: deleting one is 403 (kube-node-lease may go).
+PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 
 NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, models.Namespace, models.NamespaceList,
                      short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),

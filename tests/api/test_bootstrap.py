@@ -111,6 +111,24 @@ async def test_restart_recreates_a_deleted_bootstrap_object(tmp_path):
 
 
 @PERSISTENT
+async def test_restart_recreates_a_deleted_system_namespace(tmp_path):
+    async def delete(srv):
+        async with srv.client() as admin:
+            await ok(await admin.delete("/api/v1/namespaces/kube-node-lease"))
+            with trio.fail_after(30):  # the namespace controller finalizes it
+                while (await admin.get("/api/v1/namespaces/kube-node-lease")).status_code != 404:
+                    await trio.sleep(0.05)
+
+    async def check(srv):
+        async with srv.client() as admin:
+            got = await admin.get("/api/v1/namespaces/kube-node-lease")
+            assert got.status_code == 200 and got.json()["status"]["phase"] == "Active"
+
+    await run_server(tmp_path, delete, controllers=True)
+    await run_server(tmp_path, check)
+
+
+@PERSISTENT
 async def test_restart_restores_removed_subjects_and_keeps_added_ones(tmp_path):
     added = {"apiGroup": "rbac.authorization.svc.io", "kind": "User", "name": "alice"}
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 ROLE = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "reader"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]}
@@ -262,16 +264,29 @@ async def test_version_reports_kubernetes_like_minor(server):
         assert v["major"] == "1" and v["minor"] == "32" and "miniplane" in v["gitVersion"]
 
 
-async def test_default_namespace_exists_at_first_start(server):
+async def test_the_system_namespaces_exist_at_first_start(server):
+    # As kube-apiserver's bootstrap and system namespaces controllers make them.
     async with server.client() as c:
-        ns = (await c.get("/api/v1/namespaces/default")).json()
-        assert ns["status"]["phase"] == "Active" and ns["spec"]["finalizers"] == ["kubernetes"]
+        listed = (await c.get("/api/v1/namespaces")).json()["items"]
+        assert [ns["metadata"]["name"] for ns in listed] == ["default", "kube-node-lease", "kube-public",
+                                                             "kube-system"]
+        for ns in listed:
+            assert ns["status"]["phase"] == "Active" and ns["spec"]["finalizers"] == ["kubernetes"]
 
 
-async def test_deleting_default_namespace_is_refused(server):
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
+async def test_deleting_an_immortal_namespace_is_refused(server, name):
     async with server.client() as c:
-        r = await c.delete("/api/v1/namespaces/default")
-        assert r.status_code == 403
+        r = await c.delete(f"/api/v1/namespaces/{name}")
+        assert (r.status_code, r.json()["message"]) == (
+            403, f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+
+
+async def test_kube_node_lease_may_be_deleted(server):
+    # NamespaceLifecycle keeps default, kube-system and kube-public only; the next start makes it again.
+    async with server.client() as c:
+        r = await c.delete("/api/v1/namespaces/kube-node-lease")
+        assert r.status_code == 200 and r.json()["status"]["phase"] == "Terminating"
 
 
 async def test_watch_streams_changes_after_a_resource_version(any_server, autojump_clock):
