@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import trio
 from quart import Response, g
@@ -22,7 +22,7 @@ from api import discovery, openapi
 from api.audit import Auditor, current_record
 from api.chain import Filters
 from api.codecs import decode_body
-from api.health import health_answer
+from api.health import BASE_CHECKS, HealthCheck, health_answer
 from api.negotiation import Choice, parse_accept, request_codec
 from api.params import delete_options, list_options, write_options
 from api.limits import RequestLimits
@@ -67,6 +67,7 @@ class ServerState:
     metrics: APIServerMetrics = field(default_factory=APIServerMetrics)
     limits: RequestLimits = field(default_factory=RequestLimits)
     auditor: Auditor = field(default_factory=Auditor)
+    health_checks: Sequence[HealthCheck] = BASE_CHECKS
 
     @property
     def scheme(self):
@@ -158,7 +159,8 @@ class Handler(Filters):
             return Response(page.body, status=page.status, headers=page.headers)
         path = info.path.rstrip("/") or "/"
         json_choice = Choice("json", "application/json")
-        answer = health_answer(path, {k: request.args.getlist(k) for k in request.args.keys()})
+        answer = await health_answer(path, {k: request.args.getlist(k) for k in request.args.keys()},
+                                     self.state.health_checks)
         if answer is not None:
             return Response(answer[1], status=answer[0], headers={"Content-Type": "text/plain; charset=utf-8",
                                                                   "X-Content-Type-Options": "nosniff"})

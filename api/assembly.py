@@ -46,6 +46,7 @@ from api.app import ServerState, create_app
 from api.audit import Auditor, current_record, load_policy
 from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
+from api.health import store_checks
 from api.limits import LimitOptions, RequestLimits
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, Live
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
@@ -390,7 +391,7 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
                 await nursery.start(manager.run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
                                 min_compress_bytes=options.min_compress_bytes, metrics=metrics, limits=limits,
-                                auditor=auditor)
+                                auditor=auditor, health_checks=store_checks(store))
             yield ControlPlane(options, store, registry, state, create_app(state), token, manager)
             nursery.cancel_scope.cancel()
     finally:

@@ -1,27 +1,86 @@
 """Health endpoints `/healthz`, `/livez`, `/readyz` as Kubernetes' apiserver answers them.
 
-Pure: `health_answer(path, query)` returns (status, body) or None when the
-path is not a health endpoint. The root answers `ok`; with `verbose` it lists
-each check (`[+]ping ok`) and ends `<name> check passed`; `exclude=<check>`
+`await health_answer(path, query, checks)` returns (status, body) or None
+when the path is not a health endpoint. Each endpoint runs the checks that
+name it: `ping` and `log` everywhere (they pass whenever this code runs); on
+etcd, `etcd` everywhere and `etcd-readiness` on `/readyz` (`store_checks`),
+each a read of etcd within 2 s (kube-apiserver's `--etcd-healthcheck-timeout`
+and `--etcd-readycheck-timeout`), its outcome kept for a second so that
+probes do not become etcd's load. All pass: `ok`; with `verbose` each check
+is listed (`[+]ping ok`) and the answer ends `<name> check passed`. One
+fails: 500 and the list whatever `verbose` says, the failed check `[-]etcd
+failed: reason withheld`, the end `<name> check failed`. `exclude=<check>`
 skips a check (`[+]ping excluded: ok`) and an unknown name earns a `warn:`
-line. `/<endpoint>/<check>` answers one check's `ok`; an unknown check is
-None (404). Kubernetes' `staging/src/k8s.io/apiserver/pkg/server/healthz`.
+line. `/<endpoint>/<check>` runs one check: `ok`, or 500 `internal server
+error: <why>`; a check the endpoint does not run is None (404). Kubernetes'
+`staging/src/k8s.io/apiserver/pkg/server/healthz`.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import logging
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Mapping, Sequence
 
-__all__ = ["HEALTH_ENDPOINTS", "CHECKS", "health_answer"]
+import trio
+
+from runtime.storage import EtcdStore, Store
+
+__all__ = ["HEALTH_ENDPOINTS", "CHECKS", "HealthCheck", "BASE_CHECKS", "store_checks", "health_answer"]
+
+log = logging.getLogger(__name__)
 
 HEALTH_ENDPOINTS = ("healthz", "livez", "readyz")
-
-# The checks every Kubernetes apiserver has: the server answers (ping) and can log (log).
-# Both pass whenever this code runs at all.
-CHECKS = ("ping", "log")
+#: How long a store check may take, and how long its outcome is reused.
+CHECK_TIMEOUT, CHECK_REUSE = 2.0, 1.0
 
 
-def health_answer(path: str, query: Mapping[str, Sequence[str]]) -> tuple[int, bytes] | None:
+@dataclass
+class HealthCheck:
+    """One named check; `probe` raises when it fails (None: always passes)."""
+
+    name: str
+    probe: Callable[[], Awaitable[object]] | None = None
+    endpoints: tuple[str, ...] = HEALTH_ENDPOINTS
+    _last: tuple[float, str | None] | None = field(default=None, repr=False)
+
+    async def failure(self) -> str | None:
+        """Why the check fails now, or None; a probe's outcome is reused for `CHECK_REUSE` s."""
+        if self.probe is None:
+            return None
+        now = trio.current_time()
+        if self._last is not None and now - self._last[0] < CHECK_REUSE:
+            return self._last[1]
+        why: str | None = None
+        try:
+            with trio.fail_after(CHECK_TIMEOUT):
+                await self.probe()
+        except trio.TooSlowError:
+            why = f"error getting data from etcd: no answer within {CHECK_TIMEOUT:g}s"
+        except Exception as exc:  # any failure of the probe is the check's failure, reported, never raised
+            why = f"error getting data from etcd: {exc}"
+        if why is not None and (self._last is None or self._last[1] is None):
+            log.warning("health check %s failed: %s", self.name, why)
+        self._last = (now, why)
+        return why
+
+
+#: The checks every Kubernetes apiserver has: the server answers (ping) and can log (log).
+BASE_CHECKS = (HealthCheck("ping"), HealthCheck("log"))
+#: Every check name a path may carry (the filter chain's known paths).
+CHECKS = ("ping", "log", "etcd", "etcd-readiness")
+
+
+def store_checks(store: Store) -> tuple[HealthCheck, ...]:
+    """The checks a server on `store` runs: the base ones, and on etcd `etcd` and `etcd-readiness`."""
+    if not isinstance(store, EtcdStore):
+        return BASE_CHECKS
+    return (*BASE_CHECKS, HealthCheck("etcd", store.current_revision),
+            HealthCheck("etcd-readiness", store.current_revision, ("readyz",)))
+
+
+async def health_answer(path: str, query: Mapping[str, Sequence[str]],
+                        checks: Sequence[HealthCheck] = BASE_CHECKS) -> tuple[int, bytes] | None:
     """Return (HTTP status, text body) for a health path (`/readyz`, `/livez/ping`), None if it is none.
 
     `query` maps each query parameter to its values (`verbose`, `exclude`).
@@ -30,17 +89,30 @@ def health_answer(path: str, query: Mapping[str, Sequence[str]]) -> tuple[int, b
     if not parts or parts[0] not in HEALTH_ENDPOINTS or len(parts) > 2:
         return None
     name = parts[0]
+    mine = [c for c in checks if name in c.endpoints]
     if len(parts) == 2:
-        return (200, b"ok") if parts[1] in CHECKS else None
+        check = next((c for c in mine if c.name == parts[1]), None)
+        if check is None:
+            return None
+        why = await check.failure()
+        return (200, b"ok") if why is None else (500, f"internal server error: {why}\n".encode())
     excluded = set(query.get("exclude") or ())  # one name per `exclude` parameter, as Kubernetes reads them
-    if "verbose" not in query:
-        return 200, b"ok"
-    lines = []
-    for check in CHECKS:
-        lines.append(f"[+]{check} excluded: ok" if check in excluded else f"[+]{check} ok")
-    unknown = sorted(set(excluded) - set(CHECKS))
+    lines, failed = [], False
+    for check in mine:
+        if check.name in excluded:
+            lines.append(f"[+]{check.name} excluded: ok")
+        elif await check.failure() is None:
+            lines.append(f"[+]{check.name} ok")
+        else:
+            lines.append(f"[-]{check.name} failed: reason withheld")
+            failed = True
+    unknown = sorted(excluded - {c.name for c in mine})
     if unknown:
         quoted = ",".join(f'"{u}"' for u in unknown)
         lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
+    if failed:  # Go's http.Error: the text and a newline
+        return 500, ("\n".join(lines) + f"\n{name} check failed\n").encode()
+    if "verbose" not in query:
+        return 200, b"ok"
     lines.append(f"{name} check passed")
     return 200, ("\n".join(lines) + "\n").encode()
