@@ -46,7 +46,7 @@ from api.app import ServerState, create_app
 from api.audit import Auditor, current_record, load_policy
 from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
-from api.health import store_checks
+from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, Live
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
@@ -285,6 +285,11 @@ def _auditor(options: ServeOptions, metrics: APIServerMetrics) -> Auditor:
                    on_error=metrics.audit_error)
 
 
+def _health_checks(store: Store) -> tuple[HealthCheck, ...]:
+    """The health checks of a server on `store`: on etcd, kube-apiserver's etcd checks too."""
+    return (*BASE_CHECKS, *etcd_checks(store.current_revision)) if isinstance(store, EtcdStore) else BASE_CHECKS
+
+
 def _record_decision(decision) -> None:
     """Tell the request's audit record the authorizer's decision (the first after impersonation)."""
     record = current_record()
@@ -391,7 +396,7 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
                 await nursery.start(manager.run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
                                 min_compress_bytes=options.min_compress_bytes, metrics=metrics, limits=limits,
-                                auditor=auditor, health_checks=store_checks(store))
+                                auditor=auditor, health_checks=_health_checks(store))
             yield ControlPlane(options, store, registry, state, create_app(state), token, manager)
             nursery.cancel_scope.cancel()
     finally:

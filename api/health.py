@@ -3,7 +3,7 @@
 `await health_answer(path, query, checks)` returns (status, body) or None
 when the path is not a health endpoint. Each endpoint runs the checks that
 name it: `ping` and `log` everywhere (they pass whenever this code runs); on
-etcd, `etcd` everywhere and `etcd-readiness` on `/readyz` (`store_checks`),
+etcd, `etcd` everywhere and `etcd-readiness` on `/readyz` (`etcd_checks`),
 each a read of etcd within 2 s (kube-apiserver's `--etcd-healthcheck-timeout`
 and `--etcd-readycheck-timeout`), its outcome kept for a second so that
 probes do not become etcd's load. All pass: `ok`; with `verbose` each check
@@ -24,9 +24,7 @@ from typing import Awaitable, Callable, Mapping, Sequence
 
 import trio
 
-from runtime.storage import EtcdStore, Store
-
-__all__ = ["HEALTH_ENDPOINTS", "CHECKS", "HealthCheck", "BASE_CHECKS", "store_checks", "health_answer"]
+__all__ = ["HEALTH_ENDPOINTS", "CHECKS", "HealthCheck", "BASE_CHECKS", "etcd_checks", "health_answer"]
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +69,10 @@ BASE_CHECKS = (HealthCheck("ping"), HealthCheck("log"))
 CHECKS = ("ping", "log", "etcd", "etcd-readiness")
 
 
-def store_checks(store: Store) -> tuple[HealthCheck, ...]:
-    """The checks a server on `store` runs: the base ones, and on etcd `etcd` and `etcd-readiness`."""
-    if not isinstance(store, EtcdStore):
-        return BASE_CHECKS
-    return (*BASE_CHECKS, HealthCheck("etcd", store.current_revision),
-            HealthCheck("etcd-readiness", store.current_revision, ("readyz",)))
+def etcd_checks(read: Callable[[], Awaitable[object]]) -> tuple[HealthCheck, ...]:
+    """The checks a server on etcd adds, `read` being one cheap read of etcd: `etcd`, and `etcd-readiness`
+    on /readyz."""
+    return HealthCheck("etcd", read), HealthCheck("etcd-readiness", read, ("readyz",))
 
 
 async def health_answer(path: str, query: Mapping[str, Sequence[str]],
