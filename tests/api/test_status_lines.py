@@ -17,12 +17,16 @@ from tests.support.server import Server
 NAMESPACES = "/api/v1/namespaces"
 
 
-async def head_of(srv: Server, request: bytes) -> bytes:
-    """The response head (through the blank line) the server answers `request` with, over raw TLS."""
+async def tls_stream(srv: Server) -> trio.SSLStream:
+    """A raw TLS connection to the server, trusting its CA."""
     host, port = srv.url.split("://", 1)[1].rsplit(":", 1)
     context = ssl.create_default_context(cadata=srv.ca_pem.decode())
-    stream = await trio.open_ssl_over_tcp_stream(host, int(port), ssl_context=context, https_compatible=True)
-    async with stream:
+    return await trio.open_ssl_over_tcp_stream(host, int(port), ssl_context=context, https_compatible=True)
+
+
+async def head_of(srv: Server, request: bytes) -> bytes:
+    """The response head (through the blank line) the server answers `request` with, over raw TLS."""
+    async with await tls_stream(srv) as stream:
         await stream.send_all(request)
         received = b""
         while b"\r\n\r\n" not in received:
@@ -52,10 +56,7 @@ async def test_the_head_is_whole_after_the_phrase_and_every_response_of_a_connec
     auth = f"Authorization: Bearer {srv.token}\r\n".encode()
     two = (b"GET /api/v1/namespaces/nope HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"
            b"GET /version HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n")
-    host, port = srv.url.split("://", 1)[1].rsplit(":", 1)
-    context = ssl.create_default_context(cadata=srv.ca_pem.decode())
-    stream = await trio.open_ssl_over_tcp_stream(host, int(port), ssl_context=context, https_compatible=True)
-    async with stream:
+    async with await tls_stream(srv) as stream:
         await stream.send_all(two)
         received = b""
         with trio.fail_after(30):

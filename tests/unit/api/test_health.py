@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import trio
 
-from api.health import BASE_CHECKS, CHECK_REUSE, CHECK_TIMEOUT, HealthCheck, health_answer
+from api.health import BASE_CHECKS, CHECK_REUSE, CHECK_TIMEOUT, HealthCheck, etcd_checks, health_answer
 
 
 class Etcd:
@@ -27,8 +27,7 @@ class Etcd:
 
 
 def checks(etcd: Etcd) -> list[HealthCheck]:
-    return [*BASE_CHECKS, HealthCheck("etcd", etcd.revision),
-            HealthCheck("etcd-readiness", etcd.revision, ("readyz",))]
+    return [*BASE_CHECKS, *etcd_checks(etcd.revision)]
 
 
 async def test_passing_checks_answer_ok_and_verbose_lists_each_on_its_endpoints(autojump_clock):
