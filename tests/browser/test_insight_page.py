@@ -161,7 +161,9 @@ async def test_every_query_is_authorized_as_the_signed_in_user(ui_server, tmp_pa
     def session() -> tuple[str, str]:
         with open_page(tmp_path / "profile") as page:
             page.goto(f"{ui_server.url}/ui/")
-            assert page.is_visible("#sign-in") and page.text_content("#sign-in-error") == ""
+            # The form shows once the page has asked who it is (a request after load): wait for it.
+            page.wait_for_selector("#sign-in", state="visible")
+            assert page.text_content("#sign-in-error") == ""
             page.fill("#token", "not-a-token")
             page.click("#sign-in button[type=submit]")
             page.wait_for_selector("#sign-in-error:has-text('Unauthorized')")
