@@ -4,9 +4,9 @@
 when the path is not a health endpoint. Each endpoint runs the checks that
 name it: `ping` and `log` everywhere (they pass whenever this code runs); on
 etcd, `etcd` everywhere and `etcd-readiness` on `/readyz` (`etcd_checks`),
-each a read of etcd within 2 s (kube-apiserver's `--etcd-healthcheck-timeout`
-and `--etcd-readycheck-timeout`), its outcome kept for a second so that
-probes do not become etcd's load. All pass: `ok`; with `verbose` each check
+both one read of etcd within 2 s (kube-apiserver's `--etcd-healthcheck-timeout`
+and `--etcd-readycheck-timeout`), its outcome shared and kept for a second so
+that probes do not become etcd's load. All pass: `ok`; with `verbose` each check
 is listed (`[+]ping ok`) and the answer ends `<name> check passed`. One
 fails: 500 and the list whatever `verbose` says, the failed check `[-]etcd
 failed: reason withheld`, the end `<name> check failed`. `exclude=<check>`
@@ -19,7 +19,7 @@ error: <why>`; a check the endpoint does not run is None (404). Kubernetes'
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Awaitable, Callable, Mapping, Sequence
 
 import trio
@@ -33,52 +33,63 @@ HEALTH_ENDPOINTS = ("healthz", "livez", "readyz")
 CHECK_TIMEOUT, CHECK_REUSE = 2.0, 1.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class HealthCheck:
     """One named check; `probe` raises, its message saying why, when it fails (None: always passes)."""
 
     name: str
     probe: Callable[[], Awaitable[object]] | None = None
     endpoints: tuple[str, ...] = HEALTH_ENDPOINTS
-    _last: tuple[float, str | None] | None = field(default=None, repr=False)
 
     async def failure(self) -> str | None:
-        """Why the check fails now, or None; a probe's outcome is reused for `CHECK_REUSE` s."""
+        """Why the check fails now, or None."""
         if self.probe is None:
             return None
-        now = trio.current_time()
-        if self._last is not None and now - self._last[0] < CHECK_REUSE:
-            return self._last[1]
-        why: str | None = None
         try:
             await self.probe()
         except Exception as exc:  # any failure of the probe is the check's failure, reported, never raised
-            why = str(exc)
-        if why is not None and (self._last is None or self._last[1] is None):
-            log.warning("health check %s failed: %s", self.name, why)
-        self._last = (now, why)
-        return why
+            return str(exc)
+        return None
+
+
+class _EtcdRead:
+    """One read of etcd within `CHECK_TIMEOUT`, its outcome reused for `CHECK_REUSE` s by every check
+    that calls it (probes are not etcd's load); raises in kube-apiserver's words when it fails."""
+
+    def __init__(self, read: Callable[[], Awaitable[object]]) -> None:
+        self._read = read
+        self._last: tuple[float, str | None] | None = None  # when, and why it failed (None: it passed)
+
+    async def __call__(self) -> None:
+        now = trio.current_time()
+        if self._last is None or now - self._last[0] >= CHECK_REUSE:
+            why: str | None = None
+            try:
+                with trio.fail_after(CHECK_TIMEOUT):
+                    await self._read()
+            except trio.TooSlowError:
+                why = f"error getting data from etcd: no answer within {CHECK_TIMEOUT:g}s"
+            except Exception as exc:
+                why = f"error getting data from etcd: {exc}"
+            if why is not None and (self._last is None or self._last[1] is None):
+                log.warning("health check of etcd failed: %s", why)
+            self._last = (now, why)
+        if self._last[1] is not None:
+            raise RuntimeError(self._last[1])
 
 
 #: The checks every Kubernetes apiserver has: the server answers (ping) and can log (log).
 BASE_CHECKS = (HealthCheck("ping"), HealthCheck("log"))
+#: What a server on etcd adds: `etcd` on every endpoint, `etcd-readiness` on /readyz.
+_ETCD_CHECKS = (("etcd", HEALTH_ENDPOINTS), ("etcd-readiness", ("readyz",)))
 #: Every check name a path may carry (the filter chain's known paths).
-CHECKS = ("ping", "log", "etcd", "etcd-readiness")
+CHECKS = (*(c.name for c in BASE_CHECKS), *(name for name, _ in _ETCD_CHECKS))
 
 
 def etcd_checks(read: Callable[[], Awaitable[object]]) -> tuple[HealthCheck, ...]:
-    """The checks a server on etcd adds, `read` being one cheap read of etcd: `etcd`, and `etcd-readiness`
-    on /readyz; each fails when the read fails or takes `CHECK_TIMEOUT` s, in kube-apiserver's words."""
-    async def probe() -> None:
-        try:
-            with trio.fail_after(CHECK_TIMEOUT):
-                await read()
-        except trio.TooSlowError:
-            raise RuntimeError(f"error getting data from etcd: no answer within {CHECK_TIMEOUT:g}s") from None
-        except Exception as exc:
-            raise RuntimeError(f"error getting data from etcd: {exc}") from exc
-
-    return HealthCheck("etcd", probe), HealthCheck("etcd-readiness", probe, ("readyz",))
+    """The checks a server on etcd adds, `read` being one cheap read of etcd; they share its outcome."""
+    probe = _EtcdRead(read)
+    return tuple(HealthCheck(name, probe, endpoints) for name, endpoints in _ETCD_CHECKS)
 
 
 async def health_answer(path: str, query: Mapping[str, Sequence[str]],
