@@ -1,7 +1,8 @@
 """Scale-out benchmark: GET and CREATE with 1 and 2 SQLite workers and 1 and 2 servers on one etcd, in one run.
 
 Measured in one run, with load from `wrk` (one thread, 16 connections over
-loopback HTTPS, as `bench_scale.py`; `make bench-tools` installs it):
+loopback HTTPS, as `bench_scale.py`, or `--connections N`; `make bench-tools`
+installs it):
 
 - the floor: the bare Hypercorn + quart-trio route (`bare_route.py`), GET
   and POST, with a certificate made as the servers' are; CREATE on etcd runs
@@ -9,12 +10,12 @@ loopback HTTPS, as `bench_scale.py`; `make bench-tools` installs it):
   the two (this machine's speed drifts by a quarter within minutes);
 - the raw stores: direct SQLite commits/s (Python's sqlite3, one insert per
   transaction, WAL, synchronous=FULL, as the store commits) and direct etcd
-  puts/s (wrk posting to etcd's JSON gateway, 16 connections);
+  puts/s (wrk posting to etcd's JSON gateway, as many connections);
 - `miniplane serve --workers 1` and `--workers 2` on SQLite, serving side by
   side, their GETs in turns (three slices each: the GET target compares
   them); one and two
-  `miniplane serve --store etcd://...` on one etcd (two wrk of 8
-  connections, one per server, their rates summed): GET of a ClusterRole
+  `miniplane serve --store etcd://...` on one etcd (two wrk of half the
+  connections each, one per server, their rates summed): GET of a ClusterRole
   (a pool of 100), CREATE of ClusterRoles; each rate's ratio to the bare
   route (GET to GET, CREATE to POST) and CREATE's to its raw store;
 - the wake-up latency between two SQLite workers: a child process commits
@@ -30,8 +31,8 @@ rates with this machine's speed), and the targets (GET with 2 workers at
 least 1.5x 1 worker; CREATE on etcd at least half the bare POST); asserts
 nothing: a missed target is reported.
 
-Run: `python bench/bench_scaleout.py [--seconds S] [--quick]` (default 8 s per
-figure; quick 3 s).
+Run: `python bench/bench_scaleout.py [--seconds S] [--quick] [--connections N]`
+(default 8 s per figure; quick 3 s; 16 connections).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from tests.support.etcd import EtcdServer  # noqa: E402
 GROUP = "rbac.authorization.svc.io"
 CLUSTERROLES = f"/apis/{GROUP}/v1/clusterroles"
 POOL = 100
+#: wrk's connections unless `--connections` says otherwise (as `bench_scale.py`).
 CONNECTIONS = 16
 GET_TARGET, CREATE_TARGET = 1.5, 0.5
 #: CREATE on etcd and the bare POST it is held against run in turn, this many slices each (as `bench_scale.py`).
@@ -111,9 +113,10 @@ async def _fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:
 
 # ---- wrk --------------------------------------------------------------------------------------
 
-def _wrk_parallel(targets: list[tuple[str, Path]], seconds: float, headers: dict[str, str]) -> wrk.WrkResult:
-    """Run one wrk per (url, script) at once, CONNECTIONS split between them; their rates summed."""
-    each = CONNECTIONS // len(targets)
+def _wrk_parallel(targets: list[tuple[str, Path]], seconds: float, headers: dict[str, str],
+                  connections: int) -> wrk.WrkResult:
+    """Run one wrk per (url, script) at once, `connections` split between them; their rates summed."""
+    each = connections // len(targets)
     cmds = []
     for url, script in targets:
         cmd = [wrk.wrk_path() or "wrk", "-t1", f"-c{each}", f"-d{max(1, round(seconds))}s", "--latency",
@@ -140,8 +143,9 @@ class Load:
     """
 
     def __init__(self, name: str, servers: list[ServerChild], scripts: Path, pool: str,
-                 cpu: "CpuBook", etcd: EtcdServer | None = None) -> None:
+                 cpu: "CpuBook", connections: int, etcd: EtcdServer | None = None) -> None:
         self.name, self.servers, self.scripts, self.etcd, self.cpu = name, servers, scripts, etcd, cpu
+        self.connections = connections
         self.urls = [s.url for s in servers]
         self.tag = name.replace(" ", "-").replace("=", "")
         self.auth = {"Authorization": f"Bearer {TOKEN}"}
@@ -152,13 +156,13 @@ class Load:
 
     def get(self, seconds: float, label: str = "GET") -> wrk.WrkResult:
         return self._show("GET", label, lambda: _wrk_parallel([(url, self._get) for url in self.urls], seconds,
-                                                              self.auth))
+                                                              self.auth, self.connections))
 
     def create(self, seconds: float, turn: int = 0, label: str = "CREATE") -> wrk.WrkResult:
         return self._show("CREATE", label, lambda: _wrk_parallel(
             [(url, wrk.create_script(self.scripts / f"{self.tag}-create-{turn}-{i}.lua", CLUSTERROLES,
                                      role("@NAME@", {"bench": self.tag}), f"{self.tag}-{turn}-{i}"))
-             for i, url in enumerate(self.urls)], seconds, self.auth))
+             for i, url in enumerate(self.urls)], seconds, self.auth, self.connections))
 
     def _show(self, verb: str, label: str, run: Callable[[], wrk.WrkResult]) -> wrk.WrkResult:
         result = self.cpu.measure(f"{self.name} {verb}", run, [s.cpu_seconds for s in self.servers],
@@ -214,11 +218,11 @@ def raw_sqlite_commits(path: Path, seconds: float) -> float:
     return n / elapsed
 
 
-def raw_etcd_puts(endpoint: str, seconds: float, scripts: Path) -> wrk.WrkResult:
-    """Puts/s to etcd's JSON gateway, wrk with 16 connections (one key, a 470-byte value)."""
+def raw_etcd_puts(endpoint: str, seconds: float, scripts: Path, connections: int) -> wrk.WrkResult:
+    """Puts/s to etcd's JSON gateway, wrk with `connections` (one key, a 470-byte value)."""
     body = {"key": base64.b64encode(b"/raw-put").decode(), "value": base64.b64encode(VALUE).decode()}
     script = wrk.post_script(scripts / "etcd-put.lua", "/v3/kv/put", body)
-    return wrk.run_wrk(f"http://{endpoint}/v3/kv/put", script, seconds, connections=CONNECTIONS)
+    return wrk.run_wrk(f"http://{endpoint}/v3/kv/put", script, seconds, connections=connections)
 
 
 # ---- wake-up latency ----------------------------------------------------------------------------
@@ -286,14 +290,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, help="seconds per figure (default 8, quick 3)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--connections", type=int, default=CONNECTIONS,
+                        help=f"wrk's connections for every figure (default {CONNECTIONS}; even, split between two servers)")
     args = parser.parse_args(argv)
     if wrk.wrk_path() is None:
         print("bench_scaleout: wrk not found; run `make bench-tools` (Debian's wrk package)", file=sys.stderr)
         return 2
     seconds = args.seconds or (3.0 if args.quick else 8.0)
+    connections = args.connections
+    if connections < 2 or connections % 2:
+        parser.error("--connections must be an even number of at least 2")
     load = os.getloadavg()
     print(f"miniplane scale-out benchmark: {seconds:g} s per figure, cpus {os.cpu_count()}, wrk 1 thread "
-          f"{CONNECTIONS} connections, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+          f"{connections} connections, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
     figures: dict[str, dict[str, float]] = {}
     cpu = CpuBook()
     with tempfile.TemporaryDirectory(prefix="miniplane-scaleout-") as tmp:
@@ -318,14 +327,14 @@ def main(argv: list[str] | None = None) -> int:
             wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
             for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
                 result = cpu.measure(f"bare {verb}", lambda: wrk.run_wrk(bare.url + "/x", script, seconds,
-                                                                         connections=CONNECTIONS), [bare.cpu_seconds])
+                                                                         connections=connections), [bare.cpu_seconds])
                 figures[f"bare {verb}"] = result.as_dict()
                 print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
                       f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
 
             def floor_post(duration: float, beside: str) -> wrk.WrkResult:
                 return cpu.measure(f"bare POST beside {beside}", lambda: wrk.run_wrk(
-                    bare.url + "/x", bare_post, duration, connections=CONNECTIONS), [bare.cpu_seconds])
+                    bare.url + "/x", bare_post, duration, connections=connections), [bare.cpu_seconds])
 
             # --workers 1 and 2 serve side by side (a data directory each), and their GETs run in turns too.
             servers: list[ServerChild] = []
@@ -335,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                     data = work / f"sqlite-w{workers}"
                     servers.append(serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers)))
                     trio.run(_fill_pool, servers[-1].url, server_ca(data), "pool")
-                    loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1]], scripts, "pool", cpu)
+                    loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1]], scripts, "pool", cpu, connections)
                 gets: dict[int, list[wrk.WrkResult]] = {1: [], 2: []}
                 for turn in range(PAIRS):
                     for workers, load in loads.items():
@@ -352,9 +361,9 @@ def main(argv: list[str] | None = None) -> int:
             etcd.start()
             try:
                 trio.run(etcd.wait_healthy)
-                puts = raw_etcd_puts(etcd.endpoint, seconds, scripts)
+                puts = raw_etcd_puts(etcd.endpoint, seconds, scripts, connections)
                 print(f"  raw etcd                 puts    {puts.rps:8.0f} /s  (wrk on the JSON gateway, "
-                      f"{CONNECTIONS} connections)", flush=True)
+                      f"{connections} connections)", flush=True)
                 store = f"etcd://{etcd.endpoint}"
                 for count in (1, 2):
                     servers = []
@@ -365,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  "--etcd-prefix", f"/registry-{count}"))
                         trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
                         name = f"etcd {count} server{'s' if count > 1 else ''}"
-                        load = Load(name, servers, scripts, "pool", cpu, etcd)
+                        load = Load(name, servers, scripts, "pool", cpu, connections, etcd)
                         figures[f"{name} GET"] = load.get(seconds).as_dict()
                         floors, creates = [], []
                         for turn in range(PAIRS):
