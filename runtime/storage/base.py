@@ -45,10 +45,9 @@ class Event:
 
     `origin` is the `ValueEncoder` that made `value` when the write was made
     by this process and its event is delivered live (None for events read
-    back from the log or from another process; on etcd, set when etcd
-    answered the write before the watch delivered its event): a writer that
-    holds the object it encoded (the registry) recognizes its own write by it
-    and need not decode the bytes again. It takes no part in equality.
+    back from the log or from another process): a writer that holds the
+    object it encoded (the registry) recognizes its own write by it and need
+    not decode the bytes again. It takes no part in equality.
     """
 
     type: Literal["ADDED", "MODIFIED", "DELETED"]

@@ -22,9 +22,13 @@ etcd's MVCC revision as the revision (the resourceVersion) and these mappings:
   reopened from the last revision seen; when no endpoint answers, the watch
   raises StoreUnavailable and the caller resumes from its last revision.
   The event of this store's own write carries the write's encoder as its
-  `origin` when etcd answered the txn before a watch delivered the event (as
-  it mostly does), so the watch cache takes the encoder's object instead of
-  decoding the value again (see `runtime.storage.base.Event`).
+  `origin`, whether it comes before or after etcd's answer to the txn: the
+  encoder is kept from the moment the txn is sent, under the key and the
+  bytes sent, and an event of that key with those bytes takes it (the same
+  bytes are the same object). The watch cache then takes the encoder's object
+  instead of decoding the value again (see `runtime.storage.base.Event`); it
+  still decodes when etcd gave the write another revision than predicted
+  (below) and the event came before the answer.
 
 The ValueEncoder and the revision: etcd assigns the revision when it applies
 the txn, after the value was sent. The store passes the encoder its
@@ -92,6 +96,8 @@ _REOPENS = 3
 #: At most this many own writes wait for their watch event to carry their encoder (see `_awaited`).
 _AWAITED_MAX = 4096
 
+_Awaited = tuple[str, bytes]  # an own write a watch has yet to deliver: (store key, the value sent)
+
 
 @dataclass(frozen=True)
 class EtcdStoreStatistics:
@@ -150,9 +156,9 @@ class EtcdStore:
         self._mispredicted = 0
         self._keys_read = 0
         self._watches: dict[object, int] = {}  # each open watch's delivered revision
-        # Own writes a watch has yet to deliver: (store key, revision) -> the write's encoder, in the
-        # order etcd answered them (about revision order); a watch's event takes its entry as origin.
-        self._awaited: dict[tuple[str, int], ValueEncoder] = {}
+        # Own writes a watch has yet to deliver: (store key, value sent) -> the write's encoder, from
+        # before the txn is sent until a watch's event with those bytes takes it as its origin.
+        self._awaited: dict[_Awaited, ValueEncoder] = {}
         self._calls = 0
         self._closed = False
         self._scopes: set[trio.CancelScope] = set()  # calls to cut short on aclose()
@@ -234,9 +240,13 @@ class EtcdStore:
         else:
             success = {"request_delete_range": {"key": k, "prev_kv": True}}
         body = {"compare": compare, "success": [success], "failure": [{"request_range": {"key": k}}]}
+        awaited = self._await_event(key, value, encode)
         self._inflight += 1
         try:
             answer = await self._call("/v3/kv/txn", body, idempotent=False)
+        except BaseException:
+            self._settle(awaited)  # the outcome is unknown: an event of it, if any, is decoded
+            raise
         finally:
             self._inflight -= 1
             if not self._inflight:
@@ -244,28 +254,34 @@ class EtcdStore:
         rev = int(answer.get("header", {}).get("revision", 0))
         branch = (answer.get("responses") or [{}])[0]
         if not answer.get("succeeded"):
+            self._settle(awaited)
             kvs = branch.get("response_range", {}).get("kvs") or []
             raise _Refused(kvs[0] if kvs else None)
         self._writes += 1
-        if value is not None and encode is not None:
-            if rev != predicted:
-                self._mispredicted += 1
-                value = _encode_again(encode, rev, value)
-            self._await_event(key, rev, encode)
+        self._settle(awaited, rev)
+        if value is not None and encode is not None and rev != predicted:
+            self._mispredicted += 1
+            value = _encode_again(encode, rev, value)
         return branch, rev, value
 
-    def _await_event(self, key: str, revision: int, encode: ValueEncoder) -> None:
-        """Keep the encoder of an own write for its watch event, unless every watch is past it."""
-        if not self._watches:
-            return
-        delivered = min(self._watches.values())
+    def _await_event(self, key: str, value: bytes | None, encode: ValueEncoder | None) -> _Awaited | None:
+        """Keep the encoder of an own write for its watch event (none when no watch is open)."""
+        if value is None or encode is None or not self._watches:
+            return None
         awaited = self._awaited
-        # Entries every watch is past were delivered before their write's answer came, or lost to a
-        # watch that moved on: drop them, oldest first (answers arrive in about revision order).
-        while awaited and (next(iter(awaited))[1] <= delivered or len(awaited) >= _AWAITED_MAX):
+        while len(awaited) >= _AWAITED_MAX:  # bounded: the oldest goes first
             del awaited[next(iter(awaited))]
-        if revision > delivered:
-            awaited[(key, revision)] = encode
+        entry = (key, value)
+        awaited[entry] = encode
+        return entry
+
+    def _settle(self, entry: _Awaited | None, revision: int = 0) -> None:
+        """Drop an own write's entry once no watch can take it: the write failed or is in doubt (no
+        revision), or every watch is already past its revision (its event went by: a watch closed)."""
+        if entry is None or entry not in self._awaited:
+            return
+        if not revision or min(self._watches.values(), default=revision) >= revision:
+            del self._awaited[entry]
 
     def _refused(self, key: str, refused: _Refused) -> StoreError:
         if refused.current is None:
@@ -419,6 +435,8 @@ class EtcdStore:
                 failures += 1
         finally:
             del self._watches[token]
+            if not self._watches:
+                self._awaited.clear()  # no watch is left to take them
 
     def _event(self, raw: dict[str, Any]) -> Event:
         kv, prev = raw.get("kv") or {}, raw.get("prev_kv")
@@ -426,10 +444,11 @@ class EtcdStore:
         prev_value = unb64(prev.get("value")) if prev else None
         if raw.get("type") == "DELETE":
             return Event("DELETED", key, rev, None, prev_value)
-        origin = self._awaited.pop((key, rev), None) if self._awaited else None
+        value = unb64(kv.get("value"))
+        origin = self._awaited.pop((key, value), None) if self._awaited else None
         if int(kv.get("create_revision", 0)) == rev:
-            return Event("ADDED", key, rev, unb64(kv.get("value")), None, origin)
-        return Event("MODIFIED", key, rev, unb64(kv.get("value")), prev_value, origin)
+            return Event("ADDED", key, rev, value, None, origin)
+        return Event("MODIFIED", key, rev, value, prev_value, origin)
 
     async def _guarded(self, call: Coroutine[Any, Any, _T]) -> _T:
         """Await `call` so that aclose() can cut it short: it then raises StoreError."""

@@ -4,7 +4,9 @@ Counted, never timed: `dumps_json` and `loads_json` of `runtime.objects`
 (the encoder of stored objects and the decoder of stored bytes) are wrapped
 with counters; the store's statistics count writes; informer statistics
 count the handlers an event calls. Each count is the same on the memory
-and the SQLite store (both publish their own writes with their encoder).
+and the SQLite store (both publish their own writes with their encoder); on
+etcd a write whose revision etcd numbered otherwise than predicted is
+encoded again, and decoded again when its event came before etcd's answer.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from runtime.registry import Registry
 from runtime.requests import Body, ListOptions, WriteOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
+from runtime.storage.etcd import EtcdStore
 from runtime.storage.sqlite import SqliteStore
 from runtime.testing import ADMIN
+from tests.support.etcd import fresh_prefix
 
 GROUP = "rbac.authorization.svc.io"
 
@@ -94,6 +98,37 @@ async def test_a_create_is_encoded_once_and_its_bytes_never_decoded_again(backen
         answer = [result.obj.json_bytes(), read.json_bytes()] + [o.json_bytes() for o in listed.items if o.name == "r"]
         assert (counted.encodes, counted.decodes) == (1, 0)  # the store's value, nothing more
         assert answer[0] is answer[1] is answer[2]  # one set of bytes for the answer, the cache and reads
+
+
+async def test_creates_on_etcd_are_decoded_again_only_when_etcd_numbered_them_otherwise(etcd_endpoint, monkeypatch):
+    # Each answer is held until the watch cache has applied the write's event: every event comes first,
+    # and still carries its write's encoder. (One create at a time: etcd numbers them as predicted.)
+    store = await EtcdStore.open(etcd_endpoint, prefix=fresh_prefix())
+    registry = Registry(store, Scheme())
+    call = store._client.call
+
+    async def answer_after_the_event(path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
+        answer = await call(path, body, idempotent=idempotent)
+        if path == "/v3/kv/txn" and answer.get("succeeded"):
+            assert await registry.cache.wait_for(int(answer["header"]["revision"]), timeout=5)
+        return answer
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            rt = registry.scheme.by_kind("ClusterRole")
+            await registry.create(ADMIN, rt, "", Body(cluster_role("warm")), WriteOptions())
+            monkeypatch.setattr(store._client, "call", answer_after_the_event)
+            counted = Counted(monkeypatch)
+            mispredicted = store.statistics().mispredicted
+            for i in range(8):
+                await registry.create(ADMIN, rt, "", Body(cluster_role(f"r-{i}")), WriteOptions())
+            again = store.statistics().mispredicted - mispredicted
+            assert counted.encodes == 8 + again
+            assert counted.decodes <= again < 8
+            nursery.cancel_scope.cancel()
+    finally:
+        await store.aclose()
 
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])

@@ -163,21 +163,116 @@ async def test_the_watch_event_of_an_own_write_answered_first_carries_its_encode
     await theirs.aclose()
 
 
-def test_an_own_write_waits_for_its_event_only_while_a_watch_has_yet_to_deliver_it() -> None:
-    # The bookkeeping alone (no etcd): a store whose one watch has delivered up to revision 10.
-    store = EtcdStore(EtcdClient(["http://127.0.0.1:1"]))
+class _HeldTxn:
+    """An EtcdClient stand-in whose txn is answered only when the test says (`answer`), so a watch
+    event can be handed to the store while its write waits."""
+
+    def __init__(self) -> None:
+        self.sent = trio.Event()
+        self.body: dict = {}
+        self._answer: dict | None = None
+        self._answered = trio.Event()
+
+    async def call(self, path: str, body: dict, *, idempotent: bool) -> dict:
+        self.body = body
+        self.sent.set()
+        await self._answered.wait()
+        assert self._answer is not None
+        return self._answer
+
+    def answer(self, revision: int, *, succeeded: bool = True) -> None:
+        self._answer = {"header": {"revision": str(revision)}, "succeeded": succeeded,
+                        "responses": [{"response_put": {}} if succeeded else {"response_range": {"kvs": []}}]}
+        self._answered.set()
+
+    def sent_value(self) -> bytes:
+        return unb64(self.body["success"][0]["request_put"]["value"])
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _put(store: EtcdStore, key: str, value: bytes, revision: int) -> dict:
+    """The watch event etcd sends for a create of `key` at `revision`."""
+    return {"type": "PUT", "kv": {"key": b64(store._key(key)), "value": b64(value),
+                                  "create_revision": str(revision), "mod_revision": str(revision)}}
+
+
+async def test_the_watch_event_of_an_own_write_that_comes_before_its_answer_carries_its_encoder() -> None:
+    client = _HeldTxn()
+    store = EtcdStore(client)  # type: ignore[arg-type]
+    store._watches[object()] = 10  # one watch, delivered up to revision 10
+    store._revision = 10
+    encoder = ObjectEncoder({"metadata": {"name": "a"}})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(store.create, "/k/a", encoder)
+        await client.sent.wait()
+        event = store._event(_put(store, "/k/a", client.sent_value(), 11))  # etcd's event comes first
+        assert event.origin is encoder
+        assert decode_stored("/k/a", event.value, 11, event.origin).obj is encoder.obj  # no decode
+        client.answer(11)
+    assert store._awaited == {}
+    assert store._event(_put(store, "/k/b", client.sent_value(), 12)).origin is None  # bytes alone: no
+
+
+async def test_an_own_write_whose_txn_fails_or_is_refused_leaves_nothing_for_an_event() -> None:
+    for outcome in ("refused", "cancelled"):
+        client = _HeldTxn()
+        store = EtcdStore(client)  # type: ignore[arg-type]
+        store._watches[object()] = 10
+        async with trio.open_nursery() as nursery:
+            async def create() -> None:
+                with pytest.raises(etcd_store.KeyExists):
+                    await store.create("/k/a", ObjectEncoder({"metadata": {"name": "a"}}))
+
+            if outcome == "refused":
+                nursery.start_soon(create)
+            else:
+                nursery.start_soon(store.create, "/k/a", ObjectEncoder({"metadata": {"name": "a"}}))
+            await client.sent.wait()
+            assert len(store._awaited) == 1  # kept from the moment the txn is sent
+            if outcome == "refused":
+                client.answer(11, succeeded=False)
+            else:
+                nursery.cancel_scope.cancel()
+        assert store._awaited == {}, outcome
+
+
+async def test_an_own_write_keeps_its_encoder_only_while_a_watch_has_yet_to_deliver_it() -> None:
+    client = _HeldTxn()
+    store = EtcdStore(client)  # type: ignore[arg-type]
     watch = object()
     store._watches[watch] = 10
-    store._await_event("/k/a", 9, val("a"))    # delivered before its answer came: nothing to wait for
-    store._await_event("/k/b", 11, val("b"))
-    assert list(store._awaited) == [("/k/b", 11)]
-    store._watches[watch] = 12                 # the watch moved past it (its event went by without it)
-    store._await_event("/k/c", 13, val("c"))
-    assert list(store._awaited) == [("/k/c", 13)]  # the stale entry dropped
-    for revision in range(14, 14 + etcd_store._AWAITED_MAX):
-        store._await_event("/k/d", revision, val("d"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(store.create, "/k/a", val("a"))
+        await client.sent.wait()
+        store._watches[watch] = 12  # the watch went past revision 11 without the event taking it
+        client.answer(11)
+    assert store._awaited == {}
+    # With no watch open, nothing is kept for one; the last watch to close drops what is left.
+    del store._watches[watch]
+    store._await_event("/k/b", b"b", val("b"))
+    assert store._awaited == {}
+    store._watches[watch] = 12
+    for i in range(etcd_store._AWAITED_MAX + 1):
+        store._await_event("/k/c", str(i).encode(), val("c"))
     assert len(store._awaited) == etcd_store._AWAITED_MAX  # bounded: the oldest went first
-    assert ("/k/c", 13) not in store._awaited
+    assert ("/k/c", b"0") not in store._awaited
+
+
+async def test_the_last_watch_to_close_drops_the_encoders_kept_for_it(etcd_endpoint: str) -> None:
+    prefix = unique()
+    ours = await EtcdStore.open(etcd_endpoint, prefix=prefix)
+    events = ours.watch("/k/", after_revision=await ours.current_revision()).__aiter__()
+    await ours.create("/k/0", val("0"))
+    assert (await events.__anext__()).origin is None  # written before the watch was open
+    await ours.create("/k/a", val("a"))
+    await ours.create("/k/b", val("b"))
+    assert (await events.__anext__()).origin is not None
+    assert len(ours._awaited) == 1  # /k/b's, its event not read yet
+    await events.aclose()
+    assert ours._awaited == {}
+    await ours.aclose()
 
 
 async def test_servers_sharing_an_etcd_compact_once_per_interval_at_the_revision_seen_one_tick_before(
