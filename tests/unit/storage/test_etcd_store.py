@@ -212,7 +212,8 @@ async def test_the_watch_event_of_an_own_write_that_comes_before_its_answer_carr
         assert decode_stored("/k/a", event.value, 11, event.origin).obj is encoder.obj  # no decode
         client.answer(11)
     assert store._awaited == {}
-    assert store._event(_put(store, "/k/b", client.sent_value(), 12)).origin is None  # bytes alone: no
+    # The same bytes under another key are not this write's.
+    assert store._event(_put(store, "/k/b", client.sent_value(), 12)).origin is None
 
 
 async def test_an_own_write_whose_txn_fails_or_is_refused_leaves_nothing_for_an_event() -> None:
@@ -249,7 +250,7 @@ async def test_an_own_write_keeps_its_encoder_only_while_a_watch_has_yet_to_deli
         store._watches[watch] = 12  # the watch went past revision 11 without the event taking it
         client.answer(11)
     assert store._awaited == {}
-    # With no watch open, nothing is kept for one; the last watch to close drops what is left.
+    # With no watch open, nothing is kept for one.
     del store._watches[watch]
     store._await_event("/k/b", b"b", val("b"))
     assert store._awaited == {}
