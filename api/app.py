@@ -171,11 +171,18 @@ class Handler(Filters):
         if path in ("/api", "/apis"):
             choice = self._choice(allowed_as=("", "APIGroupDiscoveryList"))
             if choice.as_kind == "APIGroupDiscoveryList":
+                # As kube-apiserver's: an entity tag, cacheable, 304 when the client holds this document.
+                cached = {"Etag": discovery.aggregated_etag(self.scheme, core=path == "/api"), "Vary": "Accept",
+                          "Cache-Control": "public"}
+                if request.headers.get("If-None-Match") == cached["Etag"]:
+                    return Response(b"", status=304, headers=cached)
                 doc = discovery.aggregated_discovery(self.scheme, core=path == "/api", version=choice.version)
                 choice = Choice(choice.codec if choice.codec != "protobuf" else "json",
                                 f"application/json;g=apidiscovery.k8s.io;v={choice.version};as=APIGroupDiscoveryList")
                 response = self._respond(200, doc, choice)
                 response.headers["Content-Type"] = choice.media_type
+                for name, value in cached.items():
+                    response.headers[name] = value
                 return response
             doc = discovery.api_versions(self.state.server_address) if path == "/api" else \
                 discovery.api_group_list(self.scheme)
