@@ -175,7 +175,10 @@ class Handler(Filters):
                 cached = {"Etag": discovery.aggregated_etag(self.scheme, core=path == "/api"), "Vary": "Accept",
                           "Cache-Control": "public"}
                 if request.headers.get("If-None-Match") == cached["Etag"]:
-                    return Response(b"", status=304, headers=cached)
+                    held = Response(b"", status=304, headers=cached)
+                    # No Content-Type (Go sends none with a 304): a cache would take it for the document's.
+                    del held.headers["Content-Type"]
+                    return held
                 doc = discovery.aggregated_discovery(self.scheme, core=path == "/api", version=choice.version)
                 choice = Choice(choice.codec if choice.codec != "protobuf" else "json",
                                 f"application/json;g=apidiscovery.k8s.io;v={choice.version};as=APIGroupDiscoveryList")

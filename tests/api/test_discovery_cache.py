@@ -26,6 +26,7 @@ async def test_aggregated_discovery_has_an_etag_and_answers_304_for_the_document
             held = await c.get(path, headers={"Accept": AGGREGATED.format("v2"), "If-None-Match": r.headers["etag"]})
             assert (held.status_code, held.content) == (304, b"")
             assert (held.headers["etag"], held.headers["vary"]) == (r.headers["etag"], "Accept")
+            assert "content-type" not in held.headers  # a cache keeps the held document's
             other = await c.get(path, headers={"Accept": AGGREGATED.format("v2"), "If-None-Match": '"0"'})
             assert other.status_code == 200 and other.json() == r.json()
             legacy = await c.get(path)
