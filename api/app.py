@@ -29,6 +29,7 @@ from api.limits import RequestLimits
 from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, APIServerMetrics
 from api.request_class import MiniplaneRequest, current_request
 from api.requestinfo import RequestInfo
+from api.responses import not_modified
 from api.tables import partial_object_metadata
 from api.ui import ui_answer
 from runtime import errors
@@ -175,10 +176,7 @@ class Handler(Filters):
                 cached = {"Etag": discovery.aggregated_etag(self.scheme, core=path == "/api"), "Vary": "Accept",
                           "Cache-Control": "public"}
                 if request.headers.get("If-None-Match") == cached["Etag"]:
-                    held = Response(b"", status=304, headers=cached)
-                    # No Content-Type (Go sends none with a 304): a cache would take it for the document's.
-                    del held.headers["Content-Type"]
-                    return held
+                    return not_modified(cached)
                 doc = discovery.aggregated_discovery(self.scheme, core=path == "/api", version=choice.version)
                 choice = Choice(choice.codec if choice.codec != "protobuf" else "json",
                                 f"application/json;g=apidiscovery.k8s.io;v={choice.version};as=APIGroupDiscoveryList")

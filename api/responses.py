@@ -32,7 +32,7 @@ from runtime.objects import StoredObject, dumps_json
 from runtime.registry import DeleteResult, ListResult, WatchStream
 from runtime.scheme import ResourceType
 
-__all__ = ["Responder"]
+__all__ = ["Responder", "not_modified"]
 
 
 class Responder:
@@ -160,7 +160,7 @@ class Responder:
         else:
             headers["Cache-Control"] = "no-cache, private"
         if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
-            return Response(b"", status=304, headers=headers)
+            return not_modified(headers)
         return Response(data, status=200, headers=headers)
 
 
@@ -307,6 +307,14 @@ class Responder:
         response.timeout = None
         return response
 
+
+
+def not_modified(headers: dict[str, str]) -> Response:
+    """A 304 with `headers` but no Content-Type, as Go's (`http.ServeContent` drops it): a cache that
+    revalidates copies the 304's headers onto the document it holds, and Quart's default would relabel it."""
+    response = Response(b"", status=304, headers=headers)
+    del response.headers["Content-Type"]
+    return response
 
 
 def _audit_response(doc: Any) -> None:
