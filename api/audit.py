@@ -13,7 +13,8 @@ stages; `omitManagedFields` drops `metadata.managedFields` from logged objects.
 The policy is evaluated for the authenticated user, before impersonation.
 
 Events carry Kubernetes' fields: `level`, `auditID` (the request's `Audit-ID`
-header, else a new UUID; answered in the `Audit-Id` header), `stage`,
+header, else a new UUID; answered in the `Audit-Id` header, as every request
+is, audited or not: `api.chain`), `stage`,
 `requestURI`, `verb`, `user`, `impersonatedUser`, `sourceIPs`
 (X-Forwarded-For, X-Real-Ip, the peer), `userAgent`, `objectRef`,
 `responseStatus`, `requestObject` (level Request and up), `responseObject`

@@ -150,8 +150,9 @@ class Filters(Responder):
         await self._finish_body(response)
         if over_connection_limit():
             self._close_connection(response)
-        if record is not None:
-            response.headers["Audit-Id"] = record.facts.audit_id
+        # Every answer names its audit ID, audited or not (kube-apiserver's WithAuditInit echoes a sent one).
+        response.headers["Audit-Id"] = record.facts.audit_id if record is not None else \
+            new_audit_id(request.headers.get("Audit-ID"))
         tracked: TrackedBody | None = g.get("tracked")
         if tracked is not None and response.status_code == 200:
             if record is not None:
