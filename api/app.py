@@ -172,12 +172,15 @@ class Handler(Filters):
         if path in ("/api", "/apis"):
             choice = self._choice(allowed_as=("", "APIGroupDiscoveryList"))
             if choice.as_kind == "APIGroupDiscoveryList":
-                # As kube-apiserver's: an entity tag, cacheable, 304 when the client holds this document.
-                cached = {"Etag": discovery.aggregated_etag(self.scheme, core=path == "/api"), "Vary": "Accept",
-                          "Cache-Control": "public"}
+                # As kube-apiserver's: tagged by the v2 document's hash (one tag for v2 and v2beta1), cacheable,
+                # 304 when the client holds this document.
+                core = path == "/api"
+                doc = discovery.aggregated_discovery(self.scheme, core=core)
+                cached = {"Etag": openapi.content_etag(dumps_json(doc)), "Vary": "Accept", "Cache-Control": "public"}
                 if request.headers.get("If-None-Match") == cached["Etag"]:
                     return not_modified(cached)
-                doc = discovery.aggregated_discovery(self.scheme, core=path == "/api", version=choice.version)
+                if choice.version != "v2":
+                    doc = discovery.aggregated_discovery(self.scheme, core=core, version=choice.version)
                 choice = Choice(choice.codec if choice.codec != "protobuf" else "json",
                                 f"application/json;g=apidiscovery.k8s.io;v={choice.version};as=APIGroupDiscoveryList")
                 response = self._respond(200, doc, choice)

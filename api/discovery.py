@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import platform
 import re
 import sys
@@ -30,7 +29,7 @@ from runtime.scheme import ResourceType, Scheme
 __all__ = [
     "KUBERNETES_MAJOR", "KUBERNETES_MINOR", "AGGREGATED_DISCOVERY_GROUP",
     "version_info", "api_versions", "api_group_list", "api_group", "api_resource_list",
-    "aggregated_discovery", "aggregated_etag", "storage_version_hash",
+    "aggregated_discovery", "storage_version_hash",
 ]
 
 # kubectl's launcher picks its client release by `minor`; report the release we mimic.
@@ -205,10 +204,3 @@ def aggregated_discovery(scheme: Scheme, core: bool, version: str = "v2") -> dic
         "metadata": {},
         "items": items,
     }
-
-
-def aggregated_etag(scheme: Scheme, core: bool) -> str:
-    """The entity tag of the aggregated document, as kube-apiserver's: its v2 JSON's sha512 in uppercase
-    hex, quoted; the same for v2 and v2beta1 (the answer says `Vary: Accept`)."""
-    body = json.dumps(aggregated_discovery(scheme, core), separators=(",", ":")).encode()
-    return '"' + hashlib.sha512(body).hexdigest().upper() + '"'

@@ -563,5 +563,6 @@ def _v2_protobuf(scheme: Scheme, generation: int) -> bytes:
 
 
 def content_etag(document: bytes) -> str:
-    """Return the entity tag of served OpenAPI bytes: Kubernetes' uppercase hex sha512, quoted."""
+    """Return the entity tag of served bytes (OpenAPI's, aggregated discovery's): Kubernetes' uppercase hex
+    sha512, quoted."""
     return '"' + openapi_v3_hash(document) + '"'
