@@ -223,7 +223,7 @@ class EtcdStore:
 
     async def _write(self, key: str, encode: ValueEncoder | None, compare: list[dict[str, Any]],
                      op: str) -> tuple[dict[str, Any], int, bytes | None]:
-        """Run one txn: `compare`, then `op` (put or delete) on `key`, else read `key`.
+        """Run one txn: `compare`, then `op` ("create", "put" or "delete") on `key`, else read `key`.
 
         Returns (the success branch's answer, the write's revision, the value
         for the returned Entry). Raises `_Refused` (carrying the key's current
@@ -234,9 +234,10 @@ class EtcdStore:
         # their requests may reach etcd in another order); once none is in flight, the guess resets.
         predicted = self._predicted = max(self._revision, self._predicted) + 1
         value = as_bytes(encode(predicted)) if encode is not None else None
-        if op == "put":
+        if op != "delete":
             assert value is not None
-            success = {"request_put": {"key": k, "value": b64(value), "prev_kv": True}}
+            # A replaced key's prev_kv gives its create_revision; a created key has none to read.
+            success = {"request_put": {"key": k, "value": b64(value), "prev_kv": op == "put"}}
         else:
             success = {"request_delete_range": {"key": k, "prev_kv": True}}
         body = {"compare": compare, "success": [success], "failure": [{"request_range": {"key": k}}]}
@@ -302,7 +303,7 @@ class EtcdStore:
         k = b64(self._key(key))
         compare = [{"target": "CREATE", "key": k, "create_revision": "0", "result": "EQUAL"}]
         try:
-            _, rev, value = await self._write(key, encode, compare, "put")
+            _, rev, value = await self._write(key, encode, compare, "create")
         except _Refused:
             raise KeyExists(key) from None
         assert value is not None

@@ -216,6 +216,23 @@ async def test_the_watch_event_of_an_own_write_that_comes_before_its_answer_carr
     assert store._event(_put(store, "/k/b", client.sent_value(), 12)).origin is None
 
 
+async def test_a_create_asks_etcd_for_no_previous_value_and_an_update_does() -> None:
+    # As kube-apiserver's create (OpPut without WithPrevKV): a created key has no previous value,
+    # and asking costs etcd a read per create. An update reads the key's create_revision from it.
+    client = _HeldTxn()
+    store = EtcdStore(client)  # type: ignore[arg-type]
+    sent = []
+    for write in (partial(store.create, "/k/a", val("a")),
+                  partial(store.update, "/k/a", val("b"), expected_revision=11)):
+        client.sent, client._answered = trio.Event(), trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(write)
+            await client.sent.wait()
+            sent.append(client.body["success"][0]["request_put"])
+            client.answer(11 + len(sent))
+    assert [put["prev_kv"] for put in sent] == [False, True]
+
+
 async def test_an_own_write_whose_txn_fails_or_is_refused_leaves_nothing_for_an_event() -> None:
     for outcome in ("refused", "cancelled"):
         client = _HeldTxn()
