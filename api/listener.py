@@ -13,6 +13,8 @@ closed at once, before its TLS handshake.
 HTTP/1.1 status lines carry Go's reason phrases (`HTTP/1.1 404 Not Found`),
 as kube-apiserver's: Hypercorn sends none (`HTTP/1.1 404 `), and HTTP/1.1
 clients show the phrase (the Python client's `ApiException.reason`, curl).
+An HTTP/1.1 answer of known length goes out in one write (one TLS record,
+one system call), where Hypercorn alone writes its head, body and end apart.
 
 Caveats:
     Built on Hypercorn's trio worker internals (`TCPServer`, `WorkerContext`,
@@ -69,19 +71,44 @@ _BARE_LINE = len(b"HTTP/1.1 200 \r\n")
 
 
 class _ReasonedTCPServer(TCPServer):
-    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase.
+    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase, and a whole answer
+    sent in one write.
 
     h11 serializes a response head on its own, and Hypercorn sends it as one
     `RawData`, so a head starts the bytes of a send; no body of this server
     starts with a status line (its bodies are JSON, YAML, CBOR, protobuf,
     gzip, HTML or plain text; HTTP/2 frames begin with their length).
+
+    Hypercorn sends an answer's head, its body and its (empty) end as three
+    writes, each a TLS record and a system call. A head with a Content-Length
+    is held and sent with the next write: Hypercorn sends it only once the
+    body's first part is in hand, and writes that part (or, for a body it
+    suppresses, the end) in the same call, so nothing waits on it. A head
+    without one (a stream: a watch) goes at once, as does a 1xx head (the
+    client waits for `100 Continue` before it sends the body). Empty writes
+    are skipped.
     """
 
+    _held = b""  # a response head to send with the next write
+
     async def protocol_send(self, event: Event) -> None:
-        if isinstance(event, RawData) and event.data[:9] == b"HTTP/1.1 ":
-            line = _STATUS_LINES.get(event.data[:_BARE_LINE])
-            if line is not None:
-                event = RawData(line + event.data[_BARE_LINE:], event.address)
+        if isinstance(event, RawData):
+            data = event.data
+            if data[:9] == b"HTTP/1.1 ":
+                line = _STATUS_LINES.get(data[:_BARE_LINE])
+                if line is not None:
+                    data = line + data[_BARE_LINE:]
+                if data[9:10] != b"1" and b"\r\ncontent-length:" in data.lower():
+                    self._held += data
+                    return
+            if self._held:
+                data, self._held = self._held + data, b""
+            if not data:
+                return
+            event = RawData(data, event.address)
+        elif self._held:  # the connection closes or idles: what is held goes first
+            held, self._held = self._held, b""
+            await super().protocol_send(RawData(held))
         await super().protocol_send(event)
 
 
