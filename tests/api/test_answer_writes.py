@@ -13,7 +13,6 @@ import json
 import pytest
 import trio
 
-from tests.api.test_status_lines import tls_stream
 from tests.support.server import Server
 
 pytestmark = pytest.mark.stores("memory")  # the HTTP layer's: any store answers the same
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.stores("memory")  # the HTTP layer's: any store answers
 
 async def first_read(srv: Server, request: bytes) -> bytes:
     """What one read returns after `request` is sent over a fresh TLS connection."""
-    async with await tls_stream(srv) as stream:
+    async with await srv.raw_tls() as stream:
         await stream.send_all(request)
         with trio.fail_after(30):
             return await stream.receive_some(1 << 20)

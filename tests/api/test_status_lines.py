@@ -8,8 +8,6 @@ Python's `HTTPStatus` words some otherwise.
 
 from __future__ import annotations
 
-import ssl
-
 import trio
 
 from tests.support.server import Server
@@ -17,16 +15,9 @@ from tests.support.server import Server
 NAMESPACES = "/api/v1/namespaces"
 
 
-async def tls_stream(srv: Server) -> trio.SSLStream:
-    """A raw TLS connection to the server, trusting its CA."""
-    host, port = srv.url.split("://", 1)[1].rsplit(":", 1)
-    context = ssl.create_default_context(cadata=srv.ca_pem.decode())
-    return await trio.open_ssl_over_tcp_stream(host, int(port), ssl_context=context, https_compatible=True)
-
-
 async def head_of(srv: Server, request: bytes) -> bytes:
     """The response head (through the blank line) the server answers `request` with, over raw TLS."""
-    async with await tls_stream(srv) as stream:
+    async with await srv.raw_tls() as stream:
         await stream.send_all(request)
         received = b""
         while b"\r\n\r\n" not in received:
@@ -56,7 +47,7 @@ async def test_the_head_is_whole_after_the_phrase_and_every_response_of_a_connec
     auth = f"Authorization: Bearer {srv.token}\r\n".encode()
     two = (b"GET /api/v1/namespaces/nope HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"
            b"GET /version HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n")
-    async with await tls_stream(srv) as stream:
+    async with await srv.raw_tls() as stream:
         await stream.send_all(two)
         received = b""
         with trio.fail_after(30):

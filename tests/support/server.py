@@ -96,6 +96,13 @@ class Server:
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode()) if self.ca_pem else True
         return httpx.AsyncClient(base_url=self.url, verify=ctx, headers=headers, **kw)
 
+    async def raw_tls(self) -> trio.SSLStream[trio.SocketStream]:
+        """A bare TLS connection to the server (HTTPS only), trusting its CA: for bytes on the wire."""
+        assert self.ca_pem is not None, "in process: there is no wire"
+        host, port = self.url.split("://", 1)[1].rsplit(":", 1)
+        context = ssl.create_default_context(cadata=self.ca_pem.decode())
+        return await trio.open_ssl_over_tcp_stream(host, int(port), ssl_context=context, https_compatible=True)
+
     @property
     def rbac(self) -> str:
         return f"/apis/rbac.authorization.{self.domain}/v1"
