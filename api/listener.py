@@ -14,17 +14,20 @@ HTTP/1.1 status lines carry Go's reason phrases (`HTTP/1.1 404 Not Found`),
 as kube-apiserver's: Hypercorn sends none (`HTTP/1.1 404 `), and HTTP/1.1
 clients show the phrase (the Python client's `ApiException.reason`, curl).
 An HTTP/1.1 answer of known length goes out in one write (one TLS record,
-one system call), where Hypercorn alone writes its head, body and end apart.
+one system call), where Hypercorn alone writes its head, body and end apart,
+and a connection idle after an answer closes at the keep-alive timeout (75 s),
+which Hypercorn under quart-trio never did (see `_IdleTimer`).
 
 Caveats:
-    Built on Hypercorn's trio worker internals (`TCPServer`, `WorkerContext`,
-    `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
+    Built on Hypercorn's trio worker internals (`TCPServer` and its
+    `idle_task`, `WorkerContext`, `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
 """
 
 from __future__ import annotations
 
+import math
 from contextvars import ContextVar
 from typing import Any
 
@@ -70,9 +73,68 @@ _STATUS_LINES = {f"HTTP/1.1 {code} \r\n".encode(): f"HTTP/1.1 {code} {text}\r\n"
 _BARE_LINE = len(b"HTTP/1.1 200 \r\n")
 
 
-class _ReasonedTCPServer(TCPServer):
-    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase, and a whole answer
-    sent in one write.
+class _IdleTimer:
+    """A connection's keep-alive timeout: Hypercorn's idle task (`TrioSingleTask`), mended.
+
+    Hypercorn starts a task each time a connection idles (`restart`, through
+    `nursery.start`) and cancels it when a request comes (`stop`). The restart
+    after an answer runs in the task that sent the answer, quart-trio's
+    request task, which quart-trio cancels once the answer is out: the start
+    was cancelled with it, so a connection idle after an answer never timed
+    out, and held its place under `--max-connections` for as long as the
+    client kept it. Here `restart` has no checkpoint to cancel: one task per
+    connection waits under a cancel scope whose deadline moves, to the
+    keep-alive timeout when the connection idles and to none while it serves
+    (no task, `start` handshake or lock per request). What it does is
+    Hypercorn's `_idle_timeout`: an idle connection closes when the timeout
+    passes or the server stops; a busy one is closed by its protocol when its
+    answer is done (Hypercorn's h11 and h2 both do). It ends with the
+    connection's reading (`end`), whichever side closed it.
+    """
+
+    def __init__(self, server: TCPServer) -> None:
+        self._server = server
+        self._scope: trio.CancelScope | None = None
+        self._idle = False
+        self._ended = False
+
+    async def restart(self, task_group: Any, action: Any) -> None:  # the connection idles
+        if self._ended:
+            return
+        self._idle = True
+        terminated = self._server.context.terminated.is_set()
+        deadline = -math.inf if terminated else trio.current_time() + self._server.config.keep_alive_timeout
+        if self._scope is None:
+            self._scope = trio.CancelScope(deadline=deadline)
+            task_group._nursery.start_soon(self._watch)
+        else:
+            self._scope.deadline = deadline
+
+    async def stop(self) -> None:  # a request came
+        self._idle = False
+        if self._scope is not None:
+            self._scope.deadline = math.inf
+
+    def end(self) -> None:
+        """The connection is done reading (closed by either side): its timer ends with it."""
+        self._ended = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _watch(self) -> None:
+        assert self._scope is not None
+        with self._scope:
+            await self._server.context.terminated.wait()
+            if not self._idle:
+                await trio.sleep_forever()  # its protocol closes it once its answer is done
+        if not self._ended:
+            with trio.CancelScope(shield=True):
+                await self._server._initiate_server_close()
+
+
+class _Connection(TCPServer):
+    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase, a whole answer sent
+    in one write, and its keep-alive timeout kept by an `_IdleTimer`.
 
     h11 serializes a response head on its own, and Hypercorn sends it as one
     `RawData`, so a head starts the bytes of a send; no body of this server
@@ -90,6 +152,17 @@ class _ReasonedTCPServer(TCPServer):
     """
 
     _held = b""  # a response head to send with the next write
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._idle_timer = _IdleTimer(self)
+        self.idle_task = self._idle_timer  # type: ignore[assignment]  # Hypercorn calls restart() and stop()
+
+    async def _read_data(self) -> None:
+        try:
+            await super()._read_data()
+        finally:
+            self._idle_timer.end()  # else the connection's task group would wait for its timer
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
@@ -133,7 +206,7 @@ async def serve_counted(app: Any, config: Config, limits: RequestLimits, *,
                 await trio.aclose_forcefully(stream)
                 return
             _OVER_LIMIT.set(not admitted)
-            await _ReasonedTCPServer(wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
+            await _Connection(wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
         finally:
             limits.connection_closed()
 
