@@ -19,8 +19,9 @@ and a connection idle after an answer closes at the keep-alive timeout (75 s),
 which Hypercorn under quart-trio never did (see `_IdleTimer`).
 
 Caveats:
-    Built on Hypercorn's trio worker internals (`TCPServer` and its
-    `idle_task`, `WorkerContext`, `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
+    Built on Hypercorn's trio worker internals (`TCPServer` with its
+    `idle_task`, `_read_data` and `_initiate_server_close`, `WorkerContext`,
+    `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
 """
