@@ -6,11 +6,15 @@ under quart-trio never closed a connection idle after an answer (its idle
 task's restart was cancelled with quart-trio's request task): these tests
 fail on that code. They hold the timer to Hypercorn's rule: an idle
 connection closes 75 s after its last answer, each request starts the count
-again, and a connection busy with a long answer (a watch) is never idle.
+again, and a connection busy with a long answer (a watch) is never idle;
+HTTP/2 (kubectl's) idles the same way.
 """
 
 from __future__ import annotations
 
+import ssl
+
+import httpx
 import pytest
 import trio
 
@@ -81,3 +85,22 @@ async def test_a_connection_busy_with_a_long_answer_is_not_idle(https_server, au
             answer = await exchange(stream, watch, b"0\r\n\r\n")  # the chunked end: the watch's timeout
         assert b'"name":"late"' in answer and trio.current_time() - start >= 200
         assert KEEP_ALIVE <= await seconds_until_closed(stream) < KEEP_ALIVE + 1
+
+
+async def open_connections(srv: Server) -> float:
+    """The server's count of open connections (`apiserver_open_connections`), the asking one included."""
+    async with srv.client() as c:
+        text = (await c.get("/metrics")).text
+    return float(next(line.split()[-1] for line in text.splitlines()
+                      if line.startswith("apiserver_open_connections ")))
+
+
+async def test_an_http2_connection_idle_after_its_answer_closes_too(https_server, autojump_clock):
+    srv = https_server
+    context = ssl.create_default_context(cadata=srv.ca_pem.decode())
+    async with httpx.AsyncClient(base_url=srv.url, verify=context, http2=True,
+                                 headers={"Authorization": f"Bearer {srv.token}"}) as h2:
+        assert (await h2.get("/api/v1/namespaces/default")).http_version == "HTTP/2"
+        assert await open_connections(srv) == 2  # the HTTP/2 one and the asking one
+        await trio.sleep(KEEP_ALIVE + 5)
+        assert await open_connections(srv) == 1  # the asking one
