@@ -95,14 +95,13 @@ class _IdleTimer:
 
     def __init__(self, server: TCPServer) -> None:
         self._server = server
-        self._scope: trio.CancelScope | None = None
-        self._idle = False
+        self._scope: trio.CancelScope | None = None  # its deadline: none (inf) while the connection serves
         self._ended = False
 
-    async def restart(self, task_group: Any, action: Any) -> None:  # the connection idles
+    async def restart(self, task_group: Any, action: Any) -> None:
+        """The connection idles. (`action`, Hypercorn's `_idle_timeout`, is what `_watch` does.)"""
         if self._ended:
             return
-        self._idle = True
         terminated = self._server.context.terminated.is_set()
         deadline = -math.inf if terminated else trio.current_time() + self._server.config.keep_alive_timeout
         if self._scope is None:
@@ -112,7 +111,6 @@ class _IdleTimer:
             self._scope.deadline = deadline
 
     async def stop(self) -> None:  # a request came
-        self._idle = False
         if self._scope is not None:
             self._scope.deadline = math.inf
 
@@ -126,7 +124,7 @@ class _IdleTimer:
         assert self._scope is not None
         with self._scope:
             await self._server.context.terminated.wait()
-            if not self._idle:
+            if self._scope.deadline == math.inf:  # serving
                 await trio.sleep_forever()  # its protocol closes it once its answer is done
         if not self._ended:
             with trio.CancelScope(shield=True):
