@@ -15,12 +15,14 @@ as kube-apiserver's: Hypercorn sends none (`HTTP/1.1 404 `), and HTTP/1.1
 clients show the phrase (the Python client's `ApiException.reason`, curl).
 An HTTP/1.1 answer of known length goes out in one write (one TLS record,
 one system call), where Hypercorn alone writes its head, body and end apart,
-and a connection idle after an answer closes at the keep-alive timeout (75 s),
-which Hypercorn under quart-trio never did (see `_IdleTimer`).
+a connection idle after an answer closes at the keep-alive timeout (75 s),
+which Hypercorn under quart-trio never did (see `_IdleTimer`), and, with no
+read timeout set (the server sets none), a read is not wrapped in a cancel
+scope with an infinite deadline, as Hypercorn wraps each.
 
 Caveats:
     Built on Hypercorn's trio worker internals (`TCPServer` with its
-    `idle_task`, `_read_data` and `_initiate_server_close`, `WorkerContext`,
+    `idle_task`, `_read_data`, `MAX_RECV` and `_initiate_server_close`, `WorkerContext`,
     `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
@@ -34,9 +36,9 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config
-from hypercorn.events import Event, RawData
+from hypercorn.events import Closed, Event, RawData
 from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.tcp_server import MAX_RECV as _MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
 from hypercorn.utils import repr_socket_addr, wrap_app
@@ -159,9 +161,25 @@ class _Connection(TCPServer):
 
     async def _read_data(self) -> None:
         try:
-            await super()._read_data()
+            if self.config.read_timeout:
+                await super()._read_data()
+            else:
+                await self._read_until_closed()
         finally:
             self._idle_timer.end()  # else the connection's task group would wait for its timer
+
+    async def _read_until_closed(self) -> None:
+        # Hypercorn's loop without its `fail_after(read_timeout or inf)`: with no read timeout (the
+        # server sets none) that is a cancel scope entered and left around every read, for nothing.
+        while True:
+            try:
+                data = await self.stream.receive_some(_MAX_RECV)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                break
+            await self.protocol.handle(RawData(bytes(data)))
+            if not data:
+                break
+        await self.protocol.handle(Closed())
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
