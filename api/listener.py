@@ -10,20 +10,18 @@ in its requests' tasks: the app answers each 429 with `Connection: close`, so
 the client learns why and the connection ends. One twice past the limit is
 closed at once, before its TLS handshake.
 
-HTTP/1.1 status lines carry Go's reason phrases (`HTTP/1.1 404 Not Found`),
-as kube-apiserver's: Hypercorn sends none (`HTTP/1.1 404 `), and HTTP/1.1
-clients show the phrase (the Python client's `ApiException.reason`, curl).
-An HTTP/1.1 answer of known length goes out in one write (one TLS record,
-one system call), where Hypercorn alone writes its head, body and end apart,
-a connection idle after an answer closes at the keep-alive timeout (75 s),
-which Hypercorn under quart-trio never did (see `_IdleTimer`), and, with no
-read timeout set (the server sets none), a read is not wrapped in a cancel
-scope with an infinite deadline, as Hypercorn wraps each.
+HTTP/1.1 is spoken by `api.http1` (llhttp's parsing, Go's reason phrases,
+an answer of known length in one write) where Hypercorn speaks it with h11;
+HTTP/2 is Hypercorn's. A connection idle after an answer closes at the
+keep-alive timeout (75 s), which Hypercorn under quart-trio never did (see
+`_IdleTimer`), and, with no read timeout set (the server sets none), a read
+is not wrapped in a cancel scope with an infinite deadline, as Hypercorn
+wraps each.
 
 Caveats:
     Built on Hypercorn's trio worker internals (`TCPServer` with its
-    `idle_task`, `_read_data`, `MAX_RECV` and `_initiate_server_close`, `WorkerContext`,
-    `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
+    `idle_task`, `protocol`, `_read_data`, `MAX_RECV` and `_initiate_server_close`, `WorkerContext`,
+    `Lifespan`, `ProtocolWrapper.protocol`), as of Hypercorn 0.18 (the pinned range); it relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
 """
@@ -36,44 +34,20 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config
-from hypercorn.events import Closed, Event, RawData
+from hypercorn.events import Closed, RawData
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import MAX_RECV as _MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from api.http1 import Http1Protocol
 from api.limits import RequestLimits
 
 __all__ = ["serve_counted", "over_connection_limit"]
 
 _OVER_LIMIT: ContextVar[bool] = ContextVar("miniplane_connection_over_limit", default=False)
-
-
-#: Go's `http.StatusText` (net/http/status.go), which kube-apiserver's status lines carry; Python's
-#: `HTTPStatus` words some otherwise (414, 418) and its newer versions more (413, 422).
-_GO_STATUS_TEXT = {
-    100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
-    200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
-    205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
-    300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-    305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
-    400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required",
-    408: "Request Timeout", 409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed",
-    413: "Request Entity Too Large", 414: "Request URI Too Long", 415: "Unsupported Media Type",
-    416: "Requested Range Not Satisfiable", 417: "Expectation Failed", 418: "I'm a teapot",
-    421: "Misdirected Request", 422: "Unprocessable Entity", 423: "Locked", 424: "Failed Dependency",
-    425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
-    431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
-    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-    504: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
-    507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
-}
-#: h11's status line without a reason (what Hypercorn sends) -> the line with Go's.
-_STATUS_LINES = {f"HTTP/1.1 {code} \r\n".encode(): f"HTTP/1.1 {code} {text}\r\n".encode()
-                 for code, text in _GO_STATUS_TEXT.items()}
-_BARE_LINE = len(b"HTTP/1.1 200 \r\n")
 
 
 class _IdleTimer:
@@ -134,25 +108,8 @@ class _IdleTimer:
 
 
 class _Connection(TCPServer):
-    """Hypercorn's connection, its HTTP/1.1 status lines given their reason phrase, a whole answer sent
-    in one write, and its keep-alive timeout kept by an `_IdleTimer`.
-
-    h11 serializes a response head on its own, and Hypercorn sends it as one
-    `RawData`, so a head starts the bytes of a send; no body of this server
-    starts with a status line (its bodies are JSON, YAML, CBOR, protobuf,
-    gzip, HTML or plain text; HTTP/2 frames begin with their length).
-
-    Hypercorn sends an answer's head, its body and its (empty) end as three
-    writes, each a TLS record and a system call. A head with a Content-Length
-    is held and sent with the next write: Hypercorn sends it only once the
-    body's first part is in hand, and writes that part (or, for a body it
-    suppresses, the end) in the same call, so nothing waits on it. A head
-    without one (a stream: a watch) goes at once, as does a 1xx head (the
-    client waits for `100 Continue` before it sends the body). Empty writes
-    are skipped.
-    """
-
-    _held = b""  # a response head to send with the next write
+    """Hypercorn's connection, speaking HTTP/1.1 through `api.http1` and keeping its keep-alive timeout
+    with an `_IdleTimer`."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -161,6 +118,11 @@ class _Connection(TCPServer):
 
     async def _read_data(self) -> None:
         try:
+            wrapper = self.protocol
+            if isinstance(wrapper.protocol, H11Protocol):  # made by `run` before the first read: not used yet
+                wrapper.protocol = Http1Protocol(  # type: ignore[assignment]
+                    wrapper.app, wrapper.config, wrapper.context, wrapper.task_group, wrapper.state, wrapper.ssl,
+                    wrapper.client, wrapper.server, wrapper.send)
             if self.config.read_timeout:
                 await super()._read_data()
             else:
@@ -180,26 +142,6 @@ class _Connection(TCPServer):
             if not data:
                 break
         await self.protocol.handle(Closed())
-
-    async def protocol_send(self, event: Event) -> None:
-        if isinstance(event, RawData):
-            data = event.data
-            if data[:9] == b"HTTP/1.1 ":
-                line = _STATUS_LINES.get(data[:_BARE_LINE])
-                if line is not None:
-                    data = line + data[_BARE_LINE:]
-                if data[9:10] != b"1" and b"\r\ncontent-length:" in data.lower():
-                    self._held += data
-                    return
-            if self._held:
-                data, self._held = self._held + data, b""
-            if not data:
-                return
-            event = RawData(data, event.address)
-        elif self._held:  # the connection closes or idles: what is held goes first
-            held, self._held = self._held, b""
-            await super().protocol_send(RawData(held))
-        await super().protocol_send(event)
 
 
 def over_connection_limit() -> bool:
