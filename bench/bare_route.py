@@ -6,8 +6,13 @@ runs with the server's TLS certificate and the same Hypercorn settings as
 `miniplane serve` (`api.server`), so the difference to a miniplane figure is
 miniplane's own work.
 
-Run: `python bench/bare_route.py --cert CERT --key KEY [--port 0]`; prints
-`bare route at https://127.0.0.1:PORT` once it serves; SIGINT or SIGTERM stops it.
+With `--listener miniplane` it serves through miniplane's own listener
+(`api.listener.serve_counted`: its HTTP/1.1 is `api.http1`, llhttp's, where
+Hypercorn's is h11), so that a figure can be held against the same HTTP
+layer as well; the floor of the targets stays Hypercorn's own.
+
+Run: `python bench/bare_route.py --cert CERT --key KEY [--port 0] [--listener hypercorn|miniplane]`;
+prints `bare route at https://127.0.0.1:PORT` once it serves; SIGINT or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -17,12 +22,17 @@ import json
 import logging
 import signal
 import sys
+from pathlib import Path
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 from quart import Response, request
 from quart_trio import QuartTrio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from api.limits import RequestLimits  # noqa: E402
+from api.listener import serve_counted  # noqa: E402
 
 __all__ = ["make_app", "main"]
 
@@ -51,7 +61,7 @@ def make_app() -> QuartTrio:
     return app
 
 
-async def _serve(cert: str, key: str, port: int) -> None:
+async def _serve(cert: str, key: str, port: int, listener: str) -> None:
     config = Config()
     config.bind = [f"127.0.0.1:{port}"]
     config.certfile, config.keyfile = cert, key
@@ -60,7 +70,10 @@ async def _serve(cert: str, key: str, port: int) -> None:
     config.keep_alive_timeout = 75
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(serve, make_app(), config)
+            if listener == "miniplane":
+                binds = await nursery.start(serve_counted, make_app(), config, RequestLimits())
+            else:
+                binds = await nursery.start(serve, make_app(), config)
             print(f"bare route at {binds[0]}", flush=True)
             async for _ in signals:
                 nursery.cancel_scope.cancel()
@@ -72,9 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--listener", choices=["hypercorn", "miniplane"], default="hypercorn")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    trio.run(_serve, args.cert, args.key, args.port)
+    trio.run(_serve, args.cert, args.key, args.port, args.listener)
     return 0
 
 

@@ -8,6 +8,10 @@ installs it):
   and POST, with a certificate made as the servers' are; CREATE on etcd runs
   in turns with the bare POST (three slices each), and its target compares
   the two (this machine's speed drifts by a quarter within minutes);
+- the same bare route served through miniplane's listener (`bare_route.py
+  --listener miniplane`: HTTP/1.1 by `api.http1`, where Hypercorn's is h11,
+  as the servers speak it), GET and POST, and its POST in the same turns: not
+  a target's floor, but what shows how much of a ratio is the HTTP layer's;
 - the raw stores: direct SQLite commits/s (Python's sqlite3, one insert per
   transaction, WAL, synchronous=FULL, as the store commits) and direct etcd
   puts/s (wrk posting to etcd's JSON gateway, as many connections);
@@ -75,6 +79,8 @@ GET_TARGET, CREATE_TARGET = 1.5, 0.5
 PAIRS = 3
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
 WAKE_WRITES, WAKE_EVERY = 300, 0.01
+#: The figures of the bare route served through miniplane's listener are named with this prefix.
+SAME = "same-layer"
 #: Every server of the run accepts this token (a --token-auth-file), so one wrk header reaches them all.
 TOKEN = "scaleout-bench-token"
 
@@ -318,23 +324,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  raw SQLite               commits {raw_sqlite:8.0f} /s  (sqlite3, one insert per commit, "
               f"synchronous=FULL)", flush=True)
 
-        # The floor, with a certificate as the servers' (ECDSA, from the same code), alive for the whole run.
+        # The floors, with a certificate as the servers' (ECDSA, from the same code), alive for the whole run.
         pki = ensure_pki(work / "floor")
-        bare = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
-                            "--key", str(pki.serving_key_path)], "bare route at ", work / "bare.log")
+        floors = {listener: ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert",
+                                         str(pki.serving_cert_path), "--key", str(pki.serving_key_path),
+                                         "--listener", listener], "bare route at ", work / f"bare-{listener}.log")
+                  for listener in ("hypercorn", "miniplane")}
+        bare, same = floors["hypercorn"], floors["miniplane"]
         try:
             bare_post = wrk.create_script(scripts / "bare-post.lua", "/x", role("@NAME@"), "floor")
-            wrk.run_wrk(bare.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
-            for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
-                result = cpu.measure(f"bare {verb}", lambda: wrk.run_wrk(bare.url + "/x", script, seconds,
-                                                                         connections=connections), [bare.cpu_seconds])
-                figures[f"bare {verb}"] = result.as_dict()
-                print(f"  {'bare route':<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
-                      f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
+            for prefix, floor in (("bare", bare), (SAME, same)):
+                wrk.run_wrk(floor.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
+                for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
+                    result = cpu.measure(f"{prefix} {verb}", lambda: wrk.run_wrk(
+                        floor.url + "/x", script, seconds, connections=connections), [floor.cpu_seconds])
+                    figures[f"{prefix} {verb}"] = result.as_dict()
+                    label = "bare route" if floor is bare else "bare, miniplane's HTTP"
+                    print(f"  {label:<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
+                          f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
 
-            def floor_post(duration: float, beside: str) -> wrk.WrkResult:
-                return cpu.measure(f"bare POST beside {beside}", lambda: wrk.run_wrk(
-                    bare.url + "/x", bare_post, duration, connections=connections), [bare.cpu_seconds])
+            def floor_post(duration: float, beside: str, floor: ServerChild = bare) -> wrk.WrkResult:
+                prefix = "bare" if floor is bare else SAME
+                return cpu.measure(f"{prefix} POST beside {beside}", lambda: wrk.run_wrk(
+                    floor.url + "/x", bare_post, duration, connections=connections), [floor.cpu_seconds])
 
             # --workers 1 and 2 serve side by side (a data directory each), and their GETs run in turns too.
             servers: list[ServerChild] = []
@@ -376,21 +388,26 @@ def main(argv: list[str] | None = None) -> int:
                         name = f"etcd {count} server{'s' if count > 1 else ''}"
                         load = Load(name, servers, scripts, "pool", cpu, connections, etcd)
                         figures[f"{name} GET"] = load.get(seconds).as_dict()
-                        floors, creates = [], []
+                        posts, same_posts, creates = [], [], []
                         for turn in range(PAIRS):
-                            floors.append(floor_post(seconds / PAIRS, name))
-                            print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {floors[-1].rps:8.0f} req/s",
+                            posts.append(floor_post(seconds / PAIRS, name))
+                            print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {posts[-1].rps:8.0f} req/s",
                                   flush=True)
                             creates.append(load.create(seconds / PAIRS, turn, f"CREATE {turn + 1}"))
+                            same_posts.append(floor_post(seconds / PAIRS, name, same))
+                            print(f"  {'bare, miniplane HTTP':<22} {f'POST {turn + 1}':<8} "
+                                  f"{same_posts[-1].rps:8.0f} req/s", flush=True)
                         figures[f"{name} CREATE"] = wrk.alternated([r.as_dict() for r in creates])
-                        figures[f"bare POST beside {name}"] = wrk.alternated([r.as_dict() for r in floors])
+                        figures[f"bare POST beside {name}"] = wrk.alternated([r.as_dict() for r in posts])
+                        figures[f"{SAME} POST beside {name}"] = wrk.alternated([r.as_dict() for r in same_posts])
                     finally:
                         for s in servers:
                             s.stop()
             finally:
                 etcd.stop()
         finally:
-            bare.stop()
+            for floor in floors.values():
+                floor.stop()
         for line in report(figures, raw_sqlite, puts.rps, wake, cpu):
             print(line)
     return 0
@@ -405,10 +422,13 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
                  f"{figures['bare GET']['p99_ms']:8.2f} {'':>7} {'':>7}")
     lines.append(f"{'bare route POST':<30} {bare_post:8.0f} {figures['bare POST']['p50_ms']:8.2f} "
                  f"{figures['bare POST']['p99_ms']:8.2f} {'':>7} {'':>7}")
+    for verb in ("GET", "POST"):
+        f = figures[f"{SAME} {verb}"]
+        lines.append(f"{'bare, miniplane HTTP ' + verb:<30} {f['rps']:8.0f} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f}")
     lines.append(f"{'raw SQLite commits':<30} {raw_sqlite:8.0f}")
     lines.append(f"{'raw etcd puts':<30} {raw_etcd:8.0f}")
     for name, f in figures.items():
-        if name.startswith("bare"):
+        if name.startswith(("bare", SAME)):
             continue
         server, verb = name.rsplit(" ", 1)
         beside = figures.get(f"bare POST beside {server}") if verb == "CREATE" else None
@@ -432,7 +452,9 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
         floor = f"bare POST beside {figure.removesuffix(' CREATE')}"
         if figure.endswith(" CREATE") and floor in cpu.totals:
             floor_ms = cpu.per_request_ms(floor)[0]
-            line += f"   (bare POST in turn with it {floor_ms:.2f}: {floor_ms / server_ms:.2f} of the cost)"
+            same_ms = cpu.per_request_ms(f"{SAME} POST beside {figure.removesuffix(' CREATE')}")[0]
+            line += (f"   (bare POST in turn with it {floor_ms:.2f}: {floor_ms / server_ms:.2f} of the cost; "
+                     f"on miniplane's HTTP {same_ms:.2f}: {same_ms / server_ms:.2f})")
         lines.append(line)
     lines.append("")
     lines.append("targets:")
@@ -443,6 +465,10 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
         ratio = figures[f"{server} CREATE"]["rps"] / figures[f"bare POST beside {server}"]["rps"]
         lines.append(f"  {server} CREATE / bare POST (in turns): {ratio:.2f}   "
                      f"{'ok' if ratio >= CREATE_TARGET else 'MISSED'} (target {CREATE_TARGET})")
+    lines.append("not targets: the same against the bare route on miniplane's HTTP/1.1 (in the same turns):")
+    for server in ("etcd 1 server", "etcd 2 servers"):
+        ratio = figures[f"{server} CREATE"]["rps"] / figures[f"{SAME} POST beside {server}"]["rps"]
+        lines.append(f"  {server} CREATE / bare POST on miniplane's HTTP/1.1: {ratio:.2f}")
     load = os.getloadavg()
     lines.append(f"load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return lines
