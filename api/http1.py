@@ -19,8 +19,9 @@ Contract: `Http1Protocol` stands where Hypercorn's `H11Protocol` stands
   else it closes.
 - `Expect: 100-continue` (HTTP/1.1) is answered `100 Continue` at once.
 - The client's close ends the connection's reading, and the answer in
-  progress with it (the app is told `http.disconnect`), as with h11;
-  requests read before it are still served first, one at a time.
+  progress with it (the app is told `http.disconnect`), as with h11 (a
+  request pipelined before the close begins only once the answer before it
+  is done, and that answer is not cut).
 - An answer with a Content-Length goes out in one write, its head with its
   body (or its end); one without is chunked for HTTP/1.1, and ends with the
   connection for HTTP/1.0; answers to HEAD, and 1xx, 204 and 304, have no body.
