@@ -16,6 +16,7 @@ import json
 
 import pytest
 import trio
+import trio.testing
 
 from api.http1 import response_head, status_line
 from tests.support.server import Server
@@ -187,7 +188,7 @@ async def test_a_head_past_16_kib_is_431_however_it_is_split(https_server, piece
         step = len(raw) // pieces + 1
         for start in range(0, len(raw), step):
             await stream.send_all(raw[start:start + step])
-            await trio.sleep(0.01)  # each its own read
+            await trio.testing.wait_all_tasks_blocked()  # the server has read it: each its own read
         received = await read_all(stream)
     assert received.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), received
 
@@ -198,7 +199,7 @@ async def test_a_head_under_16_kib_split_across_reads_is_served(https_server):
     async with await srv.raw_tls() as stream:
         for start in range(0, len(raw), 1000):
             await stream.send_all(raw[start:start + 1000])
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
         assert (await read_answers(stream, 1))[0][0].startswith(b"HTTP/1.1 200 OK\r\n")
 
 
