@@ -20,8 +20,9 @@ wraps each.
 
 Caveats:
     Built on Hypercorn's trio worker internals (`TCPServer` with its
-    `idle_task`, `protocol`, `_read_data`, `MAX_RECV` and `_initiate_server_close`, `WorkerContext`,
-    `Lifespan`, `ProtocolWrapper.protocol`), as of Hypercorn 0.18 (the pinned range); it relies, as
+    `idle_task`, `protocol`, `_read_data`, `MAX_RECV` and
+    `_initiate_server_close`; `ProtocolWrapper.protocol`, `WorkerContext`,
+    `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
 """
