@@ -28,10 +28,12 @@ Contract: `Http1Protocol` stands where Hypercorn's `H11Protocol` stands
 - A malformed request (llhttp's strict rules; an HTTP/1.1 request without
   one Host) is answered 400 with `Connection: close` unless its answer has
   begun, and the connection closes; so is a request cut short by the
-  client's close; a head still incomplete past `h11_max_incomplete_size`
-  bytes (16 KiB, Hypercorn's bound of an incomplete h11 event) is answered
-  431 (a head that began after another request in one read counts from the
-  headers parsed, short of the one in progress, till the next read).
+  client's close; what llhttp holds incomplete (a head, a trailer, a chunk's
+  line) past `h11_max_incomplete_size` bytes (16 KiB, Hypercorn's bound of
+  an incomplete h11 event) is answered 431: counted over the reads that move
+  no request on, from the first (a head that begins after another request in
+  one read counts from the next read). A chunked body's trailers are dropped,
+  as Hypercorn drops h11's.
 
 Departures from Hypercorn's h11: an `Upgrade` request (websocket, h2c) is
 served as plain HTTP/1.1, as RFC 9110 lets a server do (this server serves
@@ -119,10 +121,9 @@ class Http1Protocol:
         self._target = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._in_head = False
-        self._head_bytes = 0
         self._mid_message = False  # from a request's first byte to its end
-        self._ended_in_read = False  # a request ended in the read being parsed
-        self._began_after_another = False  # the head being read began after another request in one read
+        self._progress = 0         # heads, body parts and ends parsed so far
+        self._stalled = 0          # bytes read since a read last moved a request on (see `_read`)
         # The exchange being served.
         self._request_done = False   # its request was read to its end
         self._keep_alive = False     # neither side asked to close
@@ -135,28 +136,30 @@ class Http1Protocol:
 
     # -- llhttp's callbacks (during feed_data) --
     def on_message_begin(self) -> None:
-        self._target, self._headers, self._in_head, self._head_bytes = b"", [], True, 0
+        self._target, self._headers, self._in_head = b"", [], True
         self._mid_message = True
-        self._began_after_another = self._ended_in_read  # mid-read: where it began is not known
 
     def on_url(self, url: bytes) -> None:
         self._target += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name.lower(), value.strip(b" \t")))
+        if self._in_head:  # else a chunked body's trailer: dropped, as Hypercorn drops h11's
+            self._headers.append((name.lower(), value.strip(b" \t")))
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        self._progress += 1
         parser = self._parser
         self._found.append((_HEAD, (parser.get_method(), self._target, parser.get_http_version(), self._headers,
                                     parser.should_keep_alive())))
 
     def on_body(self, body: bytes) -> None:
+        self._progress += 1
         self._found.append((_BODY, body))
 
     def on_message_complete(self) -> None:
         self._mid_message = False
-        self._ended_in_read = True
+        self._progress += 1
         self._found.append((_END, None))
 
     # -- Hypercorn's protocol interface --
@@ -195,7 +198,7 @@ class Http1Protocol:
         if not data:  # the client closed: a request it cut short is malformed
             self._found.append((_ERROR, 400) if self._mid_message else (_EOF, None))
             return
-        self._ended_in_read = False
+        progress = self._progress
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
@@ -203,12 +206,14 @@ class Http1Protocol:
         except httptools.HttpParserError:
             self._fail(400)
         else:
-            if self._in_head:  # a head still incomplete is all of this read, or its tail
-                if self._ended_in_read and self._began_after_another:  # its part: what the parser gave
-                    self._head_bytes = len(self._target) + sum(len(n) + len(v) + 4 for n, v in self._headers)
-                else:
-                    self._head_bytes += len(data)
-                if self._head_bytes > self.config.h11_max_incomplete_size:  # h11's bound, as Hypercorn's
+            # What llhttp holds back (a head, a trailer, a chunk's line still incomplete) is bounded as h11
+            # bounds an incomplete event: reads that move no request on (no head, body part or end) count
+            # whole; a read that does resets the count (what it holds after that is known only by the next).
+            if self._progress != progress or not self._mid_message:
+                self._stalled = 0
+            else:
+                self._stalled += len(data)
+                if self._stalled > self.config.h11_max_incomplete_size:
                     self._fail(431)
 
     def _upgrade_as_plain(self, rest: bytes) -> None:
