@@ -44,7 +44,7 @@ HTTP/2's prior-knowledge preface on an HTTP/1.1 connection is a 400.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 import httptools
 from hypercorn.config import Config
@@ -84,6 +84,16 @@ STREAM_ID = 1
 _HEAD, _BODY, _END, _EOF, _ERROR = range(5)
 # How an answer's body is framed.
 _LENGTH, _CHUNKED, _UNTIL_CLOSE, _NO_BODY = range(4)
+
+
+class _Head(NamedTuple):
+    """A request's head as llhttp parsed it."""
+
+    method: bytes
+    target: bytes
+    version: str
+    headers: list[tuple[bytes, bytes]]  # names lower-cased, values stripped, as h11 gives them
+    keep_alive: bool                    # llhttp's reading of the version and `Connection`
 
 
 def status_line(code: int) -> bytes:
@@ -150,8 +160,8 @@ class Http1Protocol:
         self._in_head = False
         self._progress += 1
         parser = self._parser
-        self._found.append((_HEAD, (parser.get_method(), self._target, parser.get_http_version(), self._headers,
-                                    parser.should_keep_alive())))
+        self._found.append((_HEAD, _Head(parser.get_method(), self._target, parser.get_http_version(), self._headers,
+                                         parser.should_keep_alive())))
 
     def on_body(self, body: bytes) -> None:
         self._progress += 1
@@ -222,9 +232,8 @@ class Http1Protocol:
         if len(found) < 2 or found[-1][0] != _END or found[-2][0] != _HEAD:
             self._fail(400)  # llhttp stopped elsewhere than at a whole request's end (CONNECT)
             return
-        headers = found[-2][1][3]
         if any(name in (b"content-length", b"transfer-encoding") and value not in (b"0", b"")
-               for name, value in headers):
+               for name, value in found[-2][1].headers):
             found.pop()  # its body was not parsed: the request cannot be served
             found.pop()
             self._fail(400)
@@ -248,7 +257,7 @@ class Http1Protocol:
                     continue
             found.popleft()
             if kind == _HEAD:
-                await self._begin(*value)
+                await self._begin(value)
             elif kind == _BODY:
                 if self.stream is not None:
                     await self.stream.handle(Body(stream_id=STREAM_ID, data=value))
@@ -264,8 +273,8 @@ class Http1Protocol:
                 await self.send(Closed())
                 return
 
-    async def _begin(self, method: bytes, target: bytes, version: str, headers: list[tuple[bytes, bytes]],
-                     keep_alive: bool) -> None:
+    async def _begin(self, head: _Head) -> None:
+        method, version, headers = head.method, head.version, head.headers
         hosts = sum(1 for name, _ in headers if name == b"host")
         if hosts > 1 or (hosts == 0 and version == "1.1"):  # RFC 9112 3.2, as h11 and Go's net/http
             self._found.clear()
@@ -275,12 +284,12 @@ class Http1Protocol:
         await self.send(Updated(idle=False))
         self._request_done, self._answering, self._answer_done, self._held = False, False, False, b""
         self._http10 = version != "1.1"
-        self._keep_alive = keep_alive and not self._http10  # h11 keeps no HTTP/1.0 connection alive
+        self._keep_alive = head.keep_alive and not self._http10  # h11 keeps no HTTP/1.0 connection alive
         self._head_request = method == b"HEAD"
         self.stream = HTTPStream(self.app, self.config, self.context, self.task_group, self.ssl, self.client,
                                  self.server, self.stream_send, STREAM_ID)
         await self.stream.handle(Request(stream_id=STREAM_ID, headers=headers, http_version=version,
-                                         method=method.decode("ascii").upper(), raw_path=target,
+                                         method=method.decode("ascii").upper(), raw_path=head.target,
                                          state=self.connection_state))
         self.keep_alive_requests += 1
         await self.context.mark_request()
@@ -303,17 +312,20 @@ class Http1Protocol:
                 chunked = True
             elif lowered == b"connection" and b"close" in value.lower():
                 self._keep_alive = False
-        # h11's framing: a body of unknown length is chunked for HTTP/1.1, runs to the close for HTTP/1.0.
+        # h11's framing: a body of unknown length is chunked for HTTP/1.1, runs to the close for HTTP/1.0;
+        # a HEAD's head says what a GET's would, a 204's or 304's is sent as given.
+        unknown_length = (chunked or not length) and status not in (204, 304)
         if status in (204, 304) or self._head_request:
             framing = _NO_BODY
+        elif not unknown_length:
+            framing = _LENGTH
+        elif self._http10:
+            framing, self._keep_alive = _UNTIL_CLOSE, False
         else:
-            framing = _CHUNKED if chunked or not length else _LENGTH
-        if (chunked or not length) and status not in (204, 304):  # a HEAD's head says what a GET's would
+            framing = _CHUNKED
+        if unknown_length:
             headers = [(n, v) for n, v in headers if n.lower() not in (b"content-length", b"transfer-encoding")]
-            if self._http10:
-                if framing == _CHUNKED:
-                    framing, self._keep_alive = _UNTIL_CLOSE, False
-            else:
+            if not self._http10:
                 headers.append((b"Transfer-Encoding", b"chunked"))
         if not self._keep_alive:
             headers = [(n, v) for n, v in headers if n.lower() != b"connection"]
