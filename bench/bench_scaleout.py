@@ -81,6 +81,8 @@ VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + 
 WAKE_WRITES, WAKE_EVERY = 300, 0.01
 #: The figures of the bare route served through miniplane's listener are named with this prefix.
 SAME = "same-layer"
+#: How the run's lines name each floor.
+FLOOR_LABELS = {"bare": "bare route", SAME: "bare, miniplane HTTP"}
 #: Every server of the run accepts this token (a --token-auth-file), so one wrk header reaches them all.
 TOKEN = "scaleout-bench-token"
 
@@ -326,27 +328,27 @@ def main(argv: list[str] | None = None) -> int:
 
         # The floors, with a certificate as the servers' (ECDSA, from the same code), alive for the whole run.
         pki = ensure_pki(work / "floor")
-        floors = {listener: ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert",
-                                         str(pki.serving_cert_path), "--key", str(pki.serving_key_path),
-                                         "--listener", listener], "bare route at ", work / f"bare-{listener}.log")
-                  for listener in ("hypercorn", "miniplane")}
-        bare, same = floors["hypercorn"], floors["miniplane"]
+        floors = {prefix: ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert",
+                                       str(pki.serving_cert_path), "--key", str(pki.serving_key_path),
+                                       "--listener", listener], "bare route at ", work / f"bare-{listener}.log")
+                  for prefix, listener in (("bare", "hypercorn"), (SAME, "miniplane"))}
         try:
             bare_post = wrk.create_script(scripts / "bare-post.lua", "/x", role("@NAME@"), "floor")
-            for prefix, floor in (("bare", bare), (SAME, same)):
+            for prefix, floor in floors.items():
                 wrk.run_wrk(floor.url + "/x", wrk.get_script(scripts / "bare-warm.lua", ["/x"]), 1)
                 for verb, script in (("GET", wrk.get_script(scripts / "bare-get.lua", ["/x"])), ("POST", bare_post)):
                     result = cpu.measure(f"{prefix} {verb}", lambda: wrk.run_wrk(
                         floor.url + "/x", script, seconds, connections=connections), [floor.cpu_seconds])
                     figures[f"{prefix} {verb}"] = result.as_dict()
-                    label = "bare route" if floor is bare else "bare, miniplane's HTTP"
-                    print(f"  {label:<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
+                    print(f"  {FLOOR_LABELS[prefix]:<22} {verb:<6} {result.rps:8.0f} req/s  p50 "
                           f"{result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms", flush=True)
 
-            def floor_post(duration: float, beside: str, floor: ServerChild = bare) -> wrk.WrkResult:
-                prefix = "bare" if floor is bare else SAME
-                return cpu.measure(f"{prefix} POST beside {beside}", lambda: wrk.run_wrk(
+            def floor_post(duration: float, beside: str, prefix: str, turn: int) -> wrk.WrkResult:
+                floor = floors[prefix]
+                result = cpu.measure(f"{prefix} POST beside {beside}", lambda: wrk.run_wrk(
                     floor.url + "/x", bare_post, duration, connections=connections), [floor.cpu_seconds])
+                print(f"  {FLOOR_LABELS[prefix]:<22} {f'POST {turn + 1}':<8} {result.rps:8.0f} req/s", flush=True)
+                return result
 
             # --workers 1 and 2 serve side by side (a data directory each), and their GETs run in turns too.
             servers: list[ServerChild] = []
@@ -388,18 +390,15 @@ def main(argv: list[str] | None = None) -> int:
                         name = f"etcd {count} server{'s' if count > 1 else ''}"
                         load = Load(name, servers, scripts, "pool", cpu, connections, etcd)
                         figures[f"{name} GET"] = load.get(seconds).as_dict()
-                        posts, same_posts, creates = [], [], []
-                        for turn in range(PAIRS):
-                            posts.append(floor_post(seconds / PAIRS, name))
-                            print(f"  {'bare route':<22} {f'POST {turn + 1}':<8} {posts[-1].rps:8.0f} req/s",
-                                  flush=True)
+                        posts: dict[str, list[wrk.WrkResult]] = {prefix: [] for prefix in floors}
+                        creates = []
+                        for turn in range(PAIRS):  # bare POST, CREATE, same-layer POST
+                            posts["bare"].append(floor_post(seconds / PAIRS, name, "bare", turn))
                             creates.append(load.create(seconds / PAIRS, turn, f"CREATE {turn + 1}"))
-                            same_posts.append(floor_post(seconds / PAIRS, name, same))
-                            print(f"  {'bare, miniplane HTTP':<22} {f'POST {turn + 1}':<8} "
-                                  f"{same_posts[-1].rps:8.0f} req/s", flush=True)
+                            posts[SAME].append(floor_post(seconds / PAIRS, name, SAME, turn))
                         figures[f"{name} CREATE"] = wrk.alternated([r.as_dict() for r in creates])
-                        figures[f"bare POST beside {name}"] = wrk.alternated([r.as_dict() for r in posts])
-                        figures[f"{SAME} POST beside {name}"] = wrk.alternated([r.as_dict() for r in same_posts])
+                        for prefix, results in posts.items():
+                            figures[f"{prefix} POST beside {name}"] = wrk.alternated([r.as_dict() for r in results])
                     finally:
                         for s in servers:
                             s.stop()
@@ -424,7 +423,7 @@ def report(figures: dict[str, dict[str, float]], raw_sqlite: float, raw_etcd: fl
                  f"{figures['bare POST']['p99_ms']:8.2f} {'':>7} {'':>7}")
     for verb in ("GET", "POST"):
         f = figures[f"{SAME} {verb}"]
-        lines.append(f"{'bare, miniplane HTTP ' + verb:<30} {f['rps']:8.0f} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f}")
+        lines.append(f"{FLOOR_LABELS[SAME] + ' ' + verb:<30} {f['rps']:8.0f} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f}")
     lines.append(f"{'raw SQLite commits':<30} {raw_sqlite:8.0f}")
     lines.append(f"{'raw etcd puts':<30} {raw_etcd:8.0f}")
     for name, f in figures.items():
