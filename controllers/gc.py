@@ -30,10 +30,15 @@ its own kind and fed by the events of every kind):
 The informers' caches say where to look; before acting the collector reads
 the live state, as Kubernetes' attemptToDeleteItem does: the dependent
 itself, and each owner by GET with a uid compare (owners confirmed gone are
-remembered by uid, which is never reused). Before removing an owner's
-finalizer it lists the kinds that may depend on it, so a lagging cache never
-releases an owner too early or orphans too few. Everything is recomputed
-from the current state: a restart finishes what was started.
+remembered by their whole reference, `Identity`, as Kubernetes'
+absentOwnerCache is: a real uid under a wrong name or kind is gone there,
+while the object with that uid stays present for the references that name it
+rightly). References are told apart so throughout: two with one uid and
+different names are two owners, and dropping a gone one leaves a live one
+with its uid. Before removing an owner's finalizer it lists the kinds that
+may depend on it, so a lagging cache never releases an owner too early or
+orphans too few. Everything is recomputed from the current state: a restart
+finishes what was started.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from runtime import errors
 from runtime.client import MERGE_PATCH, Client, ObjectKey, key_of, object_meta
@@ -54,10 +59,10 @@ from runtime.kinds.customresource import is_custom
 from runtime.scheme import ResourceType, Scheme
 
 __all__ = [
-    "OWNER_UID_INDEX", "CONTROLLER_PREFIX", "InvalidOwnerReference", "OwnerRef", "Dependent", "Classification",
-    "GarbageCollector", "owner_references", "resolve_owner", "classify", "propagation_for",
-    "is_deleting_dependents", "is_orphaning", "needs_attention", "owner_uids", "owner_progress", "dependent_change",
-    "setup",
+    "OWNER_UID_INDEX", "CONTROLLER_PREFIX", "Identity", "InvalidOwnerReference", "OwnerRef", "Dependent",
+    "Classification", "GarbageCollector", "identity", "owner_references", "resolve_owner", "classify",
+    "propagation_for", "is_deleting_dependents", "is_orphaning", "needs_attention", "owner_uids", "owner_progress",
+    "dependent_change", "setup",
 ]
 
 log = logging.getLogger(__name__)
@@ -68,6 +73,9 @@ OWNER_UID_INDEX = "gc-owner-uid"
 CONTROLLER_PREFIX = "garbage-collector-"
 
 _RETRIES = 5  # conflicts retried in place before the reconcile fails (and is retried with backoff)
+
+#: An owner as a reference names it: group, kind, namespace (empty when cluster-scoped), name, uid.
+Identity = tuple[str, str, str, str, str]
 
 
 class InvalidOwnerReference(ValueError):
@@ -83,6 +91,13 @@ class OwnerRef:
     uid: str
     block: bool
 
+    @property
+    def identity(self) -> Identity:
+        """The owner it names (not whether it blocks). The uid alone is not enough:
+        `{Namespace no-such <uid of kube-public>}` is gone, `{Namespace kube-public <uid of kube-public>}` present.
+        """
+        return identity(self.kind, self.key, self.uid)
+
 
 @dataclass(frozen=True)
 class Dependent:
@@ -95,14 +110,20 @@ class Dependent:
 
 @dataclass(frozen=True)
 class Classification:
-    """The uids of a dependent's owners: present (solid), gone (dangling), deleting their dependents (waiting)."""
+    """A dependent's references by their owner's state: present (solid), gone (dangling), deleting their
+    dependents (waiting)."""
 
-    solid: tuple[str, ...] = ()
-    dangling: tuple[str, ...] = ()
-    waiting: tuple[str, ...] = ()
+    solid: tuple[OwnerRef, ...] = ()
+    dangling: tuple[OwnerRef, ...] = ()
+    waiting: tuple[OwnerRef, ...] = ()
 
 
 # ---- pure rules ----------------------------------------------------------------------------------
+
+def identity(kind: ResourceType, key: ObjectKey, uid: str) -> Identity:
+    """The `Identity` of the object of `kind` at `key` with `uid`."""
+    return (kind.group, kind.kind, key.namespace, key.name, uid)
+
 
 def owner_references(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The object's ownerReferences (empty when none)."""
@@ -137,20 +158,21 @@ def is_orphaning(obj: dict[str, Any]) -> bool:
     return is_terminating(obj) and has_finalizer(obj, ORPHAN_FINALIZER)
 
 
-def classify(refs: Iterable[OwnerRef], owners: Mapping[str, dict[str, Any] | None]) -> Classification:
-    """Sort resolved references by their owner's state; `owners` maps a uid to the live owner (None: gone).
+def classify(refs: Iterable[OwnerRef], owners: Mapping[Identity, dict[str, Any] | None]) -> Classification:
+    """Sort resolved references by their owner's state; `owners` maps a reference's `identity` to the
+    live object at its place (None: gone).
 
     An owner with another uid than the reference's is gone (Kubernetes' classifyReferences).
     """
     solid, dangling, waiting = [], [], []
     for ref in refs:
-        owner = owners.get(ref.uid)
+        owner = owners.get(ref.identity)
         if owner is None or _uid(owner) != ref.uid:
-            dangling.append(ref.uid)
+            dangling.append(ref)
         elif is_deleting_dependents(owner):
-            waiting.append(ref.uid)
+            waiting.append(ref)
         else:
-            solid.append(ref.uid)
+            solid.append(ref)
     return Classification(tuple(solid), tuple(dangling), tuple(waiting))
 
 
@@ -196,7 +218,8 @@ class GarbageCollector:
     """The reconcilers and event maps of the garbage collector (see the module docs).
 
     `informers` holds one informer per stored kind; an index of owner uids is
-    added to each. `absent_cache_size` bounds the memory of owners known gone.
+    added to each (it narrows a search; `_as_dependent` then matches the whole
+    reference). `absent_cache_size` bounds the memory of owners known gone.
     """
 
     def __init__(self, client: Client, informers: Mapping[ResourceType, Informer], *,
@@ -205,7 +228,7 @@ class GarbageCollector:
         self.scheme = client.scheme
         self.informers = dict(informers)
         self.controllers: dict[ResourceType, Controller] = {}
-        self._absent: OrderedDict[str, None] = OrderedDict()
+        self._absent: OrderedDict[Identity, None] = OrderedDict()
         self._absent_size = absent_cache_size
         for informer in self.informers.values():
             informer.add_indexer(OWNER_UID_INDEX, owner_uids)
@@ -219,16 +242,16 @@ class GarbageCollector:
     def _resolve(self, obj: Mapping[str, Any]) -> list[OwnerRef]:
         return [resolve_owner(self.scheme, obj, ref) for ref in owner_references(obj)]
 
-    def _as_dependent(self, kind: ResourceType, obj: dict[str, Any], owner_kind: ResourceType,
-                      owner_key: ObjectKey, owner_uid: str) -> Dependent | None:
+    def _as_dependent(self, kind: ResourceType, obj: dict[str, Any], owner: Identity) -> Dependent | None:
+        """`obj` as a dependent of `owner` when one of its references names it (uid, kind and place)."""
         for ref in owner_references(obj):
-            if ref.get("uid") != owner_uid:
+            if ref.get("uid") != owner[-1]:
                 continue
             try:
                 resolved = resolve_owner(self.scheme, obj, ref)
             except InvalidOwnerReference:
                 continue
-            if resolved.kind == owner_kind and resolved.key == owner_key:
+            if resolved.identity == owner:
                 return Dependent(kind, obj, resolved.block)
         return None
 
@@ -237,25 +260,26 @@ class GarbageCollector:
         uid = _uid(owner)
         if not uid:
             return []
-        key = key_of(owner)
+        named = identity(kind, key_of(owner), uid)
         found = []
         for dependent_kind, informer in self.informers.items():
             for obj in informer.by_index(OWNER_UID_INDEX, uid):
-                dependent = self._as_dependent(dependent_kind, obj, kind, key, uid)
+                dependent = self._as_dependent(dependent_kind, obj, named)
                 if dependent is not None:
                     found.append(dependent)
         return found
 
     async def live_dependents(self, kind: ResourceType, owner: Mapping[str, Any]) -> list[Dependent]:
         """`dependents`, from live lists of every kind that may depend on `owner` (not the cache)."""
-        uid, key = _uid(owner), key_of(owner)
+        key = key_of(owner)
+        named = identity(kind, key, _uid(owner))
         found = []
         for dependent_kind in list(self.informers):  # kinds may come and go meanwhile
             if kind.namespaced and not dependent_kind.namespaced:
                 continue  # a cluster-scoped object cannot depend on a namespaced one
             page = await self.client.list(dependent_kind, namespace=key.namespace if kind.namespaced else "")
             for obj in page.items:
-                dependent = self._as_dependent(dependent_kind, obj, kind, key, uid)
+                dependent = self._as_dependent(dependent_kind, obj, named)
                 if dependent is not None:
                     found.append(dependent)
         return found
@@ -267,16 +291,17 @@ class GarbageCollector:
         return lambda obj: self.dependent_keys(source, target, obj)
 
     def dependent_keys(self, source: ResourceType, target: ResourceType, obj: dict[str, Any]) -> list[ObjectKey]:
-        """The keys of the cached dependents of kind `target` of `obj` (of kind `source`), by owner uid."""
+        """The keys of the cached dependents of kind `target` of `obj` (of kind `source`): found by owner uid
+        in the index, kept when a reference names `obj` wholly (`Identity`)."""
         uid = _uid(obj)
         if not uid:
             return []
         informer = self.informers.get(target)
         if informer is None or not informer.index_size(OWNER_UID_INDEX, uid):
             return []
-        key = key_of(obj)
+        named = identity(source, key_of(obj), uid)
         return [key_of(d) for d in informer.by_index(OWNER_UID_INDEX, uid)
-                if self._as_dependent(target, d, source, key, uid) is not None]
+                if self._as_dependent(target, d, named) is not None]
 
     def waiting_owners_map(self, source: ResourceType, target: ResourceType) -> MapFunc:
         """Map an object of kind `source` to its owners of kind `target` that wait for their dependents."""
@@ -359,28 +384,28 @@ class GarbageCollector:
             return None
         return latest if _uid(latest) == meta.get("uid") else None
 
-    def _remember_absent(self, uid: str) -> None:
-        self._absent[uid] = None
-        self._absent.move_to_end(uid)
+    def _remember_absent(self, ref: OwnerRef) -> None:
+        self._absent[ref.identity] = None
+        self._absent.move_to_end(ref.identity)
         while len(self._absent) > self._absent_size:
             self._absent.popitem(last=False)
 
     async def _live_owner(self, ref: OwnerRef) -> dict[str, Any] | None:
         """The owner `ref` names, read live; None when it is gone (missing, or another uid)."""
-        if ref.uid in self._absent:
+        if ref.identity in self._absent:
             return None
         try:
             owner = await self.client.get(ref.kind, ref.key.name, namespace=ref.key.namespace)
         except errors.NotFound:
             owner = None
         if owner is None or _uid(owner) != ref.uid:
-            self._remember_absent(ref.uid)
+            self._remember_absent(ref)
             return None
         return owner
 
     def _cached_solid(self, ref: OwnerRef) -> bool:
         owner = self._cached(ref)
-        return (owner is not None and _uid(owner) == ref.uid and ref.uid not in self._absent
+        return (owner is not None and _uid(owner) == ref.uid and ref.identity not in self._absent
                 and not is_deleting_dependents(owner))
 
     async def _attempt_to_delete(self, kind: ResourceType, obj: dict[str, Any]) -> None:
@@ -400,11 +425,13 @@ class GarbageCollector:
         except InvalidOwnerReference as exc:
             log.warning("garbage collector: %s %s is never collected: %s", kind.kind, key_of(latest), exc)
             return
-        owners = {ref.uid: await self._live_owner(ref) for ref in refs}
+        owners = {ref.identity: await self._live_owner(ref) for ref in refs}
         found = classify(refs, owners)
         if found.solid:
             if found.dangling or found.waiting:
-                await self._remove_references(kind, latest, set(found.dangling) | set(found.waiting))
+                # Exactly those: a live reference may share a gone one's uid under another name or kind.
+                gone = {ref.identity for ref in found.dangling + found.waiting}
+                await self._remove_references(kind, latest, self._names_one_of(latest, gone))
             return
         if found.waiting:
             dependents = self.dependents(kind, latest)
@@ -444,14 +471,24 @@ class GarbageCollector:
         return await self.client.patch(kind, meta.get("name") or "", patch, patch_type=MERGE_PATCH,
                                        namespace=meta.get("namespace") or "")
 
-    async def _remove_references(self, kind: ResourceType, obj: dict[str, Any], uids: set[str]) -> None:
-        """Drop the references to `uids` from the object (conditional on its resourceVersion, retried)."""
+    def _names_one_of(self, obj: Mapping[str, Any], owners: set[Identity]) -> Callable[[Mapping[str, Any]], bool]:
+        """Whether a reference of `obj` names one of `owners` (`OwnerRef.identity`)."""
+        def names(ref: Mapping[str, Any]) -> bool:
+            try:
+                return resolve_owner(self.scheme, obj, ref).identity in owners
+            except InvalidOwnerReference:
+                return False
+        return names
+
+    async def _remove_references(self, kind: ResourceType, obj: dict[str, Any],
+                                 drops: Callable[[Mapping[str, Any]], bool]) -> None:
+        """Drop the references `drops` picks from the object (conditional on its resourceVersion, retried)."""
         current: dict[str, Any] | None = obj
         for _ in range(_RETRIES):
             if current is None:
                 return
             refs = owner_references(current)
-            kept = [ref for ref in refs if ref.get("uid") not in uids]
+            kept = [ref for ref in refs if not drops(ref)]
             if len(kept) == len(refs):
                 return
             try:
@@ -497,7 +534,9 @@ class GarbageCollector:
             return
         uid = _uid(latest)
         for dependent in await self.live_dependents(kind, latest):
-            await self._remove_references(dependent.kind, dependent.obj, {uid})
+            # By uid, as Kubernetes' orphanDependents: a reference with this uid under another name goes
+            # too, or its dependent, left with a gone owner, would be collected instead of orphaned.
+            await self._remove_references(dependent.kind, dependent.obj, lambda ref: ref.get("uid") == uid)
         try:
             await remove_finalizer(self.client, latest, ORPHAN_FINALIZER)
         except errors.NotFound:

@@ -101,9 +101,19 @@ def test_an_owner_present_with_another_uid_is_dangling():
     scheme = Scheme()
     dependent = role("d", owners=[{"apiVersion": RBAC, "kind": "ClusterRole", "name": "o", "uid": "u1"}])
     refs = [gc.resolve_owner(scheme, dependent, r) for r in gc.owner_references(dependent)]
-    assert gc.classify(refs, {"u1": {"metadata": {"name": "o", "uid": "u2"}}}) == \
-        gc.Classification(dangling=("u1",))
-    assert gc.classify(refs, {"u1": {"metadata": {"name": "o", "uid": "u1"}}}) == gc.Classification(solid=("u1",))
+    place = refs[0].identity
+    assert gc.classify(refs, {place: {"metadata": {"name": "o", "uid": "u2"}}}) == \
+        gc.Classification(dangling=tuple(refs))
+    assert gc.classify(refs, {place: {"metadata": {"name": "o", "uid": "u1"}}}) == gc.Classification(solid=tuple(refs))
+
+
+def test_two_references_with_one_uid_and_different_names_are_classified_apart():
+    scheme = Scheme()
+    dependent = role("d", owners=[{"apiVersion": RBAC, "kind": "ClusterRole", "name": "o", "uid": "u1"},
+                                  {"apiVersion": RBAC, "kind": "ClusterRole", "name": "wrong", "uid": "u1"}])
+    right, wrong = [gc.resolve_owner(scheme, dependent, r) for r in gc.owner_references(dependent)]
+    owners = {right.identity: {"metadata": {"name": "o", "uid": "u1"}}, wrong.identity: None}
+    assert gc.classify([right, wrong], owners) == gc.Classification(solid=(right,), dangling=(wrong,))
 
 
 def test_a_collected_object_is_deleted_as_its_own_gc_finalizer_asks():
@@ -307,3 +317,52 @@ async def test_orphan_dependents_true_orphans_too(autojump_clock):
         await gone(env, "ClusterRole", "owner")
         await trio.sleep(30)
         assert "ownerReferences" not in (await current(env, "Role", "kept", "default"))["metadata"]
+
+
+# ---- owner identity: the whole reference, not its uid alone ----------------------------------------
+
+def namespace_ref(name: str, uid: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "name": name, "uid": uid}
+
+
+def service_account(name: str, owners: list[dict]) -> dict:
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": "default", "ownerReferences": owners}}
+
+
+async def test_a_dangling_reference_with_a_live_uid_does_not_make_that_owner_absent(autojump_clock):
+    # Kubernetes keys its absent-owner cache by the whole reference: a real uid under a wrong name is
+    # gone there, and the owner it belongs to stays present for every reference that names it rightly.
+    async with open_test_env() as env:
+        await start_gc(env)
+        accounts, namespaces = env.scheme.by_kind("ServiceAccount"), env.scheme.by_kind("Namespace")
+        default = (await env.client.get(namespaces, "default"))["metadata"]["uid"]
+        public = (await env.client.get(namespaces, "kube-public"))["metadata"]["uid"]
+        await env.client.create(service_account("x", [namespace_ref("default", default),
+                                                      namespace_ref("no-such", public)]))
+        with trio.fail_after(60):
+            x = await env.wait_for(accounts, "x", lambda o: o and len(o["metadata"]["ownerReferences"]) == 1,
+                                   namespace="default")
+        assert x["metadata"]["ownerReferences"] == [namespace_ref("default", default)]
+        await env.client.create(service_account("y", [namespace_ref("kube-public", public)]))
+        await trio.sleep(60)
+        y = await current(env, "ServiceAccount", "y", "default")
+        assert y["metadata"]["ownerReferences"] == [namespace_ref("kube-public", public)]
+
+
+async def test_dropping_a_dangling_reference_keeps_the_live_one_with_its_uid(autojump_clock):
+    # The live owner's uid under a wrong name is a dangling reference of its own: it goes, in either order,
+    # and the reference that names the owner rightly stays (nor is the dependent deleted).
+    async with open_test_env() as env:
+        await start_gc(env)
+        live = await env.client.create(cluster_role("live"))
+        wrong = dict(ref(live), name="wrong")
+        await env.client.create(role("live-first", owners=[ref(live), wrong]))
+        await env.client.create(role("wrong-first", owners=[wrong, ref(live)]))
+        for name in ("live-first", "wrong-first"):
+            with trio.fail_after(60):
+                kept = await env.wait_for(env.scheme.by_kind("Role"), name,
+                                          lambda o: o is None or len(o["metadata"].get("ownerReferences") or []) != 2,
+                                          namespace="default")
+            assert kept is not None and kept["metadata"]["ownerReferences"] == [ref(live)]
+
