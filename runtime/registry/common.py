@@ -24,8 +24,8 @@ from runtime.storage import Compacted, KeyExists, KeyNotFound, RevisionConflict,
 
 __all__ = [
     "WriteResult", "DeleteResult", "ListResult", "now_rfc3339", "parse_resource_version", "random_suffix",
-    "not_found", "conflict", "already_exists", "forbidden", "method_not_allowed", "too_large", "expired_list",
-    "expired_continue", "too_old", "store_errors", "claim_namespace", "check_name", "invalid_object",
+    "not_found", "conflict", "already_exists", "forbidden", "create_forbidden", "method_not_allowed", "too_large",
+    "expired_list", "expired_continue", "too_old", "store_errors", "claim_namespace", "check_name", "invalid_object",
 ]
 
 
@@ -142,6 +142,14 @@ def forbidden(attrs: Attributes, reason: str = "") -> errors.Forbidden:
     """Kubernetes' 403: `clusterroles.rbac... "x" is forbidden: User "u" cannot get resource ...`."""
     message = forbidden_status_message(attrs, reason)
     return errors.Forbidden(message, name=attrs.name, group=attrs.api_group, kind=attrs.resource)
+
+
+def create_forbidden(attrs: Attributes, reason: str = "") -> errors.Forbidden:
+    """The 403 of an update or apply that would create without `create` (Kubernetes' withAuthorization):
+    `NewForbidden` with the authorizer's reason only, `clusterroles.rbac... "x" is forbidden: ` for RBAC."""
+    qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
+    return errors.Forbidden(f'{qualified} "{attrs.name}" is forbidden: {reason}', name=attrs.name,
+                            group=attrs.api_group, kind=attrs.resource)
 
 
 def method_not_allowed() -> errors.MethodNotAllowed:

@@ -10,7 +10,10 @@ module at the top and are imported by nothing but the facade:
 
 - policy: `decide`, `authorize` (403 unless allowed), `authorize_request`
   (scope from the kind's strategy), `check_verb` (405 for a verb or
-  subresource the kind does not offer);
+  subresource the kind does not offer). Every verb module authorizes the
+  request's own verb before it reads anything (kube-apiserver's filter
+  chain), so a 403 never tells whether an object exists; an update or apply
+  that creates also needs `create`, asked inside `create_object`;
 - reads: `kind_cache`, `read_current` (the store, consistent),
   `wait_for_version`, `selection` (selectors parsed once per request);
 - writes: `admit` (the kind's admission, then plug-ins), `create_object`
@@ -37,8 +40,8 @@ from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry.admission import AdmissionPlugin, run_plugins
 from runtime.registry.common import (
-    WriteResult, claim_namespace, conflict, forbidden, invalid_object, method_not_allowed, not_found, now_rfc3339,
-    parse_resource_version, random_suffix, store_errors, too_large,
+    WriteResult, claim_namespace, conflict, create_forbidden, forbidden, invalid_object, method_not_allowed, not_found,
+    now_rfc3339, parse_resource_version, random_suffix, store_errors, too_large,
 )
 from runtime.registry.continuation import ContinueTokens
 from runtime.registry.namespace_gate import NamespaceGate
@@ -180,6 +183,15 @@ class RegistryCore:
             user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
             namespace=rt.strategy.authorization_namespace(namespace, name), name=name, subresource=subresource))
 
+    def authorize_create_on_update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str) -> None:
+        """The `create` an update or apply that creates needs besides its own verb (Kubernetes'
+        withAuthorization, asked once, where admission validates). Raises Forbidden in its words."""
+        attrs = resource_attributes(user, "create", rt.plural, api_group=rt.group, api_version=rt.version,
+                                    namespace=rt.strategy.authorization_namespace(namespace, name), name=name)
+        decision = self.decide(attrs)
+        if not decision.allowed:
+            raise create_forbidden(attrs, decision.reason)
+
     def check_verb(self, rt: ResourceType, verb: str, subresource: str = "") -> None:
         """405 MethodNotAllowed unless the kind (or its subresource) offers `verb`."""
         verbs = rt.info.subresource_verbs(subresource) if subresource else rt.info.verbs
@@ -264,8 +276,13 @@ class RegistryCore:
         await run_plugins(self.admission, request)
 
     async def create_object(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
-                            opts: WriteOptions, warnings: list[str], *, operation: str = "Update") -> WriteResult:
+                            opts: WriteOptions, warnings: list[str], *, operation: str = "Update",
+                            on_update: bool = False) -> WriteResult:
         """Create the decoded `obj` (201); `operation` "Apply": apply already set its managedFields.
+
+        `on_update`: a PUT or apply that creates, authorized for its own verb
+        only; `create` is asked after validation, before the admission
+        plug-ins (where Kubernetes' createValidation runs).
 
         Namespaced objects are created only in an open namespace (404 for a
         missing one, 403 for one being terminated). Raises AlreadyExists,
@@ -278,17 +295,18 @@ class RegistryCore:
             # request the client can fix: docs/kubernetes-differences.md).
             raise errors.BadRequest("resourceVersion should not be set on objects to be created")
         if not rt.namespaced:
-            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation, on_update)
         # From the namespace check to the write, a delete cannot close the namespace (no orphans).
         async with self.namespace_gate.creating(namespace):
             await self._check_namespace_open(rt, namespace, meta.get("name", ""))
-            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation)
+            return await self._create_in_open_scope(user, rt, namespace, obj, opts, warnings, operation, on_update)
 
     async def _create_in_open_scope(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
-                                    opts: WriteOptions, warnings: list[str], operation: str) -> WriteResult:
+                                    opts: WriteOptions, warnings: list[str], operation: str,
+                                    on_update: bool) -> WriteResult:
         # Kubernetes' order: scheme defaulting and the field manager on the object as sent, then the
         # kind's storage (RBAC escalation), then BeforeCreate (server fields, PrepareForCreate,
-        # validation), then validating admission.
+        # validation), then the `create` check of a PUT or apply that creates, then validating admission.
         meta = obj["metadata"]
         strategy = rt.strategy
         strategy.default(obj)
@@ -310,6 +328,8 @@ class RegistryCore:
         if errs:
             raise invalid_error(rt.kind, rt.group_kind, meta.get("name", ""), errs)
         warnings = warnings + strategy.warnings(None, obj, opts.field_manager)
+        if on_update:
+            self.authorize_create_on_update(user, rt, namespace, meta.get("name", ""))
         await run_plugins(self.admission, request)
         name = meta["name"]
         key = rt.storage_key(namespace if rt.namespaced else None, name)

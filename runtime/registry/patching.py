@@ -23,8 +23,10 @@ on a write conflict the patch is applied again to the newer object. Rules:
   `json patch ...`) are dropped or warned about as for PUT; Strict refuses
   them with 400 for apply, 422 for the other patches (as a wrong type in
   them), in Kubernetes' words (`patch: Invalid value: ...`).
-- The caller must be allowed to `patch`; an apply that creates must also be
-  allowed to `create`.
+- The caller must be allowed to `patch` (of the subresource), asked before
+  anything is read (Kubernetes' filter chain: the same 403 whether the
+  object exists or not); an apply that creates must also be allowed to
+  `create`, asked after validation (Kubernetes' withAuthorization).
 """
 
 from __future__ import annotations
@@ -160,14 +162,15 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                 kind: PatchType, body: Body, opts: WriteOptions, subresource: str = "") -> WriteResult:
     """PATCH one object with engine `kind` (see the module doc). Returns the written (or dry-run)
     object, `created` for 201."""
+    core.authorize_request(user, "patch", rt, namespace, name, subresource)
+    core.check_verb(rt, "patch", subresource)
     ns = namespace if rt.namespaced else ""
     key = rt.storage_key(ns if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
     # The spec's verb rule: a server-side apply of a missing object is a create, any other PATCH a patch.
     creates = current is None and kind is PatchType.APPLY and not subresource
-    core.authorize_request(user, "create" if creates else "patch", rt, namespace, name,
-                           "" if creates else subresource)
-    core.check_verb(rt, "create" if creates else "patch", "" if creates else subresource)
+    if creates:
+        core.check_verb(rt, "create")
     check_patch_options(kind, opts)
     if rt.strategy.has_view(subresource):
         if current is None:
@@ -198,7 +201,8 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                                     api_version=rt.api_version, now=now_rfc3339())
         # Server-set fields are wiped on create by patch (rest.WipeObjectMetaSystemFields).
         obj["metadata"].pop("resourceVersion", None)
-        return await core.create_object(user, rt, namespace, obj, opts, warnings, operation="Apply")
+        return await core.create_object(user, rt, namespace, obj, opts, warnings, operation="Apply",
+                                        on_update=True)
 
     extra = _json_patch_problems(body) if kind is PatchType.JSON else ()
     duplicates = () if kind is PatchType.JSON else body.duplicates

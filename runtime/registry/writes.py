@@ -46,15 +46,16 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     not the stored object's is 409 too (Kubernetes' UID precondition). With `opts.dry_run` the answer is
     the object that would have been stored, at the stored resourceVersion;
     nothing is written.
+
+    Authorized as `update` (of the subresource) before anything is read, as
+    Kubernetes' filter chain does: a caller who may not update gets the
+    same 403 whether the object exists or not. A PUT that creates also
+    needs `create` (asked by `create_object`, Kubernetes' withAuthorization).
     """
+    core.authorize_request(user, "update", rt, namespace, name, subresource)
+    core.check_verb(rt, "update", subresource)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
-    creates = current is None and not subresource
-    if creates:
-        core.authorize_request(user, "create", rt, namespace, name)
-    else:
-        core.authorize_request(user, "update", rt, namespace, name, subresource)
-    core.check_verb(rt, "update", subresource)
     if rt.strategy.has_view(subresource):
         if current is None:
             raise not_found(rt, name)
@@ -65,13 +66,13 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     claim_namespace(rt, meta, namespace)
     check_name(meta, name, namespace if rt.namespaced else "")
     if current is None:
-        if not creates or not rt.strategy.allow_create_on_update:
+        if subresource or not rt.strategy.allow_create_on_update:
             raise not_found(rt, name)
         if meta.get("uid"):  # the UID precondition fails against the missing object, as in Kubernetes' store
             raise conflict(rt, name, invalid_object(key, f"Precondition failed: UID in precondition: {meta['uid']}, "
                                                          "UID in object meta: "))
         meta.pop("resourceVersion", None)
-        return await core.create_object(user, rt, namespace, obj, opts, warnings)
+        return await core.create_object(user, rt, namespace, obj, opts, warnings, on_update=True)
     return await core.guaranteed_update(user, rt, key, name, lambda _old: copy.deepcopy(obj), opts, warnings,
                                         precondition_rv=meta.get("resourceVersion"),
                                         precondition_uid=meta.get("uid"), subresource=subresource,
