@@ -263,7 +263,8 @@ class BaseClient(abc.ABC):
         rt = self.scheme.by_api_version_kind(api_version, kind) or bound_kind_of(api_version, kind)
         if rt is None:
             raise ValueError(f"no stored kind {obj.get('kind')!r} in {obj.get('apiVersion')!r}")
-        return rt, obj, None
+        # Through `resource`, as a kind named by its model is: a transport may check it is served.
+        return self.resource(rt), obj, None
 
     @staticmethod
     def _out(model: type[BaseModel] | None, data: dict[str, Any]) -> Any:

@@ -17,6 +17,7 @@ from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 from runtime.bootstrap import bootstrap as bootstrap_registry
 from runtime.testing import ADMIN
+from runtime.typed import CustomResource, bind_kind
 from tests.support.server import start_server
 
 
@@ -244,3 +245,42 @@ async def test_forbidden_answers_raise_forbidden(client, tmp_path):
     finally:
         if isinstance(nobody, HTTPClient):
             await nobody.aclose()
+
+
+# ---- a kind bound by bind_kind but not served (no CRD yet) ------------------------------------------
+
+class Gadget(CustomResource):
+    spec: dict = {}
+
+
+#: A group no server here serves: the kind is bound in the client only.
+GADGETS = bind_kind(Gadget, "unserved.example.com/v1", "gadgets", namespaced=False)
+
+
+def gadget(name: str) -> dict:
+    return {"apiVersion": "unserved.example.com/v1", "kind": "Gadget", "metadata": {"name": name}, "spec": {}}
+
+
+async def test_every_verb_on_a_bound_kind_not_served_raises_not_found_dict_or_typed(client):
+    async def watch_one() -> None:
+        async with client.watch(GADGETS) as events:
+            await events.__anext__()
+    calls = {
+        "create dict": lambda: client.create(gadget("a")),
+        "create typed": lambda: client.create(Gadget.model_validate(gadget("a"))),
+        "update dict": lambda: client.update(gadget("a")),
+        "update typed": lambda: client.update(Gadget.model_validate(gadget("a"))),
+        "get": lambda: client.get(GADGETS, "a"),
+        "get typed": lambda: client.get(Gadget, "a"),
+        "list": lambda: client.list(Gadget),
+        "watch": watch_one,
+        "patch": lambda: client.patch(GADGETS, "a", {"spec": {}}),
+        "delete": lambda: client.delete(Gadget, "a"),
+        "delete_collection": lambda: client.delete_collection(GADGETS),
+    }
+    answers = {}
+    for verb, call in calls.items():
+        with pytest.raises(errors.NotFound) as raised:
+            await call()
+        answers[verb] = str(raised.value)
+    assert len(set(answers.values())) == 1, answers
