@@ -49,8 +49,8 @@ from pydantic import BaseModel
 
 from runtime import errors
 from runtime.requests import (
-    APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, DeleteOptions, ListOptions,
-    WriteOptions,
+    APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, DeleteOptions, ListOptions, PatchType,
+    WriteOptions, patch_content_type,
 )
 from runtime.scheme import ResourceType, Scheme
 from runtime.typed import bound_kind, bound_kind_of
@@ -59,7 +59,7 @@ __all__ = [
     "ObjectKey", "WatchEvent", "ObjectList", "Kind", "Obj", "WatchStream",
     "Reader", "Writer", "Client", "BaseClient",
     "ClientError", "DecodeError", "TransportError",
-    "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "APPLY_PATCH", "PATCH_TYPES",
+    "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "APPLY_PATCH", "PATCH_TYPES", "PatchType",
     "ignore_not_found", "key_of", "object_meta",
 ]
 
@@ -195,10 +195,11 @@ class Writer(Protocol):
         """PUT; conditional when `metadata.resourceVersion` is set (stale: Conflict)."""
         ...
 
-    async def patch(self, kind: Kind, name: str, patch: Any, *, patch_type: str = MERGE_PATCH,
+    async def patch(self, kind: Kind, name: str, patch: Any, *, patch_type: PatchType | str = MERGE_PATCH,
                     namespace: str = "", subresource: str = "", dry_run: bool = False, field_manager: str = "",
                     force: bool = False) -> Any:
-        """PATCH with one of `PATCH_TYPES` (`runtime.requests`); apply needs a field manager. Returns the patched object."""
+        """PATCH with a `PatchType`, its value ("merge", ...) or one of `PATCH_TYPES` (`runtime.requests`;
+        TypeError for anything else); apply needs a field manager. Returns the patched object."""
         ...
 
     async def delete(self, kind: Kind, name: str, *, namespace: str = "",
@@ -336,13 +337,14 @@ class BaseClient(abc.ABC):
                                      self._write_options(dry_run, field_manager, field_validation), subresource)
         return self._out(model, updated)
 
-    async def patch(self, kind: Kind, name: str, patch: Any, *, patch_type: str = MERGE_PATCH,
+    async def patch(self, kind: Kind, name: str, patch: Any, *, patch_type: PatchType | str = MERGE_PATCH,
                     namespace: str = "", subresource: str = "", dry_run: bool = False, field_manager: str = "",
                     force: bool = False) -> Any:
+        content_type = patch_content_type(patch_type)
         rt = self.resource(kind)
         if isinstance(patch, BaseModel):
             patch = self._object(patch)[1]
-        patched = await self._patch(rt, namespace if rt.namespaced else "", name, patch_type, patch,
+        patched = await self._patch(rt, namespace if rt.namespaced else "", name, content_type, patch,
                                     self._write_options(dry_run, field_manager, "", force), subresource)
         return self._out(self._model(kind), patched)
 

@@ -9,7 +9,9 @@ code. Everything here is plain data.
   spec, already parsed.
 - `Body`: a decoded request body and the keys the decoder saw twice.
 - `PATCH_TYPES`: the patch Content-Types, in the order a 415 lists them, and
-  `patch_type(content_type)`, the one check of a PATCH's media type.
+  `patch_type(content_type)`, the one check of a PATCH's media type;
+  `patch_content_type(...)`, what a client sends for a patch type it was
+  given as a `PatchType`, its value or a Content-Type.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from runtime.errors import UnsupportedMediaType
 __all__ = [
     "WriteOptions", "ListOptions", "DeleteOptions", "Body", "PatchType", "PATCH_TYPES",
     "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "APPLY_PATCH", "APPLY_PATCH_JSON",
-    "APPLY_PATCH_CBOR", "FIELD_VALIDATION_LEVELS", "patch_type",
+    "APPLY_PATCH_CBOR", "FIELD_VALIDATION_LEVELS", "patch_type", "patch_content_type",
 ]
 
 #: `fieldValidation` levels: drop, warn about, or refuse unknown and duplicate fields.
@@ -101,6 +103,30 @@ PATCH_TYPES: dict[str, PatchType] = {
     APPLY_PATCH_JSON: PatchType.APPLY,
     APPLY_PATCH_CBOR: PatchType.APPLY,
 }
+
+
+#: The Content-Type a client sends for each engine (an apply as YAML: its JSON is YAML).
+_SENT_AS: dict[PatchType, str] = {PatchType.JSON: JSON_PATCH, PatchType.MERGE: MERGE_PATCH,
+                                  PatchType.STRATEGIC: STRATEGIC_MERGE_PATCH, PatchType.APPLY: APPLY_PATCH}
+_BY_VALUE = {k.value: k for k in PatchType}
+
+
+def patch_content_type(kind: PatchType | str) -> str:
+    """The Content-Type of a PATCH named by `kind`: a `PatchType`, its value ("json", "merge",
+    "strategic", "apply"), or one of `PATCH_TYPES` (returned as given, parameters and all).
+
+    Raises TypeError naming the accepted ones for anything else: a client's
+    mistake, caught before a request is sent (the server would answer 415).
+    """
+    if isinstance(kind, PatchType):
+        return _SENT_AS[kind]
+    if isinstance(kind, str):
+        if kind in _BY_VALUE:
+            return _SENT_AS[_BY_VALUE[kind]]
+        if kind.split(";")[0].strip().lower() in PATCH_TYPES:
+            return kind
+    accepted = ", ".join(repr(v) for v in (*_BY_VALUE, *PATCH_TYPES))
+    raise TypeError(f"patch_type must be a PatchType or one of {accepted}; got {kind!r}")
 
 
 def patch_type(content_type: str, *, cbor: bool = False, strategic: bool = True) -> PatchType:

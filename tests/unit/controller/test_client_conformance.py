@@ -11,6 +11,7 @@ from runtime.client import (
     APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client, ObjectKey, ignore_not_found,
 )
 from runtime.client_http import HTTPClient
+from runtime.requests import PATCH_TYPES, PatchType
 from runtime.client_local import LocalClient
 from runtime.registry import Registry
 from runtime.scheme import Scheme
@@ -149,6 +150,33 @@ async def test_apply_patch_creates_then_updates_the_object(client):
                                  field_manager="tester", force=True)
     assert updated["rules"][0]["verbs"] == ["get", "list"]
     assert any(m["manager"] == "tester" for m in updated["metadata"]["managedFields"])
+
+
+def label_patch(kind: PatchType, value: str) -> object:
+    if kind is PatchType.JSON:
+        return [{"op": "add", "path": "/metadata/labels", "value": {"patched": value}}]
+    if kind is PatchType.APPLY:
+        return {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "named", "labels": {"patched": value}}}
+    return {"metadata": {"labels": {"patched": value}}}
+
+
+@pytest.mark.parametrize("form", ["enum", "value"])
+@pytest.mark.parametrize("kind", list(PatchType), ids=[k.value for k in PatchType])
+async def test_a_patch_type_is_named_by_the_enum_or_its_value(client, kind, form):
+    await client.create({"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
+                         "metadata": {"name": "named"}, "rules": []})
+    named = kind if form == "enum" else kind.value
+    result = await client.patch(rt(client, "ClusterRole"), "named", label_patch(kind, kind.value), patch_type=named)
+    assert result["metadata"]["labels"] == {"patched": kind.value}
+
+
+@pytest.mark.parametrize("bad", ["application/json", "Merge", "yaml", "", None, 3])
+async def test_an_unknown_patch_type_is_a_client_side_type_error_naming_the_accepted_ones(client, bad):
+    with pytest.raises(TypeError) as raised:
+        await client.patch(rt(client, "ClusterRole"), "named", {}, patch_type=bad)
+    message = str(raised.value)
+    assert all(f"{name!r}" in message for name in ("json", "merge", "strategic", "apply", *PATCH_TYPES))
 
 
 async def test_merge_patch_with_a_stale_resource_version_raises_conflict(client):
