@@ -225,11 +225,15 @@ class Strategy:
     def validate(self, obj: dict[str, Any]) -> list[FieldError]:
         """Every rule of a new object: ObjectMeta, then the kind's own (`validate_spec`)."""
         errs = validate_object_meta(obj.get("metadata") or {}, namespaced=self.rt.namespaced,
-                                    name_rule=self.name_rule)
+                                    name_rule=self.name_rule, kube_finalizers=self.kube_finalizers)
         return errs + self.validate_spec(obj)
 
     #: How names are checked: `path-segment` (most kinds), `dns-label`, `dns-subdomain`.
     name_rule = "path-segment"
+    #: ObjectMeta is checked by Kubernetes' core validation, which refuses a finalizer without a
+    #: domain unless standard (`metadata.finalizers[0]`); False where apimachinery's rules alone
+    #: apply (Leases, CRDs, custom resources).
+    kube_finalizers = True
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         """The kind's own rules beyond ObjectMeta (none by default)."""

@@ -34,6 +34,7 @@ class LeaseStrategy(Strategy):
     """See the module doc."""
 
     name_rule = "dns-subdomain"
+    kube_finalizers = False  # ValidateLease uses apimachinery's ValidateObjectMeta
     columns = Columns((NAME_COLUMN, column("Holder", _HOLDER_DOC), AGE_COLUMN), _cells)
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:

@@ -77,6 +77,7 @@ class CustomResourceDefinitionStrategy(Strategy):
     counts_generation = True  # spec changes, as Kubernetes' CRD strategy
     observes = True
     name_rule = "dns-subdomain"
+    kube_finalizers = False  # apiextensions validates ObjectMeta with apimachinery's rules
     field_labels = ("metadata.name",)
 
     def __init__(self, scheme: Any, rt: Any) -> None:

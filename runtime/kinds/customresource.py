@@ -14,6 +14,8 @@ warned about or refused by `fieldValidation`; defaults applied), validated by
 it (types, formats, bounds, CEL rules, transition rules with `oldSelf`),
 `status` and `scale` subresources as the CRD enables them, printer columns
 (JSONPath), selectable fields, no strategic merge patch (415) and no Protobuf.
+ObjectMeta is checked by apimachinery's rules alone: a finalizer added without
+a path that is not a standard one earns a Warning, not a 422.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from runtime.schema import (
     Structural, apply_defaults, needs_defaults, prune, schema_node, structural_field_errors, validate,
 )
 from runtime.validation import FieldError, validate_object_meta
+from runtime.validation.names import finalizer_warnings
 
 if TYPE_CHECKING:
     from runtime.scheme import ResourceType, Scheme
@@ -173,6 +176,7 @@ class CustomResourceStrategy(Strategy):
     """One served version of a custom kind (see the module doc)."""
 
     name_rule = "dns-subdomain"
+    kube_finalizers = False  # a finalizer without a domain is only a warning here (see `warnings`)
     supports_strategic_merge = False
     counts_generation = True  # all but metadata (and status with its subresource), as Kubernetes'
 
@@ -266,11 +270,14 @@ class CustomResourceStrategy(Strategy):
         return validate(obj, self.structural)
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-        meta = validate_object_meta(new.get("metadata") or {}, namespaced=self.rt.namespaced, name_rule=self.name_rule)
+        meta = validate_object_meta(new.get("metadata") or {}, namespaced=self.rt.namespaced, name_rule=self.name_rule,
+                                    kube_finalizers=self.kube_finalizers)
         return meta + validate(new, self.structural, old=old)
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        return self.deprecation()
+        added = finalizer_warnings(new["metadata"].get("finalizers") or [],
+                                   old["metadata"].get("finalizers") if old else None)
+        return self.deprecation() + added
 
     def deprecation(self) -> list[str]:
         """The Warning every request to a deprecated version carries."""

@@ -252,8 +252,9 @@ class CoreEventStrategy(Strategy):
 
     def validate(self, obj: dict[str, Any]) -> list[FieldError]:
         # Kubernetes validates the event first, then ObjectMeta (names: any path segment).
-        return _legacy_errors(obj) + validate_object_meta(obj.get("metadata") or {}, namespaced=True,
-                                                          name_rule=self.name_rule)
+        meta = validate_object_meta(obj.get("metadata") or {}, namespaced=True, name_rule=self.name_rule,
+                                    kube_finalizers=self.kube_finalizers)
+        return _legacy_errors(obj) + meta
 
     def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
         return _selectable(obj, "involvedObject", "reportingComponent")
@@ -268,13 +269,15 @@ class EventsV1EventStrategy(Strategy):
 
     def validate(self, obj: dict[str, Any]) -> list[FieldError]:
         event = as_core_event(obj)
-        meta = validate_object_meta(event["metadata"], namespaced=True, name_rule=self.name_rule)
+        meta = validate_object_meta(event["metadata"], namespaced=True, name_rule=self.name_rule,
+                                    kube_finalizers=self.kube_finalizers)
         return _legacy_errors(event) + meta + _series_errors(event) + _strict_errors(event)
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         event, before = as_core_event(new), as_core_event(old)
         errs = _legacy_errors(event) + validate_object_meta(event["metadata"], namespaced=True,
-                                                            name_rule=self.name_rule)
+                                                            name_rule=self.name_rule,
+                                                            kube_finalizers=self.kube_finalizers)
         errs += validate_object_meta_update(event["metadata"], before["metadata"])
         if event.get("series") != before.get("series"):
             errs += _series_errors(event)

@@ -24,7 +24,7 @@ from runtime.kinds.propagation import namespace_deletion_finalizers
 from runtime.requests import DeleteOptions
 from runtime.validation import FieldError
 from runtime.validation.fielderrors import invalid
-from runtime.validation.names import qualified_name_errors
+from runtime.validation.names import STANDARD_FINALIZERS, qualified_name_errors
 
 __all__ = ["NAMESPACE", "NamespaceStrategy", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
@@ -103,11 +103,11 @@ class NamespaceStrategy(Strategy):
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         # ValidateNamespace: each finalizer at `spec.finalizers` (no index), a qualified name, and
-        # either standard (`kubernetes`) or fully qualified (with a '/').
+        # either standard (`kubernetes`, `orphan`, `foregroundDeletion`) or fully qualified (with a '/').
         errs: list[FieldError] = []
         for fin in (obj.get("spec") or {}).get("finalizers") or []:
             errs.extend(invalid("spec.finalizers", fin, p) for p in qualified_name_errors(fin))
-            if "/" not in fin and fin != NAMESPACE_FINALIZER:
+            if "/" not in fin and fin not in STANDARD_FINALIZERS:
                 errs.append(invalid("spec.finalizers", fin,
                                     "name is neither a standard finalizer name nor is it fully qualified"))
         return errs

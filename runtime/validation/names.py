@@ -3,7 +3,14 @@
 Label keys and values, annotation keys and finalizer names are checked by
 `runtime.validation.labels`, the one label validator (selectors use it too);
 `qualified_name_errors` is its `label_key_errors` under Kubernetes' other
-name for the same rule (`IsQualifiedName = IsLabelKey`).
+name for the same rule (`IsQualifiedName = IsLabelKey`). Owner references:
+`runtime.validation.ownerrefs`.
+
+Kinds of Kubernetes' own groups that core validation checks
+(`pkg/apis/core/validation.ValidateObjectMeta`: core and RBAC kinds, Events)
+also refuse a finalizer without a domain (no `/`) unless it is a standard
+one (`kubernetes`, `orphan`, `foregroundDeletion`): `kube_finalizers`. Leases,
+CRDs and custom resources are checked by apimachinery's rules alone.
 """
 
 from __future__ import annotations
@@ -14,10 +21,12 @@ from typing import Any
 from runtime.validation.gofmt import go_quote
 from runtime.validation.fielderrors import FieldError, forbidden, invalid, required, too_long
 from runtime.validation.labels import label_key_errors, label_value_errors
+from runtime.validation.ownerrefs import owner_reference_errors
 
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
            "path_segment_errors", "dns1123_label_errors", "validate_object_meta",
-           "qualified_name_errors", "label_value_errors", "validate_object_meta_update"]
+           "qualified_name_errors", "label_value_errors", "validate_object_meta_update", "STANDARD_FINALIZERS",
+           "finalizer_warnings"]
 
 # Matched with fullmatch: Python's `$` also matches before a trailing newline, Go's does not.
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -83,10 +92,12 @@ def _name_errors(value: str, rule: str, prefix: bool) -> list[str]:
     return dns1123_label_errors(value)
 
 
-def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: str) -> list[FieldError]:
+def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: str,
+                         kube_finalizers: bool = False) -> list[FieldError]:
     """apimachinery's ValidateObjectMeta: generateName and name (by `name_rule`: `path-segment`,
-    `dns-label`, `dns-subdomain`), namespace scope, labels, annotations, finalizers (paths as Kubernetes
-    writes them: `metadata.finalizers`, no index)."""
+    `dns-label`, `dns-subdomain`), namespace scope, generation, labels, annotations, owner
+    references, finalizers (paths as Kubernetes writes them: `metadata.finalizers`, no index);
+    with `kube_finalizers`, then core validation's standard finalizer names (see the module doc)."""
     errs: list[FieldError] = []
     generate = meta.get("generateName") or ""
     if generate:
@@ -103,6 +114,8 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
         errs.append(forbidden("metadata.namespace", "not allowed on this type"))
     elif namespace:
         errs.extend(invalid("metadata.namespace", namespace, p) for p in dns1123_label_errors(namespace))
+    if (gen := meta.get("generation")) is not None and gen < 0:
+        errs.append(invalid("metadata.generation", gen, "must be greater than or equal to 0"))
     for key, value in (meta.get("labels") or {}).items():
         errs.extend(invalid("metadata.labels", key, p) for p in qualified_name_errors(key))
         errs.extend(invalid("metadata.labels", value, p) for p in label_value_errors(value))
@@ -112,15 +125,41 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
         size += len(key) + len(value)
     if size > _ANNOTATIONS_MAX:
         errs.append(too_long("metadata.annotations", _ANNOTATIONS_MAX))
+    errs.extend(owner_reference_errors(meta.get("ownerReferences") or []))
     finalizers = meta.get("finalizers") or []
     for finalizer in finalizers:
         errs.extend(invalid("metadata.finalizers", finalizer, p) for p in qualified_name_errors(finalizer))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         errs.append(invalid("metadata.finalizers", finalizers,
                             "finalizer orphan and foregroundDeletion cannot be both set"))
-    if (gen := meta.get("generation")) is not None and gen < 0:
-        errs.append(invalid("metadata.generation", gen, "must be greater than or equal to 0"))
+    if kube_finalizers:
+        errs.extend(_kube_finalizer_errors(finalizers))
     return errs
+
+
+#: Core validation's standard finalizer names (`helper.IsStandardFinalizerName`).
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def _kube_finalizer_errors(finalizers: list[str]) -> list[FieldError]:
+    """validateKubeFinalizerName, each at its index (`metadata.finalizers[0]`, unlike the rules above)."""
+    return [invalid(f"metadata.finalizers[{i}]", f, "name is neither a standard finalizer name nor is it fully "
+                                                    "qualified")
+            for i, f in enumerate(finalizers) if "/" not in f and f not in STANDARD_FINALIZERS]
+
+
+def finalizer_warnings(finalizers: list[str], old_finalizers: list[str] | None = None) -> list[str]:
+    """The Warnings a custom resource's write earns for each finalizer it adds (apiextensions'
+    `generateWarningsFromObj`): in sorted order, a name that is not qualified, or one without a
+    path that is not standard, warned about at `metadata.finalizers` instead of refused."""
+    out: list[str] = []
+    for finalizer in sorted(set(finalizers) - set(old_finalizers or [])):
+        shown = go_quote(finalizer)
+        out.extend(f"metadata.finalizers: {shown}: {p}" for p in qualified_name_errors(finalizer))
+        if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
+            out.append(f"metadata.finalizers: {shown}: prefer a domain-qualified finalizer name including a path (/) "
+                       "to avoid accidental conflicts with other finalizer writers")
+    return out
 
 
 def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any], *,
