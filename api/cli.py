@@ -1,15 +1,32 @@
 """The `miniplane` command: `serve` (the API server), `controllers` (controllers out of process),
 `snapshot` (save, restore and check a SQLite store's snapshot) and the RBAC insight commands
-(`who-can`, `access-matrix`, `rbac diff|lint`: `api.insightcli`)."""
+(`who-can`, `access-matrix`, `rbac diff|lint`: `api.insightcli`).
+
+Errors: `main` is the one boundary of every subcommand. An error the user can cause (a port in
+use, a file that does not read, a bad value, an etcd or server that does not answer, a controller
+module that does not import) is one line on stderr, `miniplane: error: CAUSE`, the cause being
+the leaf of trio's exception groups (`leaf_cause`, `describe_error`); `--debug` (anywhere on the
+line) or `MINIPLANE_DEBUG=1` prints its traceback first. Exit codes: 2 for a command line that
+cannot be used (argparse's usage errors, and values found bad before anything runs: a file
+option that does not read, a module that does not import), 1 for a failure while running, 130
+for Ctrl-C before the command handles signals.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import signal
+import ssl
 import sys
+import traceback
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from types import ModuleType
+from typing import Callable, Iterator
 
 import trio
 
@@ -19,14 +36,24 @@ from api.server import serve
 from api.workers import resolve_workers, run_workers
 from api.audit import PolicyError, load_policy
 from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, leader_election_config,
-                             run_out_of_process)
+                             load_out_of_process, run_out_of_process)
+from runtime.client import ClientError
+from runtime.errors import StatusError
 from runtime.featuregates import parse_feature_gates
+from runtime.kubeconfig import KubeConfig
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.storage import StoreError
 from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
 from runtime.tokens import DEFAULT_ISSUER
 
-__all__ = ["main", "parser", "serve_options"]
+__all__ = ["main", "parser", "serve_options", "leaf_cause", "describe_error", "DEBUG_ENV"]
+
+#: Set to anything but "" or "0", it makes every command print an error's traceback, as `--debug` does.
+DEBUG_ENV = "MINIPLANE_DEBUG"
+
+#: `serve`'s options naming a file it reads: each is read once before anything starts.
+_READ_FILES = ("token_auth_file", "tls_cert_file", "tls_private_key_file", "client_ca_file", "etcd_cafile",
+               "etcd_certfile", "etcd_keyfile", "service_account_signing_key_file")
 
 
 def _bool(text: str) -> bool:
@@ -59,6 +86,13 @@ def _duration(text: str) -> float:
     return sum(float(n) * _UNITS[u] for n, u in parts)
 
 
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {value}")
+    return value
+
+
 def _count(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -72,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the API server (HTTPS) on the embedded store")
     s.add_argument("--data-dir", default="./miniplane-data", help="state, certificates and admin.kubeconfig")
     s.add_argument("--bind", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=int, default=6443, help="port (0 picks a free one)")
+    s.add_argument("--port", type=_port, default=6443, help="port (0 picks a free one)")
     s.add_argument("--api-domain", default="svc.io", help="domain of the API group names (k8s.io for kubectl's typed commands)")
     s.add_argument("--store", type=_store, default="sqlite",
                    help="sqlite, memory, or etcd://HOST:PORT[,HOST:PORT...] (several servers may share an etcd)")
@@ -127,7 +161,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
     c.add_argument("--kubeconfig", required=True)
-    c.add_argument("--module", action="append", default=[], help="python module with controllers to run")
+    c.add_argument("--module", action="append", default=[], metavar="NAME",
+                   help="module with a setup(manager) function to run (repeatable): a dotted name (examples.teams) "
+                        "is imported with the current directory on sys.path; a path ending in .py is loaded "
+                        "from that file")
     c.add_argument("--builtin", type=_bool, default=True)
     add_leader_election_arguments(c)
     add_metrics_arguments(c)
@@ -142,7 +179,19 @@ def parser() -> argparse.ArgumentParser:
         a.add_argument("file", metavar="FILE")
         if action != "status":
             a.add_argument("--data-dir", default="./miniplane-data", help="the data directory of `miniplane serve`")
+    _add_debug(p, top=True)
     return p
+
+
+def _add_debug(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """`--debug` on `p` and every parser below it, so that it may stand anywhere on the command line."""
+    # Below the top the default is left out, so that a subcommand's parser does not reset what the top one read.
+    p.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
+                   help=f"print an error's traceback too (or set {DEBUG_ENV}=1)")
+    for action in p._actions:  # argparse has no public walk of its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _add_debug(child, top=False)
 
 
 def _snapshot(args: argparse.Namespace) -> int:
@@ -160,7 +209,7 @@ def _snapshot(args: argparse.Namespace) -> int:
     except SnapshotError as exc:
         hint = "" if args.action != "save" or Path(args.data_dir, SQLITE_FILE).exists() else \
             " (no SQLite store there; an etcd store is saved with `etcdctl snapshot save`)"
-        print(f"miniplane: {exc}{hint}", file=sys.stderr)
+        print(f"miniplane: error: {exc}{hint}", file=sys.stderr)
         return 1
     print(f"{done}: {_described(info)}")
     return 0
@@ -180,7 +229,8 @@ async def _serve_until_signalled(options: ServeOptions) -> None:
         async with trio.open_nursery() as nursery:
             async def run() -> None:
                 async with trio.open_nursery() as serving:
-                    await serving.start(serve, options)
+                    with _runtime_quiet_at_start():
+                        await serving.start(serve, options)
                     collector.settle_after_startup()
                 nursery.cancel_scope.cancel()
 
@@ -189,6 +239,22 @@ async def _serve_until_signalled(options: ServeOptions) -> None:
                 logging.getLogger("miniplane").info("received %s; shutting down", signal.Signals(signum).name)
                 nursery.cancel_scope.cancel()
                 break
+
+
+@contextmanager
+def _runtime_quiet_at_start() -> Iterator[None]:
+    """The runtime's INFO lines held back for the block (unless -v): a start that fails (a port in use) stops
+    the controllers it started, and saying so would bury the one line that says why it failed."""
+    runtime_log = logging.getLogger("runtime")
+    if runtime_log.getEffectiveLevel() < logging.INFO:
+        yield
+        return
+    level = runtime_log.level
+    runtime_log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        runtime_log.setLevel(level)
 
 
 def serve_options(args: argparse.Namespace) -> ServeOptions:
@@ -209,7 +275,9 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         try:
             with open(args.audit_policy_file, encoding="utf-8") as f:
                 load_policy(f.read())
-        except (OSError, PolicyError) as exc:
+        except OSError as exc:
+            raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {_reason(exc)}") from None
+        except PolicyError as exc:
             raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {exc}") from None
     if bool(args.audit_log_path) != bool(args.audit_policy_file):
         logging.getLogger("miniplane").warning(
@@ -242,55 +310,130 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         service_account_max_token_expiration=args.service_account_max_token_expiration)
 
 
+def _check_files_read(args: argparse.Namespace) -> None:
+    """Raise ValueError naming the first of `serve`'s file options (`_READ_FILES`) that does not read."""
+    for dest in _READ_FILES:
+        if getattr(args, dest):
+            try:
+                with open(getattr(args, dest), "rb"):
+                    pass
+            except OSError as exc:
+                raise ValueError(f"--{dest.replace('_', '-')} {getattr(args, dest)}: {_reason(exc)}") from None
+
+
 def _run_server(options: ServeOptions) -> int:
-    """Serve until signalled; 1 with the reason when the store cannot be opened (etcd down, bad URL).
+    """Serve until signalled, then 0; raises what stopped the start (a port in use, a store that does not open).
 
     Also one worker of `--workers N`, in the process `api.workers` forked.
     """
     collector.pause_for_startup()  # until it serves: see api.collector
-    try:
-        trio.run(_serve_until_signalled, options)
-    except (StoreError, ValueError) as exc:
-        print(f"miniplane: {exc}", file=sys.stderr)
-        return 1
-    except BaseExceptionGroup as group:
-        matched, rest = group.split((StoreError, ValueError))
-        if matched is None or rest is not None:
-            raise
-        while isinstance(matched, BaseExceptionGroup):
-            matched = matched.exceptions[0]
-        logging.getLogger("miniplane").debug("startup failed", exc_info=matched)
-        print(f"miniplane: {matched}", file=sys.stderr)
-        return 1
+    trio.run(_serve_until_signalled, options)
     return 0
 
 
+def _run_worker(options: ServeOptions, debug: bool) -> int:
+    """A forked worker of `--workers N`: `_run_server`, its error said by the worker itself."""
+    return _reporting(partial(_run_server, options), debug)
+
+
+def _run_controllers(config: KubeConfig, modules: list[ModuleType], args: argparse.Namespace,
+                     election: LeaderElectionConfig | None) -> int:
+    """Controllers until signalled, then 0; raises what stopped them (a server that does not answer)."""
+    run_out_of_process(config, modules, builtin=args.builtin, leader_election=election,
+                       metrics_bind_address=args.metrics_bind_address)
+    return 0
+
+
+def leaf_cause(exc: BaseException) -> BaseException:
+    """What `exc` is about: itself, or, inside (nested) exception groups as trio's nurseries raise them, the first
+    leaf that is an `Exception` (else the first leaf: a KeyboardInterrupt)."""
+    leaves = list(_leaves(exc))
+    return next((leaf for leaf in leaves if isinstance(leaf, Exception)), leaves[0])
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """`exc` in one line: an OSError by its reason (after its file: `x.csv: no such file or directory`), the
+    errors that say themselves (ValueError, StoreError, the client's) by their message, others by type and message."""
+    if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, ssl.SSLError):
+        text = f"{exc.filename}: {_reason(exc)}" if exc.filename else _reason(exc)
+    elif isinstance(exc, (ValueError, StoreError, ClientError, StatusError)) and str(exc):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason as Go says it: `no such file or directory`."""
+    reason = exc.strerror or str(exc)
+    return reason[:1].lower() + reason[1:]
+
+
+def _report(exc: BaseException, *, debug: bool, code: int) -> int:
+    """Say `exc` in one line on stderr (after its traceback if `debug`); return `code` (130 for Ctrl-C)."""
+    cause = leaf_cause(exc)
+    if isinstance(cause, KeyboardInterrupt):
+        return 130
+    if debug:
+        traceback.print_exception(exc)
+    print(f"miniplane: error: {describe_error(cause)}", file=sys.stderr, flush=True)
+    return code
+
+
+def _reporting(run: Callable[[], int], debug: bool) -> int:
+    """`run()`'s exit code; 1 when it raises, said by `_report`."""
+    try:
+        return run()
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        return _report(exc, debug=debug, code=1)
+
+
+def _prepared(args: argparse.Namespace, debug: bool) -> Callable[[], int]:
+    """The run of the command `args` name, once what it needs is checked and loaded.
+
+    Raises for a value that cannot be used (ValueError: a bad option or combination, a file that does not read,
+    a module that does not import).
+    """
+    if args.command == "serve":
+        options = serve_options(args)
+        _check_files_read(args)
+        if options.workers > 1:
+            return partial(run_workers, options, partial(_run_worker, debug=debug))
+        return partial(_run_server, options)
+    if args.command == "controllers":
+        election = leader_election_config(args)
+        config, modules = load_out_of_process(args.kubeconfig, args.module, builtin=args.builtin)
+        return partial(_run_controllers, config, modules, args, election)
+    if args.command == "snapshot":
+        return partial(_snapshot, args)
+    raise ValueError(f"unknown command {args.command}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run `miniplane ARGV`; return its exit code. Every error is one line on stderr (see the module docs)."""
     args = parser().parse_args(argv)
+    debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     if insightcli.is_insight(args):
-        return insightcli.main(args)
+        return _reporting(partial(insightcli.main, args), debug)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "verbose", False):
         logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per etcd call otherwise
-    if args.command == "serve":
-        try:
-            options = serve_options(args)
-        except ValueError as exc:
-            print(f"miniplane: {exc}", file=sys.stderr)
-            return 2
-        return run_workers(options, _run_server) if options.workers > 1 else _run_server(options)
-    if args.command == "controllers":
-        try:
-            election = leader_election_config(args)
-        except ValueError as exc:
-            print(f"miniplane: {exc}", file=sys.stderr)
-            return 2
-        return run_out_of_process(args.kubeconfig, args.module, builtin=args.builtin, leader_election=election,
-                                  metrics_bind_address=args.metrics_bind_address)
-    if args.command == "snapshot":
-        return _snapshot(args)
-    return 2
+    try:
+        run = _prepared(args, debug)
+    except Exception as exc:
+        return _report(exc, debug=debug, code=2)
+    return _reporting(run, debug)
 
 
 if __name__ == "__main__":

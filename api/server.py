@@ -10,6 +10,10 @@ writes the kubeconfig and says where it serves. The worker says it is ready
 on its ready descriptor (a worker started beside the primary first waits
 for the parent's word that the primary serves), and stops when its parent
 is gone (its lifeline reads end-of-file).
+
+A port that cannot be bound (in use, not allowed, an address not of this
+host) raises `ListenError`, an OSError saying `cannot listen on HOST:PORT:
+REASON`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import ssl
 
 import trio
 from hypercorn.config import Config as HypercornConfig
+from hypercorn.config import Sockets
 
 from api import certs
 from api.assembly import ServeOptions, open_control_plane
@@ -28,9 +33,13 @@ from api.listener import serve_counted
 from api.scavenger import run_scavenger
 from runtime.kubeconfig import write_kubeconfig
 
-__all__ = ["ServeOptions", "serve"]
+__all__ = ["ServeOptions", "serve", "ListenError"]
 
 log = logging.getLogger("miniplane")
+
+
+class ListenError(OSError):
+    """The server's address cannot be bound: `ListenError(errno, "cannot listen on HOST:PORT: address already in use")`."""
 
 
 class _TLSConfig(HypercornConfig):
@@ -39,6 +48,13 @@ class _TLSConfig(HypercornConfig):
     def create_ssl_context(self) -> ssl.SSLContext | None:
         ctx = super().create_ssl_context()
         return capture_peer_certificates(ctx) if ctx is not None else None
+
+    def create_sockets(self) -> Sockets:
+        try:
+            return super().create_sockets()
+        except OSError as exc:  # bind's error names no address: say which one
+            reason = exc.strerror or str(exc)
+            raise ListenError(exc.errno, f"cannot listen on {self.bind[0]}: {reason[:1].lower()}{reason[1:]}") from exc
 
 
 def _hypercorn_config(options: ServeOptions, cert_file: str, key_file: str) -> _TLSConfig:

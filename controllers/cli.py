@@ -9,8 +9,14 @@ Convention for a controller module: it exposes a module-level
 which builds its controllers on the manager (`manager.controller(...).for_(...).complete(reconcile)`,
 reading caches from `manager.informers` and writing with `manager.client`) and may add other
 long-running parts with `manager.add(name, runnable)`. The same `setup` then runs in-process
-(in a test, see `runtime.testing`) or out of process (here). A module is named by its import
-name (found from the current directory too, as `python -m` does) or by the path of a `.py` file.
+(in a test, see `runtime.testing`) or out of process (here).
+
+How `--module NAME` is resolved (`load_controller_module`): a NAME ending in `.py`, or holding a
+path separator, is a file, executed from that path as a module named after the file's stem (a
+stem another module already has gets a private name instead), registered in `sys.modules`
+before it runs, so that pydantic models with `from __future__ import annotations` resolve their
+fields; any other NAME is a dotted import name (`examples.teams`), imported with the current
+directory on `sys.path`, as `python -m` does.
 
 `--metrics-bind-address HOST:PORT` serves the manager's metrics (client-go's work-queue and
 controller-runtime's reconcile families, `runtime.metrics`) at `http://HOST:PORT/metrics` in
@@ -21,11 +27,13 @@ Several copies may run against one server with leader election (`--leader-elect`
 holder of the Lease `--leader-elect-namespace`/`--leader-elect-name` runs controllers; the
 others keep their caches warm and take over when it stops (see `runtime.leaderelection`).
 
-`run_out_of_process(kubeconfig, modules, builtin=True)` loads the kubeconfig (its CA, token or
-client certificate), imports the modules, opens an `HTTPClient` (the API domain is asked from
-the server), runs one `Manager` with the built-in controllers (unless `builtin=False`) and every
-module's, and returns an exit code: 0 after SIGINT/SIGTERM (graceful stop), 2 for a bad
-kubeconfig or module, 1 when the manager fails.
+`load_out_of_process(kubeconfig, modules)` loads the kubeconfig (its CA, token or client
+certificate) and imports the modules, raising ValueError in one line for one that cannot be used;
+`run_out_of_process(config, modules, builtin=True)` then opens an `HTTPClient` (the API domain is
+asked from the server) and runs one `Manager` with the built-in controllers (unless
+`builtin=False`) and every module's until SIGINT or SIGTERM, which stop it in whatever state it
+is, informers synced or not (`run_until_signalled`). `miniplane controllers` (`api.cli`) says
+their errors in one line.
 """
 
 from __future__ import annotations
@@ -37,17 +45,20 @@ import logging
 import os
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 
+import httpx
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from runtime.client_http import open_http_client
+from runtime.client import TransportError
+from runtime.client_http import discover_domain, open_http_client
 from runtime.customkinds import CustomKindsFollower
 from controllers.builtin import setup as builtin_setup
 from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
@@ -55,7 +66,8 @@ from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
 
 __all__ = [
-    "load_controller_module", "run_controllers", "run_out_of_process", "main", "FIELD_MANAGER",
+    "load_controller_module", "load_out_of_process", "run_controllers", "run_until_signalled",
+    "run_out_of_process", "main", "FIELD_MANAGER",
     "add_leader_election_arguments", "leader_election_config", "serve_metrics", "metrics_app",
     "add_metrics_arguments",
 ]
@@ -66,25 +78,43 @@ FIELD_MANAGER = "miniplane-controllers"
 
 
 def load_controller_module(spec: str) -> ModuleType:
-    """Import a controller module by import name or `.py` path; check it has a callable `setup`.
+    """Import a controller module by import name or `.py` path (see the module docs); check it has a callable `setup`.
 
     Raises ImportError (or what the module raises) when it cannot be imported,
-    TypeError when it has no `setup(manager)`.
+    TypeError when it has no `setup(manager)`. A file that fails to run is
+    not left in `sys.modules`.
     """
     if spec.endswith(".py") or os.sep in spec:
         path = Path(spec).resolve()
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        name = _file_module_name(path)
+        module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
             raise ImportError(f"cannot load {spec}")
         module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        # Registered before it runs, as importlib's recipe does: pydantic (and dataclasses) resolve postponed
+        # annotations through sys.modules[cls.__module__].
+        sys.modules[name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+            raise
     else:
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())  # a console script does not put it there; `python -m` does
         module = importlib.import_module(spec)
     if not callable(getattr(module, "setup", None)):
-        raise TypeError(f"controller module {spec} has no setup(manager) function")
+        raise TypeError("no setup(manager) function")
     return module
+
+
+def _file_module_name(path: Path) -> str:
+    """The file's stem, unless another module has it (`./controllers.py` is not the `controllers` package)."""
+    taken = sys.modules.get(path.stem)
+    if taken is None or getattr(taken, "__file__", None) == str(path):
+        return path.stem
+    return f"_miniplane_module_{path.stem}_{abs(hash(str(path))):x}"
 
 
 def metrics_app(registry: CollectorRegistry) -> Any:
@@ -126,17 +156,23 @@ async def serve_metrics(registry: CollectorRegistry, bind_address: str, *,
 async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, builtin: bool = True,
                           domain: str | None = None, protobuf: bool = False,
                           leader_election: LeaderElectionConfig | None = None,
-                          metrics_bind_address: str = "0",
+                          metrics_bind_address: str = "0", transport: httpx.AsyncBaseTransport | None = None,
                           task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
     """Run the built-in controllers (if `builtin`) and each module's over HTTP until cancelled.
 
     started() with the manager once its informers synced (with
     `leader_election`, before it leads), and its metrics served when
     `metrics_bind_address` is not "0". Raises the client's errors when the
-    server cannot be reached at start.
+    server cannot be reached at start (`TransportError` naming the server).
+    `transport`: the HTTP client's (a test's in-process server).
     """
+    if domain is None:
+        try:
+            domain = await discover_domain(config, transport=transport)
+        except TransportError as exc:
+            raise TransportError(f"cannot reach the server {config.server}: {exc}") from exc
     async with open_http_client(config, domain=domain, protobuf=protobuf, field_manager=FIELD_MANAGER,
-                                user_agent=FIELD_MANAGER) as client:
+                                user_agent=FIELD_MANAGER, transport=transport) as client:
         manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election)
         # The client's scheme serves the server's custom kinds too (namespace deletion and GC act on them).
         manager.add("custom-kinds", CustomKindsFollower(client), needs_leader=False)
@@ -148,49 +184,77 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
             if metrics_bind_address not in ("", "0"):
                 await nursery.start(serve_metrics, manager.metrics.registry, metrics_bind_address)
             await nursery.start(manager.run)
+            log.info("controllers running against %s", config.server)
             task_status.started(manager)
 
 
-def run_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = True, *,
-                       context: str | None = None, domain: str | None = None, protobuf: bool = False,
-                       leader_election: LeaderElectionConfig | None = None, metrics_bind_address: str = "0") -> int:
-    """Run controllers against the server of `kubeconfig` until SIGINT/SIGTERM; return the exit code."""
+async def run_until_signalled(async_fn: Callable[..., Awaitable[Any]], *,
+                              task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run `async_fn(task_status=...)` until SIGINT or SIGTERM, then cancel it (its graceful stop) and return.
+
+    A signal stops it in whatever state it is: still starting (informers that
+    never sync, as those of a kind whose CRD is not applied) or started.
+    started() with what `async_fn` started() with. Raises what `async_fn` raises.
+    """
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            # Listening before starting: a signal received while `async_fn` starts must stop it too.
+            nursery.start_soon(_cancel_on_signal, signals, nursery.cancel_scope)
+            value = await nursery.start(async_fn)
+            task_status.started(value)
+
+
+async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+    async for signum in signals:
+        log.info("received %s; stopping", signal.Signals(signum).name)
+        scope.cancel()
+        return
+
+
+def load_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool = True, *,
+                        context: str | None = None) -> tuple[KubeConfig, list[ModuleType]]:
+    """The kubeconfig and controller modules a run needs.
+
+    Raises ValueError saying in one line which one cannot be used (a
+    kubeconfig that does not load, a module that does not import or has no
+    `setup`), or that there is nothing to run (no modules and not `builtin`).
+    """
     try:
         config = load_kubeconfig(kubeconfig, context)
     except (OSError, KubeConfigError) as exc:
-        print(f"error: cannot read kubeconfig {kubeconfig}: {exc}", file=sys.stderr)
-        return 2
+        raise ValueError(f"cannot read kubeconfig {kubeconfig}: {_said(exc)}") from exc
     loaded: list[ModuleType] = []
     for spec in modules:
         try:
             loaded.append(load_controller_module(spec))
         except Exception as exc:
-            print(f"error: controller module {spec}: {exc}", file=sys.stderr)
-            return 2
+            raise ValueError(f"controller module {spec}: {_said(exc)}") from exc
     if not builtin and not loaded:
-        print("error: nothing to run (no modules and --no-builtin)", file=sys.stderr)
-        return 2
+        raise ValueError("nothing to run: no modules and no built-in controllers")
+    return config, loaded
 
-    async def main() -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(lambda task_status: run_controllers(
-                    config, loaded, builtin=builtin, domain=domain, protobuf=protobuf,
-                    leader_election=leader_election, metrics_bind_address=metrics_bind_address,
-                    task_status=task_status))
-                log.info("controllers running against %s", config.server)
-                async for signum in signals:
-                    log.info("received signal %d; stopping", signum)
-                    nursery.cancel_scope.cancel()
-                    break
 
-    try:
-        trio.run(main)
-    except Exception as exc:
-        log.error("controller manager failed", exc_info=exc)
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+def _said(exc: Exception) -> str:
+    """`exc` in words, after the file it is about: a file error by its reason (no such file or directory), an import
+    or setup error by its message, what else a module raised with its type."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror[:1].lower() + exc.strerror[1:]
+    if isinstance(exc, (ImportError, TypeError, ValueError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"  # what a module raised at import: KeyError: 'x'
+
+
+def run_out_of_process(config: KubeConfig, modules: Sequence[ModuleType], builtin: bool = True, *,
+                       domain: str | None = None, protobuf: bool = False,
+                       leader_election: LeaderElectionConfig | None = None, metrics_bind_address: str = "0") -> None:
+    """Run controllers against the server of `config` until SIGINT/SIGTERM, then return (graceful stop).
+
+    Raises what the run raises (inside trio's exception groups): the
+    server cannot be reached, the manager fails.
+    """
+    trio.run(run_until_signalled, partial(run_controllers, config, modules, builtin=builtin, domain=domain,
+                                          protobuf=protobuf, leader_election=leader_election,
+                                          metrics_bind_address=metrics_bind_address))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,11 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         election = leader_election_config(args)
+        config, loaded = load_out_of_process(args.kubeconfig, args.modules, builtin=not args.no_builtin,
+                                             context=args.context)
     except ValueError as exc:
         parser.error(str(exc))
-    return run_out_of_process(args.kubeconfig, args.modules, builtin=not args.no_builtin, context=args.context,
-                              domain=args.api_domain, protobuf=args.protobuf, leader_election=election,
-                              metrics_bind_address=args.metrics_bind_address)
+    run_out_of_process(config, loaded, builtin=not args.no_builtin, domain=args.api_domain, protobuf=args.protobuf,
+                       leader_election=election, metrics_bind_address=args.metrics_bind_address)
+    return 0
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
