@@ -4,7 +4,8 @@
 or over HTTP (`controllers.cli`); `builtin_manager(client)` is a manager
 running them on `client`. The server (`api.assembly`) runs one in-process,
 on a `LocalClient` acting as its own identity with field manager
-`FIELD_MANAGER`.
+`FIELD_MANAGER`; so does the test env (`runtime.testing.open_test_env`),
+which finds this module by its name.
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
 aggregation (`controllers.aggregation`), the garbage collector

@@ -1,7 +1,9 @@
 """Testing controllers without a cluster: an in-process server and manager for pytest-trio.
 
 `open_test_env()` starts a `Registry` over a memory store (bootstrapped as
-the server is: `runtime.bootstrap`), and yields a `TestEnv` with an
+the server is: `runtime.bootstrap`) and the built-in controllers `miniplane
+serve` runs (namespace lifecycle, ClusterRole aggregation, garbage
+collection, CRD establishment, event TTL), and yields a `TestEnv` with an
 admin `LocalClient`. Controllers run in a `Manager` on that client, with the
 same authorization, validation and admission as the real server. Time is
 trio's, so `autojump_clock` makes backoffs, requeues and resyncs instant and
@@ -18,45 +20,67 @@ Example::
             done = await env.wait_for(roles_rt, "r", lambda o: o and o["metadata"].get("labels"))
 
 Or as a fixture: `pytest_plugins = ["runtime.testing"]` in the root
-conftest, then ask for `miniplane_env`.
+conftest, then ask for `miniplane_env`. Its options are fixtures a test
+suite overrides (in a conftest, a module, or by `@pytest.mark.parametrize`,
+as pytest's own `anyio_backend`): `miniplane_domain` (default `svc.io`)
+and `miniplane_controllers` (default True)::
+
+    @pytest.fixture
+    def miniplane_domain():
+        return "k8s.io"   # manifests written for apiextensions.k8s.io/v1, rbac.authorization.k8s.io/v1
 
 `env.wait_for(kind, name, condition)` watches one object until
 `condition(obj)` holds (`obj` is None while the object does not exist) and
 returns it: no polling and no sleeps. Bound it with `trio.fail_after`.
+
+Caveats:
+    The built-in controllers are found by their module's name
+    (`BUILTIN_CONTROLLERS`), imported when an env opens with them: `runtime`
+    imports nothing of `controllers` (the layering rule of docs/design.md),
+    so importing this module loads none of them.
 """
 
 from __future__ import annotations
 
+import importlib
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
 import trio
 
-from runtime.bootstrap import bootstrap as bootstrap_registry
-from runtime.client import Client, Kind
+from runtime.bootstrap import SYSTEM_USER, bootstrap as bootstrap_registry
+from runtime.client import Client, Kind, ObjectKey, key_of
 from runtime.client_local import LocalClient
 from runtime.manager import Manager
+from runtime.rbac.aggregation import aggregate_rules, same_rules
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.storage import MemoryStore
 
-__all__ = ["ADMIN", "TestEnv", "open_test_env", "wait_for_object", "miniplane_env"]
+__all__ = ["ADMIN", "BUILTIN_CONTROLLERS", "TestEnv", "open_test_env", "wait_for_object", "wait_aggregated",
+           "miniplane_env", "miniplane_domain", "miniplane_controllers"]
 
 #: Allowed everything (system:masters), like the server's admin token.
 ADMIN = UserInfo("admin", uid="admin", groups=("system:masters", "system:authenticated"))
+#: The module whose `builtin_manager(client)` and `FIELD_MANAGER` the server's controllers are (`api.assembly`).
+BUILTIN_CONTROLLERS = "controllers.builtin"
+#: How long (trio's clock) opening an env waits for the aggregated ClusterRoles to be filled.
+READY_SECONDS = 30.0
 
 
 @dataclass
 class TestEnv:
-    """A running in-process server: its registry, an admin client, and a nursery for managers."""
+    """A running in-process server: its registry, an admin client, a nursery for managers, and the manager of
+    the built-in controllers (None when they are off)."""
 
     __test__ = False  # not a pytest test class
 
     registry: Registry
     client: LocalClient
     nursery: trio.Nursery
+    controllers: Manager | None = None
 
     @property
     def scheme(self) -> Scheme:
@@ -81,6 +105,33 @@ class TestEnv:
         return await wait_for_object(self.client, kind, name, condition, namespace=namespace)
 
 
+ObjectsByKey = dict[ObjectKey, dict[str, Any]]
+
+
+async def _watch_until(client: Client, kind: Kind, condition: Callable[[ObjectsByKey], Any], *,
+                       namespace: str = "", field_selector: str = "") -> ObjectsByKey:
+    """List, then watch from the list's version, until `condition(objects by key)` holds; return them."""
+    rt = client.resource(kind)
+    page = await client.list(rt, namespace=namespace, field_selector=field_selector)
+    current = {key_of(o): o for o in page.items}
+    if condition(current):
+        return current
+    async with client.watch(rt, namespace=namespace, field_selector=field_selector,
+                            resource_version=page.resource_version) as events:
+        async for event in events:
+            if event.type == "ERROR":
+                raise event.error() or RuntimeError("watch failed")
+            if event.type not in ("ADDED", "MODIFIED", "DELETED"):
+                continue
+            if event.type == "DELETED":
+                current.pop(key_of(event.object), None)
+            else:
+                current[key_of(event.object)] = event.object
+            if condition(current):
+                return current
+    raise RuntimeError(f"the watch of {rt.plural} ended before the condition held")
+
+
 async def wait_for_object(client: Client, kind: Kind, name: str, condition: Callable[[dict[str, Any] | None], Any],
                           *, namespace: str = "") -> dict[str, Any] | None:
     """Return the object once `condition(obj)` is truthy (`obj` is None while absent); any transport.
@@ -88,32 +139,59 @@ async def wait_for_object(client: Client, kind: Kind, name: str, condition: Call
     Lists, then watches from the list's version: every state is seen, none is
     polled. Raises the watch's error (e.g. 410) or RuntimeError if it ends.
     """
-    rt = client.resource(kind)
-    selector = f"metadata.name={name}"
-    page = await client.list(rt, namespace=namespace, field_selector=selector)
-    current = page.items[0] if page.items else None
-    if condition(current):
-        return current
-    async with client.watch(rt, namespace=namespace, field_selector=selector,
-                            resource_version=page.resource_version) as events:
-        async for event in events:
-            if event.type in ("ADDED", "MODIFIED"):
-                current = event.object
-            elif event.type == "DELETED":
-                current = None
-            elif event.type == "ERROR":
-                raise event.error() or RuntimeError("watch failed")
-            else:
-                continue
-            if condition(current):
-                return current
-    raise RuntimeError(f"the watch of {name!r} ended before the condition held")
+    def the_one(objects: ObjectsByKey) -> dict[str, Any] | None:
+        return next(iter(objects.values()), None)  # selected by name (and namespace, when given)
+    found = await _watch_until(client, kind, lambda objects: condition(the_one(objects)), namespace=namespace,
+                               field_selector=f"metadata.name={name}")
+    return the_one(found)
+
+
+def _aggregated(roles: ObjectsByKey) -> bool:
+    """Whether every aggregated ClusterRole holds what its aggregation of the others gives (a fixed point)."""
+    everyone = list(roles.values())
+    return all(same_rules(r.get("rules") or [], aggregate_rules(r, everyone)) for r in everyone
+               if r.get("aggregationRule"))
+
+
+async def wait_aggregated(client: Client) -> None:
+    """Return once every aggregated ClusterRole (admin, edit, view, ...) holds the rules it aggregates.
+
+    Blocks until the aggregation controller has reached its fixed point; raises as `wait_for_object`.
+    """
+    await _watch_until(client, client.scheme.by_kind("ClusterRole"), _aggregated)
+
+
+async def _start_builtin_controllers(env: TestEnv) -> Manager:
+    """Start the server's built-in controllers in `env`, as `api.assembly` does; return their manager once the
+    aggregated roles are filled (trio.TooSlowError after READY_SECONDS)."""
+    # By name: runtime never imports controllers (they import runtime; the layering cycle docs/design.md forbids).
+    builtin = importlib.import_module(BUILTIN_CONTROLLERS)
+    client = LocalClient(env.registry, SYSTEM_USER, field_manager=builtin.FIELD_MANAGER,
+                         user_agent=builtin.FIELD_MANAGER)
+    manager = await env.start(builtin.builtin_manager(client))
+    with trio.fail_after(READY_SECONDS):
+        await wait_aggregated(env.client)
+    return manager
 
 
 @asynccontextmanager
-async def open_test_env(*, domain: str = DEFAULT_DOMAIN, bootstrap: bool = True,
+async def open_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True, bootstrap: bool = True,
                         history_seconds: float = 300.0) -> AsyncIterator[TestEnv]:
-    """Start an in-process server (memory store); yield a `TestEnv`; stop everything on exit.
+    """Start an in-process server (memory store) and its built-in controllers; yield a `TestEnv`; stop on exit.
+
+    `domain` is the API domain (`runtime.scheme.Scheme`): the default
+    `svc.io` serves `rbac.authorization.svc.io/v1`,
+    `apiextensions.svc.io/v1`, ...; `domain="k8s.io"` serves Kubernetes'
+    names, for manifests written for a real cluster.
+
+    `controllers=True` (the default) runs the built-in controllers `miniplane
+    serve` runs (`controllers.builtin_manager`, as `env.controllers`): CRDs
+    become Established, deleted namespaces finish deleting, dependents of
+    deleted owners are collected, aggregated ClusterRoles are filled. The env
+    is yielded once they run and `admin`, `edit` and `view` hold their rules
+    (no sleeps: a watch sees the aggregation's fixed point).
+    `controllers=False` runs none (e.g. to test one of them alone): then
+    nothing of that happens and aggregated roles have no rules.
 
     `history_seconds` is the watch history kept: make it small to provoke 410 Gone.
     """
@@ -122,7 +200,10 @@ async def open_test_env(*, domain: str = DEFAULT_DOMAIN, bootstrap: bool = True,
         await nursery.start(registry.run)
         if bootstrap:
             await bootstrap_registry(registry)
-        yield TestEnv(registry, LocalClient(registry, ADMIN, field_manager="test"), nursery)
+        env = TestEnv(registry, LocalClient(registry, ADMIN, field_manager="test"), nursery)
+        if controllers:
+            env.controllers = await _start_builtin_controllers(env)
+        yield env
         nursery.cancel_scope.cancel()
 
 
@@ -132,7 +213,18 @@ except ImportError:  # pragma: no cover - pytest is only needed for the fixture
     pass
 else:
     @pytest.fixture
-    async def miniplane_env() -> AsyncIterator[TestEnv]:
-        """pytest-trio fixture: a running `TestEnv` (see `open_test_env`)."""
-        async with open_test_env() as env:
+    def miniplane_domain() -> str:
+        """The API domain `miniplane_env` serves; override it (conftest, module, or parametrize) for another."""
+        return DEFAULT_DOMAIN
+
+    @pytest.fixture
+    def miniplane_controllers() -> bool:
+        """Whether `miniplane_env` runs the built-in controllers; override it to return False for none."""
+        return True
+
+    @pytest.fixture
+    async def miniplane_env(miniplane_domain: str, miniplane_controllers: bool) -> AsyncIterator[TestEnv]:
+        """pytest-trio fixture: a running `TestEnv` (see `open_test_env`) under `miniplane_domain`, with the
+        built-in controllers unless `miniplane_controllers` is False."""
+        async with open_test_env(domain=miniplane_domain, controllers=miniplane_controllers) as env:
             yield env

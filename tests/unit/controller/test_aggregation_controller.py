@@ -36,7 +36,7 @@ async def view_labels(env) -> dict:
 
 
 async def test_labelled_role_rules_appear_in_view_edit_and_admin_and_go_when_unlabelled(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         labels = await view_labels(env)
@@ -51,7 +51,7 @@ async def test_labelled_role_rules_appear_in_view_edit_and_admin_and_go_when_unl
 
 
 async def test_deleting_a_selected_role_removes_its_rules(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
@@ -63,7 +63,7 @@ async def test_deleting_a_selected_role_removes_its_rules(autojump_clock):
 
 
 async def test_aggregated_rules_are_written_by_server_side_apply_of_the_controller(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
@@ -74,7 +74,7 @@ async def test_aggregated_rules_are_written_by_server_side_apply_of_the_controll
 
 
 async def test_rules_are_rewritten_only_when_they_differ(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("widget-viewer", await view_labels(env), [WIDGETS]))
@@ -89,7 +89,7 @@ async def test_rules_are_rewritten_only_when_they_differ(autojump_clock):
 
 
 async def test_a_rule_edited_into_an_aggregated_role_is_overwritten(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=BUILTIN_MANAGER)))
         await env.client.create(cluster_role("mine", selectors=[{"matchLabels": {"pick": "me"}}]))

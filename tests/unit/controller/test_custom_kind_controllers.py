@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from controllers import builtin, crd, gc, gckinds
+from controllers import crd, gc, gckinds
 from runtime import errors
 from runtime.client import ObjectKey, ignore_not_found
 from runtime.controller import Result
@@ -43,10 +43,7 @@ TYPED_WIDGETS = bind_kind(Widget, f"{GROUP}/v1", "widgets")
 
 
 async def serve_widgets(env: TestEnv) -> None:
-    """The built-in controllers (CRD establishment) and the Widget CRD, established."""
-    manager = env.manager()
-    builtin.setup(manager)
-    await env.start(manager)
+    """The Widget CRD, established (by the env's built-in controllers)."""
     await env.client.create(widget_crd())
     with trio.fail_after(30):
         await env.wait_for(env.scheme.by_kind("CustomResourceDefinition"), f"widgets.{GROUP}", lambda o: o and any(
@@ -152,7 +149,7 @@ async def test_typed_models_bound_to_a_custom_kind_read_and_write_through_client
 
 
 async def test_the_garbage_collector_follows_a_custom_kind_while_its_crd_exists(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         manager = env.manager()
         crd.setup(manager)
         collector = gc.setup(manager)

@@ -19,7 +19,7 @@ HOUR = 3600.0
 
 @pytest.fixture
 async def env():
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await env.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ci"}})
         yield env
 

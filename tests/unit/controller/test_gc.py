@@ -125,7 +125,7 @@ def test_a_collected_object_is_deleted_as_its_own_gc_finalizer_asks():
 # ---- background ----------------------------------------------------------------------------------
 
 async def test_background_removes_the_owner_at_once_and_its_dependents_after_it(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("d1", owners=[ref(owner)]))
@@ -139,7 +139,7 @@ async def test_background_removes_the_owner_at_once_and_its_dependents_after_it(
 
 
 async def test_a_dependent_whose_owner_never_existed_is_collected(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         await env.client.create(role("orphaned", owners=[
             {"apiVersion": RBAC, "kind": "ClusterRole", "name": "ghost", "uid": "no-such-uid"}]))
@@ -147,7 +147,7 @@ async def test_a_dependent_whose_owner_never_existed_is_collected(autojump_clock
 
 
 async def test_an_owner_recreated_with_another_uid_counts_as_gone(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         roles = env.scheme.by_kind("ClusterRole")
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("dependent", owners=[ref(owner)]))
@@ -159,7 +159,7 @@ async def test_an_owner_recreated_with_another_uid_counts_as_gone(autojump_clock
 
 
 async def test_a_dependent_with_a_live_owner_stays_and_loses_only_its_gone_owners(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         live = await env.client.create(cluster_role("live"))
         ghost = {"apiVersion": RBAC, "kind": "ClusterRole", "name": "ghost", "uid": "no-such-uid"}
@@ -174,7 +174,7 @@ async def test_a_dependent_with_a_live_owner_stays_and_loses_only_its_gone_owner
 # ---- scope rules ---------------------------------------------------------------------------------
 
 async def test_a_namespaced_owner_is_looked_up_in_its_dependents_namespace(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         for ns in ("a", "b"):
             await env.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         await start_gc(env)
@@ -186,7 +186,7 @@ async def test_a_namespaced_owner_is_looked_up_in_its_dependents_namespace(autoj
 
 
 async def test_a_cluster_scoped_owner_owns_dependents_in_any_namespace(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await env.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}})
         await start_gc(env)
         owner = await env.client.create(cluster_role("owner"))
@@ -198,7 +198,7 @@ async def test_a_cluster_scoped_owner_owns_dependents_in_any_namespace(autojump_
 
 
 async def test_a_cluster_scoped_dependent_of_a_namespaced_owner_is_never_collected(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         owner = await env.client.create(role("owner"))
         await env.client.create(cluster_role("invalid", owners=[ref(owner)]))
@@ -208,7 +208,7 @@ async def test_a_cluster_scoped_dependent_of_a_namespaced_owner_is_never_collect
 
 
 async def test_a_reference_to_a_kind_the_server_does_not_serve_keeps_the_dependent(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         await env.client.create(role("kept", owners=[
             {"apiVersion": "widgets.example.com/v1", "kind": "Widget", "name": "w", "uid": "w1"}]))
@@ -219,7 +219,7 @@ async def test_a_reference_to_a_kind_the_server_does_not_serve_keeps_the_depende
 # ---- foreground ----------------------------------------------------------------------------------
 
 async def test_foreground_holds_the_owner_until_its_blocking_dependents_are_gone(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         roles = env.scheme.by_kind("Role")
         owner = await env.client.create(cluster_role("owner"))
@@ -240,7 +240,7 @@ async def test_foreground_holds_the_owner_until_its_blocking_dependents_are_gone
 
 
 async def test_foreground_does_not_wait_for_dependents_that_do_not_block(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("slow", owners=[ref(owner)], finalizers=[HOLD]))
@@ -250,7 +250,7 @@ async def test_foreground_does_not_wait_for_dependents_that_do_not_block(autojum
 
 
 async def test_foreground_deletes_a_dependent_with_dependents_of_its_own_in_foreground(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         cluster_roles = env.scheme.by_kind("ClusterRole")
         top = await env.client.create(cluster_role("top"))
@@ -268,7 +268,7 @@ async def test_foreground_deletes_a_dependent_with_dependents_of_its_own_in_fore
 
 
 async def test_a_dependent_of_a_foreground_owner_with_another_live_owner_only_loses_that_reference(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         doomed = await env.client.create(cluster_role("doomed"))
         live = await env.client.create(cluster_role("live"))
@@ -279,7 +279,7 @@ async def test_a_dependent_of_a_foreground_owner_with_another_live_owner_only_lo
 
 
 async def test_a_foreground_deletion_begun_while_no_collector_ran_is_finished_when_one_starts(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("d", owners=[ref(owner, block=True)]))
         await env.client.delete(env.scheme.by_kind("ClusterRole"), "owner", propagation_policy="Foreground")
@@ -293,7 +293,7 @@ async def test_a_foreground_deletion_begun_while_no_collector_ran_is_finished_wh
 # ---- orphan --------------------------------------------------------------------------------------
 
 async def test_orphan_strips_the_owner_from_its_dependents_which_stay(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         owner = await env.client.create(cluster_role("owner"))
         other = await env.client.create(cluster_role("other"))
@@ -308,7 +308,7 @@ async def test_orphan_strips_the_owner_from_its_dependents_which_stay(autojump_c
 
 
 async def test_orphan_dependents_true_orphans_too(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("kept", owners=[ref(owner)]))
@@ -333,7 +333,7 @@ def service_account(name: str, owners: list[dict]) -> dict:
 async def test_a_dangling_reference_with_a_live_uid_does_not_make_that_owner_absent(autojump_clock):
     # Kubernetes keys its absent-owner cache by the whole reference: a real uid under a wrong name is
     # gone there, and the owner it belongs to stays present for every reference that names it rightly.
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         accounts, namespaces = env.scheme.by_kind("ServiceAccount"), env.scheme.by_kind("Namespace")
         default = (await env.client.get(namespaces, "default"))["metadata"]["uid"]
@@ -353,7 +353,7 @@ async def test_a_dangling_reference_with_a_live_uid_does_not_make_that_owner_abs
 async def test_dropping_a_dangling_reference_keeps_the_live_one_with_its_uid(autojump_clock):
     # The live owner's uid under a wrong name is a dangling reference of its own: it goes, in either order,
     # and the reference that names the owner rightly stays (nor is the dependent deleted).
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await start_gc(env)
         live = await env.client.create(cluster_role("live"))
         wrong = dict(ref(live), name="wrong")

@@ -55,7 +55,7 @@ def reference(r: Ref, owners: list[dict]) -> dict:
 
 
 async def settle(stays: list[bool], dependents: list[list[Ref]]) -> None:
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         manager = env.manager()
         gc.setup(manager)
         await env.start(manager)

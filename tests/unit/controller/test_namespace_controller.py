@@ -38,7 +38,7 @@ def condition(ns: dict | None, ctype: str) -> dict:
 
 
 async def test_deleting_a_namespace_removes_its_roles_and_bindings_then_itself(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "team")
         for i in range(3):
@@ -56,7 +56,7 @@ async def test_deleting_a_namespace_removes_its_roles_and_bindings_then_itself(a
 
 
 async def test_content_finalizers_hold_the_namespace_and_are_reported_in_conditions(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         namespaces, roles = env.scheme.by_kind("Namespace"), env.scheme.by_kind("Role")
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "held")
@@ -82,7 +82,7 @@ async def test_content_finalizers_hold_the_namespace_and_are_reported_in_conditi
 
 
 async def test_a_restart_in_the_middle_of_a_cascade_finishes_it(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         namespaces, roles = env.scheme.by_kind("Namespace"), env.scheme.by_kind("Role")
         await make_namespace(env, "midway")
         await env.client.create(role("sticky", "midway", ["example.com/hold"]))
@@ -111,7 +111,7 @@ async def test_a_restart_in_the_middle_of_a_cascade_finishes_it(autojump_clock):
 
 
 async def test_live_namespaces_and_their_content_are_left_alone(autojump_clock):
-    async with open_test_env() as env:
+    async with open_test_env(controllers=False) as env:
         await env.start(builtin_manager(env.client_as(ADMIN, field_manager=FIELD_MANAGER)))
         await make_namespace(env, "live")
         await env.client.create(role("r", "live"))
