@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.kubeconfig import KubeConfig, load_kubeconfig
 from runtime import errors, models
 from runtime.client import (
     APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client, ObjectKey, ignore_not_found,
 )
-from runtime.client_http import HTTPClient
+from runtime.client_http import HTTPClient, open_http_client
 from runtime.requests import PATCH_TYPES, PatchType
 from runtime.client_local import LocalClient
+from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
@@ -259,20 +260,30 @@ async def test_watch_with_initial_events_ends_them_with_a_bookmark(client):
     assert second.object["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
 
 
-async def test_forbidden_answers_raise_forbidden(client, tmp_path):
+async def test_a_user_without_rules_is_forbidden(client):
+    # In process: an authenticated user RBAC grants nothing. Over HTTP with no credentials and anonymous
+    # authentication on (the server's default): system:anonymous, authorized like anyone, so 403 as
+    # kube-apiserver answers, never 401.
     if isinstance(client, LocalClient):
-        from runtime.rbac.user import UserInfo
         nobody = client.with_user(UserInfo("nobody", groups=("system:authenticated",)))
     else:
-        from runtime.kubeconfig import KubeConfig
         nobody = HTTPClient(KubeConfig(client.config.server, ca_pem=client.config.ca_pem, token=None),
                             scheme=client.scheme)
     try:
-        with pytest.raises((errors.Forbidden, errors.Unauthorized)):
+        with pytest.raises(errors.Forbidden):
             await nobody.list(rt(client, "Role"), namespace="default")
     finally:
         if isinstance(nobody, HTTPClient):
             await nobody.aclose()
+
+
+async def test_no_credentials_with_anonymous_auth_off_is_unauthorized(nursery, tmp_path):
+    server = await start_server(nursery, tmp_path, anonymous_auth=False)
+    config = load_kubeconfig(server.kubeconfig)
+    async with open_http_client(KubeConfig(config.server, ca_pem=config.ca_pem, token=None),
+                                domain=server.domain) as nobody:
+        with pytest.raises(errors.Unauthorized):
+            await nobody.list(nobody.scheme.by_kind("Role"), namespace="default")
 
 
 # ---- a kind bound by bind_kind but not served (no CRD yet) ------------------------------------------
