@@ -3,6 +3,12 @@
 Every error the registry, storage or client raises that maps to an HTTP answer
 is a `StatusError`. `StatusError.status()` renders the Kubernetes `Status`
 object; the HTTP layer writes it in the negotiated media type.
+
+`details` is written as Kubernetes writes it: the reasons whose constructors
+always set it (`NewNotFound`, `NewForbidden`, `NewMethodNotSupported`,
+`NewGenericServerResponse`, ...: `details_always`) carry it even when empty
+(`"details": {}`, e.g. the 404 of a served group version's unknown resource);
+the others (BadRequest, Unauthorized, Gone, ...) only when something is in it.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class StatusError(Exception):
 
     code: ClassVar[int] = 500
     reason: ClassVar[str] = "InternalError"
+    #: Kubernetes' constructors of this reason always set `details` (see the module doc).
+    details_always: ClassVar[bool] = False
 
     def __init__(self, message: str, *, name: str = "", group: str = "", kind: str = "",
                  causes: list[Cause] | None = None, retry_after: int | None = None,
@@ -59,7 +67,7 @@ class StatusError(Exception):
     def status(self) -> dict[str, Any]:
         status: dict[str, Any] = {
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": self.message, "reason": self.reason, "code": self.code,
+            "message": self.message, "reason": self.reason,
         }
         details: dict[str, Any] = {}
         if self.name:
@@ -72,8 +80,9 @@ class StatusError(Exception):
             details["causes"] = [c.to_dict() for c in self.causes]
         if self.retry_after is not None:
             details["retryAfterSeconds"] = self.retry_after
-        if details:
+        if details or self.details_always:
             status["details"] = details
+        status["code"] = self.code  # after details: metav1.Status's field order
         if not self.reason:
             del status["reason"]
         return status
@@ -89,14 +98,17 @@ class Unauthorized(StatusError):
 
 class Forbidden(StatusError):
     code, reason = 403, "Forbidden"
+    details_always = True
 
 
 class NotFound(StatusError):
     code, reason = 404, "NotFound"
+    details_always = True
 
 
 class MethodNotAllowed(StatusError):
     code, reason = 405, "MethodNotAllowed"
+    details_always = True
 
 
 class NotAcceptable(StatusError):
@@ -105,10 +117,12 @@ class NotAcceptable(StatusError):
 
 class AlreadyExists(StatusError):
     code, reason = 409, "AlreadyExists"
+    details_always = True
 
 
 class Conflict(StatusError):
     code, reason = 409, "Conflict"
+    details_always = True
 
 
 class Gone(StatusError):
@@ -129,6 +143,7 @@ class UnsupportedMediaType(StatusError):
 
 class Invalid(StatusError):
     code, reason = 422, "Invalid"
+    details_always = True
 
 
 class TooManyRequests(StatusError):
@@ -137,6 +152,7 @@ class TooManyRequests(StatusError):
 
 class InternalError(StatusError):
     code, reason = 500, "InternalError"
+    details_always = True
 
 
 class ServiceUnavailable(StatusError):
@@ -145,6 +161,7 @@ class ServiceUnavailable(StatusError):
 
 class Timeout(StatusError):
     code, reason = 504, "Timeout"
+    details_always = True
 
 
 class ResourceVersionTooLarge(Timeout):

@@ -254,7 +254,9 @@ class CustomResourceStrategy(Strategy):
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         if self.definition.terminating:
-            raise errors.MethodNotAllowed("create not allowed while custom resource definition is terminating")
+            # Kubernetes' NewMethodNotSupported with its message replaced: details name group and resource.
+            raise errors.MethodNotAllowed("create not allowed while custom resource definition is terminating",
+                                          group=self.rt.group, kind=self.rt.plural)
         super().prepare_for_create(obj)
         self._to_storage(obj)
         if self.status_subresource:
