@@ -44,9 +44,20 @@ async def test_v3_carries_kubernetes_list_and_patch_extensions(server):
                                                                                                       ["type"])
 
 
+async def served_group_versions(srv) -> set[str]:
+    """The v3 paths discovery implies: `api/v1` and `apis/<group>/<version>` for each group version served."""
+    async with srv.client() as c:
+        groups = (await c.get("/apis")).json()["groups"]
+    return {"api/v1"} | {f"apis/{v['groupVersion']}" for g in groups for v in g["versions"]}
+
+
 async def test_every_schema_and_property_has_a_description(server):
-    for path, doc in (await v3_documents(server)).items():
-        for name, schema in doc["components"]["schemas"].items():
+    docs = await v3_documents(server)
+    assert set(docs) == await served_group_versions(server)  # one document per group version, none missed
+    for path, doc in docs.items():
+        schemas = doc["components"]["schemas"]
+        assert any(schema.get("properties") for schema in schemas.values()), path
+        for name, schema in schemas.items():
             assert schema.get("description"), (path, name)
             for prop, sub in schema.get("properties", {}).items():
                 assert sub.get("description"), (path, name, prop)
