@@ -223,8 +223,19 @@ else:
         return True
 
     @pytest.fixture
-    async def miniplane_env(miniplane_domain: str, miniplane_controllers: bool) -> AsyncIterator[TestEnv]:
+    async def miniplane_env(request: pytest.FixtureRequest) -> AsyncIterator[TestEnv]:
         """pytest-trio fixture: a running `TestEnv` (see `open_test_env`) under `miniplane_domain`, with the
-        built-in controllers unless `miniplane_controllers` is False."""
-        async with open_test_env(domain=miniplane_domain, controllers=miniplane_controllers) as env:
+        built-in controllers unless `miniplane_controllers` is False.
+
+        The two options are looked up by name, so a suite that imports only this fixture gets their defaults.
+        """
+        domain = _fixture_or(request, "miniplane_domain", DEFAULT_DOMAIN)
+        controllers = _fixture_or(request, "miniplane_controllers", True)
+        async with open_test_env(domain=domain, controllers=controllers) as env:
             yield env
+
+    def _fixture_or(request: pytest.FixtureRequest, name: str, default: Any) -> Any:
+        try:
+            return request.getfixturevalue(name)
+        except pytest.FixtureLookupError:
+            return default

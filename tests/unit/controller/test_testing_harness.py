@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -151,8 +152,7 @@ async def test_without_controllers_nothing_establishes_deletes_collects_or_aggre
         assert not await aggregated_roles_filled(env)
         assert not await admin_binding_grants(env)
         assert not await crd_established(env)
-        with pytest.raises(ValueError, match="no stored kind 'Widget'"):  # not served
-            await env.client.create(widget("w", "default"))
+        assert env.scheme.by_api_version_kind(f"{GROUP}/v1", "Widget") is None  # the CRD's kind is never served
         assert not await namespace_deleted(env)
         assert not await dependent_collected(env)
 
@@ -185,3 +185,16 @@ def test_importing_the_harness_loads_no_controllers():
     script = "import sys, runtime.testing; print(sorted(m for m in sys.modules if m.split('.')[0] == 'controllers'))"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_suite_that_imports_only_miniplane_env_gets_the_default_options(tmp_path):
+    # A user's conftest that imports the one fixture it uses: its options default, not "fixture not found".
+    (tmp_path / "test_user_suite.py").write_text(
+        "from runtime.testing import miniplane_env  # noqa: F401\n\n"
+        "async def test_env(miniplane_env):\n"
+        "    assert miniplane_env.scheme.domain == 'svc.io'\n"
+        "    assert miniplane_env.controllers is not None\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "trio_mode=true",
+                          str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert "1 passed" in out.stdout, out.stdout + out.stderr
