@@ -34,10 +34,9 @@ class Cause:
     field: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        d = {"reason": self.reason, "message": self.message}
-        if self.field:
-            d["field"] = self.field
-        return d
+        # StatusCause's fields are all omitempty: NewInternalError's cause is a message alone.
+        pairs = (("reason", self.reason), ("message", self.message), ("field", self.field))
+        return {key: value for key, value in pairs if value}
 
 
 class StatusError(Exception):

@@ -206,4 +206,5 @@ def store_errors(rt: ResourceType, name: str = "", *, continuation: bool = False
     except StoreUnavailable as exc:
         raise errors.ServiceUnavailable(f"storage is unavailable: {exc}", retry_after=1) from exc
     except StoreError as exc:
-        raise errors.InternalError(f"Internal error occurred: {exc}") from exc
+        # NewInternalError: the error's text is the message's tail and its one cause.
+        raise errors.InternalError(f"Internal error occurred: {exc}", causes=[errors.Cause("", str(exc))]) from exc
