@@ -3,7 +3,7 @@
 `open_control_plane(options)` opens the store (the only place that does),
 starts the registry (watch cache), bootstraps the policy, starts the store's
 compactor and the built-in controllers, and yields a `ControlPlane` whose
-`app` is the ASGI application. `api.server.serve` puts it behind Hypercorn
+`app` is the ASGI application. `api.serving.server.serve` puts it behind Hypercorn
 and TLS; tests drive `app` in process. Leaving the context stops everything
 and closes the store (open watches end, SQLite checkpoints its WAL).
 
@@ -19,7 +19,7 @@ and the built-in controllers run under leader election on a Lease
 (`default/miniplane-controller-manager`), as kube-controller-manager's: one
 server runs them, another takes over when its lease expires.
 
-With `--workers N` (`api.workers`) each of N processes runs this assembly
+With `--workers N` (`api.serving.workers`) each of N processes runs this assembly
 with a `WorkerSpec`: its SQLite store shares the file with the others
 (`runtime.storage.sqlite_peers`), and only worker 0, the primary, runs the
 bootstrap, the compactor and the built-in controllers, so they run once.
@@ -55,12 +55,14 @@ from runtime.client_local import LocalClient
 from runtime.featuregates import DEFAULT_GATES
 from runtime.leaderelection import LeaderElectionConfig, default_identity
 from runtime.manager import Manager
+from runtime.rbac import RBACAuthorizer, RBACIndex
 from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
+from runtime.registry import Registry, watch_cache_for
 from runtime.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.storage.compaction import run_compactor, run_shared_compactor
 from runtime.storage.sqlite_peers import PeerGroup, PeerLinks, SqlitePeers
+from runtime.tokenauth import SignedTokenAuthenticator
 from runtime.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
@@ -145,7 +147,7 @@ class ServeOptions:
     max_body_bytes: int = 3 * 1024 * 1024
     controllers: bool = True
     kubeconfig_path: str | None = None  # default DATA_DIR/admin.kubeconfig
-    workers: int = 1  # processes serving the port (`api.workers` when more than one)
+    workers: int = 1  # processes serving the port (`api.serving.workers` when more than one)
     worker: WorkerSpec | None = None  # set in a worker process of `--workers N`
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
@@ -362,21 +364,23 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
                              audiences=options.api_audiences or None, clock=clock,
                              max_expiration_seconds=options.service_account_max_token_expiration)
         scheme = Scheme(options.api_domain)
-        registry = Registry(InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)), scheme,
-                            feature_gates=options.feature_gates,
-                            history_seconds=options.watch_history, continue_ttl=options.continue_ttl,
-                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock,
-                            tokens=signer)
-        registry.authorizer = CountingAuthorizer(registry.authorizer, metrics, _record_decision)
         limits = RequestLimits(options.limit_options())
-        metrics.live = _live(registry, limits, _store_path(options, data_dir))
+        # Every part is built before the registry that holds it: the watch cache first, which the
+        # signed-token authentication reads, then the authenticator TokenReview asks.
+        served = InstrumentedStore(store, metrics.store_latency, _resource_of(scheme))
+        cache = watch_cache_for(served, scheme, history_seconds=options.watch_history)
+        rbac = RBACIndex()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)
         client_ca = Path(options.client_ca_file).read_bytes() if options.client_ca_file else None
         authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth,
-                                      signed_tokens=registry.authenticate_signed_token,
+                                      signed_tokens=SignedTokenAuthenticator(signer, scheme, cache),
                                       api_audiences=signer.audiences)
-        registry.token_authenticator = authenticator.authenticate_token
+        registry = Registry(served, scheme, CountingAuthorizer(RBACAuthorizer(rbac), metrics, _record_decision),
+                            rbac=rbac, cache=cache, authenticator=authenticator, tokens=signer,
+                            feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,
+                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock)
+        metrics.live = _live(registry, limits, _store_path(options, data_dir))
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)

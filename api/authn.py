@@ -7,9 +7,9 @@ As kube-apiserver's authentication chain (`k8s.io/apiserver/pkg/authentication`)
   tokens added in code (the admin token the server makes). Kept by their
   SHA-256 digest and compared with `hmac.compare_digest`: looking a token up
   takes no time that depends on how much of it matches a known one.
-- Service account tokens: JWTs the server signed, checked by the registry
-  (`Registry.authenticate_signed_token`: signature, issuer, audiences,
-  expiry, the service account still there with the same uid).
+- Service account tokens: JWTs the server signed, checked by the
+  `runtime.tokenauth.SignedTokenAuthenticator` the assembly gives (signature,
+  issuer, audiences, expiry, the service account still there with the same uid).
 - `Authenticator.authenticate(headers, client_cert_der) -> UserInfo`, in
   Kubernetes' order: client certificate (CN = user, each O = a group,
   `request/x509/x509.go`), then `Authorization: Bearer <token>`
@@ -64,6 +64,7 @@ from runtime.rbac.user import (
     split_service_account_username,
 )
 from runtime.scheme import DEFAULT_DOMAIN
+from runtime.tokenauth import SignedTokenAuthenticator
 from runtime.tokens import TokenAuthentication, refusal
 
 __all__ = [
@@ -245,15 +246,15 @@ class Authenticator:
     tokens: the bearer tokens. client_ca_pem: PEM of the CA(s) client
     certificates must be issued by; None turns client certificates off (a
     presented one is then ignored). anonymous: whether a request with no
-    credentials is `system:anonymous` (True) or a 401. signed_tokens:
-    `(token, audiences) -> TokenAuthentication | None`, the tokens the server
-    signed (None for a token that is not one). api_audiences: the server's
+    credentials is `system:anonymous` (True) or a 401. signed_tokens: the
+    tokens the server signed (`authenticate_signed(token, audiences)`: None
+    for a token that is not one). api_audiences: the server's
     audiences (`--api-audiences`).
     """
 
     def __init__(self, tokens: TokenFile, *, client_ca_pem: bytes | None = None,
                  anonymous: bool = True,
-                 signed_tokens: Callable[[str, tuple[str, ...] | None], TokenAuthentication | None] | None = None,
+                 signed_tokens: SignedTokenAuthenticator | None = None,
                  api_audiences: tuple[str, ...] = ()) -> None:
         self._tokens = tokens
         self._signed = signed_tokens
@@ -312,7 +313,7 @@ class Authenticator:
             if audiences is None or accepted:
                 return TokenAuthentication(_with_authenticated(_with_service_account_groups(user)), accepted)
         if self._signed is not None:
-            answer = self._signed(token, audiences)
+            answer = self._signed.authenticate_signed(token, audiences)
             if answer is not None and answer.user is not None:
                 return TokenAuthentication(_with_authenticated(answer.user), answer.audiences)
             if answer is not None:

@@ -39,7 +39,8 @@ from runtime.validation import FieldError, validate_object_meta
 if TYPE_CHECKING:
     from runtime.objects import StoredObject
     from runtime.scheme import ResourceType, Scheme
-    from runtime.tokens import TokenAuthentication, TokenClaims, TokenSigner
+    from runtime.tokenauth import TokenAuthenticator
+    from runtime.tokens import TokenClaims, TokenSigner
 
 __all__ = ["KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS"]
 
@@ -89,14 +90,13 @@ class KindInfo:
 
 class PolicyContext(Protocol):
     """What a kind's admission and evaluation may ask of the server: authorization decisions, the RBAC
-    policy, the service account token signer, token authentication, and reads of stored objects."""
+    policy, the service account token signer, the server's token authentication, and reads of stored objects."""
 
     rbac: RoleSource
     tokens: "TokenSigner"
+    authenticator: "TokenAuthenticator"
 
     def decide(self, attrs: Attributes) -> Decision: ...
-
-    def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> "TokenAuthentication": ...
 
     async def read_current(self, rt: "ResourceType", key: str, name: str = "") -> "StoredObject | None": ...
 

@@ -33,7 +33,7 @@ class TokenReviewStrategy(Strategy):
         token = spec.get("token") or ""
         if not token:
             raise errors.BadRequest("token is required for TokenReview in authentication")
-        answer = policy.authenticate_token(token, tuple(spec.get("audiences") or ()) or None)
+        answer = policy.authenticator.authenticate_token(token, tuple(spec.get("audiences") or ()) or None)
         status: dict[str, Any] = {"user": {}}
         if answer.user is not None:
             status = {"authenticated": True, "user": answer.user.as_json()}

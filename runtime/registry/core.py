@@ -2,7 +2,10 @@
 
 State: the store, the scheme, the watch cache (filled by `run()`), the RBAC
 index the authorizer reads (kept current from the cache), continue tokens,
-admission plug-ins, the namespace gate, the feature gates.
+the namespace gate, the feature gates. Its parts come from the assembly as
+constructor arguments (defaults for a registry served in process): the
+authorizer, the token authenticator TokenReview asks, the admission
+plug-ins, the token signer; nothing is set on it afterwards.
 
 Primitives, public and used by the verb modules (`reads`, `listing`,
 `watching`, `writes`, `patching`, `deletion`, `reviews`), which import this
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import trio
 
@@ -50,15 +53,22 @@ from runtime.requests import ListOptions, WriteOptions
 from runtime.scheme import ResourceType, Scheme
 from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from runtime.storage import Entry, RevisionConflict, Store
-from runtime.tokens import TokenAuthentication, TokenSigner
+from runtime.tokenauth import SignedTokenAuthenticator, TokenAuthenticator
+from runtime.tokens import TokenSigner
 from runtime.validation import invalid_error
 from runtime.validation.names import validate_object_meta_update
 from runtime.watchcache import KindCache, WatchCache
 
-__all__ = ["RegistryCore", "Selection", "field_manager"]
+__all__ = ["RegistryCore", "Selection", "field_manager", "watch_cache_for"]
 
 #: Seconds a read waits for the cache to reach a version (Kubernetes' blockTimeout).
 READ_WAIT = 3.0
+
+
+def watch_cache_for(store: Store, scheme: Scheme, *, history_seconds: float = 300.0) -> WatchCache:
+    """The watch cache a registry of `scheme` over `store` reads (built apart so that the assembly can hand
+    it to the token authenticator before the registry exists); start it with the registry's `run()`."""
+    return WatchCache(store, [t.storage_prefix for t in scheme.stored_types()], history_seconds=history_seconds)
 
 
 def field_manager(opts: WriteOptions) -> str:
@@ -101,29 +111,32 @@ class RegistryCore:
     """The registry's state and primitives (see the module doc). Start `run()` in a nursery first."""
 
     def __init__(self, store: Store, scheme: Scheme, authorizer: Any = None, *,
-                 feature_gates: dict[str, bool] | None = None, history_seconds: float = 300.0,
-                 continue_ttl: float = 300.0, continue_secret: bytes | None = None,
-                 token_clock: Callable[[], float] | None = None, tokens: TokenSigner | None = None) -> None:
+                 rbac: RBACIndex | None = None, cache: WatchCache | None = None,
+                 authenticator: TokenAuthenticator | None = None, admission: Sequence[AdmissionPlugin] = (),
+                 tokens: TokenSigner | None = None, feature_gates: dict[str, bool] | None = None,
+                 history_seconds: float = 300.0, continue_ttl: float = 300.0, continue_secret: bytes | None = None,
+                 token_clock: Callable[[], float] | None = None) -> None:
         self.scheme = scheme
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
-        self.rbac = RBACIndex()
+        self.rbac = rbac if rbac is not None else RBACIndex()
         #: `authorize(attrs) -> Decision`; by default RBAC over `rbac`.
         self.authorizer = authorizer if authorizer is not None else RBACAuthorizer(self.rbac)
         self.feature_gates = {**DEFAULT_GATES, **(feature_gates or {})}
-        self.cache = WatchCache(store, [t.storage_prefix for t in scheme.stored_types()],
-                                history_seconds=history_seconds)
+        #: The watch cache of `store` (`watch_cache_for`; `history_seconds` only when it is not given).
+        self.cache = cache if cache is not None else watch_cache_for(store, scheme, history_seconds=history_seconds)
         #: The store; its writes answer once the cache holds them (`SettledWrites`).
         self.store: Store = SettledWrites(store, self.cache, READ_WAIT)  # type: ignore[assignment]
         # A secret and a wall clock kept across restarts keep continue tokens valid (or properly expired).
         self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
-        #: Signs and verifies service account tokens (a key of its own unless the server gives one).
+        #: Signs service account tokens (a key of its own unless the assembly gives one).
         self.tokens = tokens if tokens is not None else (
             TokenSigner(clock=token_clock) if token_clock is not None else TokenSigner())
-        #: The server's whole bearer-token authentication, `(token, audiences) -> TokenAuthentication`
-        #: (TokenReview asks it); None: only the tokens this server signs.
-        self.token_authenticator: Callable[[str, tuple[str, ...] | None], TokenAuthentication] | None = None
-        #: Admission plug-ins added by users, run in order after the kind's own admission.
-        self.admission: list[AdmissionPlugin] = []
+        #: The server's whole bearer-token authentication, as TokenReview asks it (the assembly's;
+        #: by default only the tokens `tokens` signs).
+        self.authenticator: TokenAuthenticator = authenticator if authenticator is not None else (
+            SignedTokenAuthenticator(self.tokens, scheme, self.cache))
+        #: Admission plug-ins, run in order after the kind's own admission.
+        self.admission: list[AdmissionPlugin] = list(admission)
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type

@@ -14,12 +14,11 @@ from typing import Any
 from runtime.objects import StoredObject
 from runtime.rbac.attributes import Attributes
 from runtime.rbac.user import UserInfo
-from runtime.registry import deletion, listing, patching, reads, reviews, subresources, tokenauth, watching, writes
+from runtime.registry import deletion, listing, patching, reads, reviews, subresources, watching, writes
 from runtime.registry.common import DeleteResult, ListResult, WriteResult
 from runtime.registry.core import RegistryCore
 from runtime.requests import Body, DeleteOptions, ListOptions, PatchType, WriteOptions, patch_type
 from runtime.scheme import ResourceType
-from runtime.tokens import TokenAuthentication, refusal
 
 __all__ = ["Registry"]
 
@@ -88,22 +87,6 @@ class Registry(RegistryCore):
                                 list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
         """DELETE on a collection: every matching object, as single deletes; a success Status."""
         return await deletion.delete_collection(self, user, rt, namespace, list_opts, options)
-
-    def authenticate_signed_token(self, token: str,
-                                  audiences: tuple[str, ...] | None = None) -> TokenAuthentication | None:
-        """A token this server signed (a service account's), checked (see `runtime.registry.tokenauth`);
-        None for any other token."""
-        return tokenauth.authenticate_signed_token(self, token, audiences)
-
-    def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenAuthentication:
-        """Who `token` is, for `audiences` (default the server's): the server's whole token authentication
-        (`token_authenticator`, set by the assembly), else only the tokens this server signs. Never raises."""
-        if self.token_authenticator is not None:
-            return self.token_authenticator(token, audiences)
-        answer = self.authenticate_signed_token(token, audiences)
-        if answer is None or answer.user is None:
-            return TokenAuthentication(None, error=refusal([answer.error] if answer is not None else []))
-        return answer
 
     def allowed(self, attrs: Attributes) -> bool:
         """Whether the authorizer allows `attrs` (impersonation checks, non-resource paths)."""

@@ -110,6 +110,20 @@ def kind_comparisons(source: str) -> list[int]:
     return out
 
 
+def registry_patches(source: str) -> list[int]:
+    """Lines that set an attribute of a registry from outside it (`registry.authorizer = ...`): its parts
+    are constructor arguments."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "registry":
+                out.append(node.lineno)
+    return out
+
+
 # ---- plants: each rule fails on a violation ------------------------------------------------------
 
 def test_each_rule_fails_on_a_planted_violation():
@@ -126,6 +140,8 @@ def test_each_rule_fails_on_a_planted_violation():
     assert kind_comparisons('if rt.kind == "Namespace":\n    pass\n') == [1]
     assert kind_comparisons('ok = kind in ("Role", "ClusterRole")\n') == [1]
     assert kind_comparisons('ok = verb == "get"\n') == []
+    assert registry_patches("registry.authorizer = wrap(registry.authorizer)\n") == [1]
+    assert registry_patches("registry = Registry(store, scheme, authorizer)\n") == []
     assert _cycles({"a": {"b"}, "b": {"a"}}) != []
     assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
 
@@ -159,6 +175,10 @@ def test_storage_imports_nothing_of_miniplane_but_storage():
                 if (n == "runtime" or n.startswith(("runtime.", "api", "controllers")))
                 and not n.startswith("runtime.storage")]
     assert _offenders(("runtime/storage",), check) == []
+
+
+def test_no_registry_part_is_set_after_construction():
+    assert _offenders(("runtime", "api", "controllers"), lambda s, m: registry_patches(s)) == []
 
 
 def test_only_the_assembly_opens_stores_and_starts_controllers():
