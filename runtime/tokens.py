@@ -43,6 +43,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from runtime.rbac.user import UserInfo, service_account_username
+from runtime.validation.gofmt import go_quote_list
 
 __all__ = [
     "TokenSigner", "TokenClaims", "TokenError", "TokenAuthentication", "generate_key",
@@ -127,11 +128,6 @@ def looks_like_jwt(token: str) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def _go_quoted_list(items: tuple[str, ...] | list[str]) -> str:
-    """Go's `%q` of a []string: `["a" "b"]`."""
-    return "[" + " ".join(json.dumps(i) for i in items) + "]"
-
-
 class TokenSigner:
     """Issues and verifies service account tokens (see the module doc).
 
@@ -196,8 +192,8 @@ class TokenSigner:
         requested = tuple(audiences) if audiences else self.audiences
         accepted = tuple(a for a in token_auds if a in requested)
         if not accepted:
-            raise TokenError(f"token audiences {_go_quoted_list(token_auds)} is invalid for the target audiences "
-                             f"{_go_quoted_list(requested)}")
+            raise TokenError(f"token audiences {go_quote_list(token_auds)} is invalid for the target audiences "
+                             f"{go_quote_list(requested)}")
         self._check_times(payload)
         account = private.get("serviceaccount") or {}
         bound = None

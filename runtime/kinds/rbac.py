@@ -43,8 +43,8 @@ from runtime.rbac import (
     escalate_attributes, escalation_allowed,
 )
 from runtime.validation import FieldError, is_dns1123_subdomain, label_selector_errors
-from runtime.validation.fielderrors import GoText, invalid, not_supported, required
-from runtime.validation.gofmt import go_quote
+from runtime.validation.fielderrors import invalid, not_supported, required
+from runtime.validation.gofmt import GoText, go_quote
 from runtime.validation.names import DNS1123_SUBDOMAIN_MSG, path_segment_errors
 
 __all__ = ["ROLE", "CLUSTER_ROLE", "ROLE_BINDING", "CLUSTER_ROLE_BINDING", "RoleStrategy", "ClusterRoleStrategy",

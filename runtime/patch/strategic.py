@@ -43,6 +43,7 @@ from typing import Any
 from runtime.patch.errors import MalformedPatch, PatchNotApplicable
 from runtime.patch.merge import decode_object_patch
 from runtime.patch.schema import UNTYPED, Field, ListNode, Node, merge_node
+from runtime.validation.gofmt import go_plus_v
 
 __all__ = ["apply_strategic_merge_patch"]
 
@@ -74,7 +75,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> d
             return {}
         if directive != "merge":
             patch[_DIRECTIVE] = directive
-            raise MalformedPatch(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
+            raise MalformedPatch(f"unknown patch type: {go_plus_v(directive)} in map: {go_plus_v(patch)}")
     _apply_retain_keys(original, patch)
     _apply_element_orders(original, patch, node)
     for key in [k for k in patch if k.startswith(_DELETE_PREFIX)]:
@@ -168,7 +169,7 @@ def _apply_list_directives(original: list[Any], patch: list[Any], merge_key: str
             if merge_key in trimmed:
                 rest.append(trimmed)
         else:
-            raise MalformedPatch(f"unknown patch type: {_go(directive)} in map: {_go(element)}")
+            raise MalformedPatch(f"unknown patch type: {go_plus_v(directive)} in map: {go_plus_v(element)}")
     if replace:
         return [_merge_map({}, e, item) for e in rest], []
     return original, rest
@@ -246,7 +247,7 @@ def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str) -> 
         oi += 1
     if pi < len(items) and oi >= len(order):
         raise MalformedPatch("The order in patch list:\n%s\n doesn't match %s list:\n%s\n"
-                             % (_go(patch_list), _ORDER_PREFIX, _go(order)))
+                             % (go_plus_v(patch_list), _ORDER_PREFIX, go_plus_v(order)))
 
 
 def _normalize_order(merged: list[Any], wanted: list[Any], server: list[Any], merge_key: str) -> list[Any]:
@@ -303,7 +304,7 @@ def _element_kind(*lists: list[Any]) -> str:
     if "array" in kinds:
         raise PatchNotApplicable("lists of lists are not supported")
     if len(kinds) > 1:
-        raise PatchNotApplicable("list element types are not identical: %s" % " ".join(_go(lst) for lst in lists))
+        raise PatchNotApplicable("list element types are not identical: %s" % " ".join(go_plus_v(lst) for lst in lists))
     return "map" if kinds == {"object"} else "scalar"
 
 
@@ -349,7 +350,7 @@ def _suffix(key: str, prefix: str) -> str:
 
 
 def _no_merge_key(element: Any, merge_key: str) -> str:
-    return f"map: {_go(element)} does not contain declared merge key: {merge_key}"
+    return f"map: {go_plus_v(element)} does not contain declared merge key: {merge_key}"
 
 
 def _json_type(value: Any) -> str:
@@ -367,18 +368,3 @@ def _json_type(value: Any) -> str:
 def _go_type(value: Any) -> str:
     return {"object": "map[string]interface {}", "array": "[]interface {}", "bool": "bool",
             "number": "float64", "string": "string", "null": "<nil>"}[_json_type(value)]
-
-
-def _go(value: Any) -> str:
-    """A value as Go's %v prints decoded JSON (`map[name:a value:1]`), for messages."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

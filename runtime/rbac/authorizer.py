@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime.rbac._goformat import aggregate_message
+from runtime.validation.gofmt import aggregate_message
 from runtime.rbac.attributes import Attributes
 from runtime.rbac.resolver import visit_rules_for
 from runtime.rbac.rules import rule_allows

@@ -14,7 +14,7 @@ As kube-apiserver's `responsewriters.forbiddenMessage` and `Forbidden`:
 
 from __future__ import annotations
 
-from runtime.rbac._goformat import go_quote
+from runtime.validation.gofmt import go_quote
 from runtime.rbac.attributes import Attributes
 
 __all__ = ["describe_forbidden", "forbidden_status_message"]

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from runtime.rbac._goformat import go_quote, go_quote_list
+from runtime.validation.gofmt import go_quote, go_quote_list
 from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.resolver import policy_rules_for
 from runtime.rbac.rules import PolicyRule

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.rbac._goformat import aggregate_message, go_quote
+from runtime.validation.gofmt import aggregate_message, go_quote
 from runtime.rbac.rules import PolicyRule
 from runtime.rbac.source import RoleSource
 from runtime.rbac.subjects import applies_to_user, describe_subject, subject_problem

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.rbac._goformat import go_quote
+from runtime.validation.gofmt import go_quote
 from runtime.rbac.user import UserInfo, service_account_username
 
 __all__ = [

@@ -13,20 +13,17 @@ with `%#v`, which has no JSON equivalent).
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.validation.fielderrors import FieldError
+from runtime.validation.gofmt import go_quote, go_value
 
 __all__ = [
     "NO_VALUE",
     "SchemaFieldError",
     "duplicate",
     "forbidden",
-    "go_number",
-    "go_value",
     "invalid",
     "not_supported",
     "required",
@@ -49,38 +46,6 @@ _HEADS = {
 }
 
 
-def go_number(value: float) -> str:
-    """A number as Go's `%v` prints it (`10`, `1.5`, `1e+21`)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, _, exponent = text.partition("e")
-        sign = "-" if exponent.startswith("-") else "+"
-        digits = exponent.lstrip("+-").rjust(2, "0")
-        text = f"{mantissa}e{sign}{digits}"
-    return text
-
-
-def go_value(value: Any) -> str:
-    """A bad value as apimachinery's field error prints it."""
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, (bool, int, float)):
-        return go_number(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @dataclass(frozen=True)
 class SchemaFieldError(FieldError):
     """A `FieldError` that also knows `FieldValueTooMany` and `FieldValueTypeInvalid`."""
@@ -89,7 +54,7 @@ class SchemaFieldError(FieldError):
     def message(self) -> str:
         head = _HEADS[self.type]
         if self.value is not NO_VALUE and self.type not in ("FieldValueTooLong",):
-            head = f"{head}: {go_value(self.value)}"
+            head = f"{head}: {go_value(self.value, decoded=True)}"
         return f"{head}: {self.detail}" if self.detail else head
 
     def __str__(self) -> str:
@@ -109,7 +74,7 @@ def type_invalid(field: str, value: Any, detail: str) -> SchemaFieldError:
 
 
 def not_supported(field: str, value: Any, supported: list[str]) -> SchemaFieldError:
-    detail = "supported values: " + ", ".join(json.dumps(s, ensure_ascii=False) for s in supported) \
+    detail = "supported values: " + ", ".join(go_quote(s) for s in supported) \
         if supported else ""
     return SchemaFieldError("FieldValueNotSupported", field, detail, value)
 

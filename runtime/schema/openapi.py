@@ -28,7 +28,6 @@ from typing import Any
 
 from runtime.schema.fielderrors import (
     SchemaFieldError,
-    go_number,
     invalid,
     not_supported,
     required,
@@ -37,6 +36,7 @@ from runtime.schema.fielderrors import (
     type_invalid,
 )
 from runtime.schema.formats import format_checker
+from runtime.validation.gofmt import go_number, go_quote
 from runtime.schema.structural import Structural
 
 __all__ = ["json_equal", "json_type", "openapi_errors"]
@@ -97,10 +97,6 @@ def _types(s: Structural) -> list[str]:
     return [s.type] if s.type else []
 
 
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _validate(s: Structural, data: Any, name: str, out: list[SchemaFieldError]) -> None:
     types = _types(s)
     if data is None:
@@ -115,7 +111,7 @@ def _validate(s: Structural, data: Any, name: str, out: list[SchemaFieldError]) 
         _string(s, data, name, out)
         check = format_checker(s.type, s.format)
         if check is not None and not check(data):
-            out.append(type_invalid(_field(name), data, _msg(name, f"must be of type {s.format}: {_go_quote(data)}")))
+            out.append(type_invalid(_field(name), data, _msg(name, f"must be of type {s.format}: {go_quote(data)}")))
     elif kind in ("integer", "number"):
         _number(s, data, name, out)
     elif isinstance(data, list):
@@ -133,11 +129,11 @@ def _check_type(s: Structural, types: list[str], data: Any, kind: str, name: str
         return
     if kind in types or (kind == "integer" and "number" in types):
         return
-    out.append(type_invalid(_field(name), kind, _msg(name, f"must be of type {','.join(types)}: {_go_quote(kind)}")))
+    out.append(type_invalid(_field(name), kind, _msg(name, f"must be of type {','.join(types)}: {go_quote(kind)}")))
 
 
 def _junctors(s: Structural, data: Any, name: str, out: list[SchemaFieldError]) -> None:
-    quoted = _go_quote(name)
+    quoted = go_quote(name)
     if s.all_of:
         failed = False
         for sub in s.all_of:

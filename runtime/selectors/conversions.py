@@ -16,13 +16,13 @@ key, value or value count. Pure: no I/O.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from runtime.selectors.fields import FieldRequirement, FieldSelector
 from runtime.selectors.labels import LabelSelector, Requirement
 from runtime.selectors.selection import Operator, SelectorError
+from runtime.validation.gofmt import go_quote
 
 __all__ = ["label_selector_from_dict", "label_selector_from_set", "requirements_from_review",
            "field_requirements_from_review"]
@@ -31,9 +31,9 @@ _DICT_OPS = {"In": Operator.IN, "NotIn": Operator.NOT_IN, "Exists": Operator.EXI
              "DoesNotExist": Operator.DOES_NOT_EXIST}
 
 
-def _quoted(value: Any) -> str:
-    # Go's %q of a string field; an absent field is Go's zero value "".
-    return json.dumps(value if isinstance(value, str) else "" if value is None else str(value))
+def _as_string(value: Any) -> str:
+    # a string field as Go holds it: absent is the zero value "".
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
 def _string_list(values: Any) -> list[str]:
@@ -53,7 +53,7 @@ def _expression(expr: Any) -> Requirement:
     op = expr.get("operator")
     if op not in _DICT_OPS:
         # Kubernetes' LabelSelectorAsSelector really says "pod selector" here.
-        raise SelectorError(f"{_quoted(op)} is not a valid pod selector operator")
+        raise SelectorError(f"{go_quote(_as_string(op))} is not a valid pod selector operator")
     key = expr.get("key")
     values = tuple(_string_list(expr.get("values")))
     return Requirement(key if isinstance(key, str) else "", _DICT_OPS[op], values)
@@ -112,5 +112,5 @@ def field_requirements_from_review(reqs: Iterable[Mapping[str, Any]] | None) -> 
         elif op in ("Exists", "DoesNotExist"):
             raise SelectorError(f"fieldSelectors do not yet support {op}")
         else:
-            raise SelectorError(f"{_quoted(op)} is not a valid field selector operator")
+            raise SelectorError(f"{go_quote(_as_string(op))} is not a valid field selector operator")
     return FieldSelector(tuple(terms))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import Cause, Invalid
-from runtime.validation.gofmt import go_quote
+from runtime.validation.gofmt import go_quote, go_value
 
-__all__ = ["FieldError", "GoText", "go_value", "required", "invalid", "not_supported", "forbidden", "duplicate",
+__all__ = ["FieldError", "required", "invalid", "not_supported", "forbidden", "duplicate",
            "too_long", "invalid_error"]
 
 _NO_VALUE = object()
@@ -41,32 +40,6 @@ class FieldError:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
-
-
-class GoText(str):
-    """A bad value already written as Go prints it (e.g. a struct's `%#v`): shown as it is."""
-
-
-def go_value(value: Any) -> str:
-    """A bad value as apimachinery's `field.Error` prints it.
-
-    Strings (and nil, printed "null") as Go's `%q` (non-ASCII kept, control
-    characters escaped), numbers and booleans as `%v`, a `[]string` as `%#v`
-    (`[]string{"a", "b"}`); anything else as compact JSON.
-    """
-    if isinstance(value, GoText):
-        return str(value)
-    if value is None:
-        return go_quote("null")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-    return json.dumps(value, separators=(",", ":"))
 
 
 def required(field: str, detail: str = "") -> FieldError:

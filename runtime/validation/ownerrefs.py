@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.validation.fielderrors import FieldError, GoText, invalid
-from runtime.validation.gofmt import go_quote
+from runtime.validation.fielderrors import FieldError, invalid
+from runtime.validation.gofmt import GoText, go_quote
 
 __all__ = ["owner_reference_errors"]
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.rbac._goformat import go_quote
+from runtime.validation.gofmt import go_quote
 from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.subjects import (
     GROUP_KIND, SERVICE_ACCOUNT_KIND, USER_KIND, subject_problem,
