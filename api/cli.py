@@ -15,14 +15,15 @@ for Ctrl-C before the command handles signals.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
-import re
 import signal
 import ssl
 import sys
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -30,13 +31,14 @@ from typing import Callable, Iterator
 
 import trio
 
-from api import collector, insightcli
+from api import insightcli
 from api.assembly import SQLITE_FILE, ServeOptions, is_shared_store
-from api.server import serve
-from api.workers import resolve_workers, run_workers
+from api.serving import gc_tuning
+from api.serving.server import serve
+from api.serving.workers import resolve_workers, run_workers
 from api.audit import PolicyError, load_policy
-from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, leader_election_config,
-                             load_out_of_process, run_out_of_process)
+from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, go_duration,
+                             leader_election_config, leader_election_timing, load_out_of_process, run_out_of_process)
 from runtime.client import ClientError
 from runtime.errors import StatusError
 from runtime.featuregates import parse_feature_gates
@@ -46,7 +48,7 @@ from runtime.storage import StoreError
 from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
 from runtime.tokens import DEFAULT_ISSUER
 
-__all__ = ["main", "parser", "serve_options", "leaf_cause", "describe_error", "DEBUG_ENV"]
+__all__ = ["main", "parser", "serve_options", "serve_flags", "ServeFlag", "leaf_cause", "describe_error", "DEBUG_ENV"]
 
 #: Set to anything but "" or "0", it makes every command print an error's traceback, as `--debug` does.
 DEBUG_ENV = "MINIPLANE_DEBUG"
@@ -70,20 +72,7 @@ def _store(text: str) -> str:
     raise argparse.ArgumentTypeError(f"expected sqlite, memory or etcd://HOST:PORT[,HOST:PORT...], got {text!r}")
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def _duration(text: str) -> float:
-    """Seconds of a Go duration (`5m`, `1h30m`, `90s`, `0`), as kube-apiserver's flags take them, or a number."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    parts = _DURATION_PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise argparse.ArgumentTypeError(f"expected a duration such as 5m, 90s or 1h30m, got {text!r}")
-    return sum(float(n) * _UNITS[u] for n, u in parts)
+_FIELD_DEFAULT = object()  # a `ServeFlag` whose default is its field's
 
 
 def _port(text: str) -> int:
@@ -100,64 +89,110 @@ def _count(text: str) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class ServeFlag:
+    """One `miniplane serve` flag: the `ServeOptions` field it sets, and argparse's keywords for it.
+
+    The flag is the field's name in kebab case (or `flag`), its default the field's (or `default`, for the
+    flags read as text that `serve_options` converts: feature gates, workers, audiences).
+    """
+
+    field: str
+    help: str | None = None
+    type: Callable[[str], object] | None = None
+    default: object = _FIELD_DEFAULT
+    flag: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.flag or "--" + self.field.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return self.name[2:].replace("-", "_")
+
+
+def serve_flags() -> tuple[ServeFlag, ...]:
+    """The flags of `miniplane serve`, in the order `--help` lists them (the leader election's apart)."""
+    return _SERVE_FLAGS
+
+
+_SERVE_FLAGS = (
+    ServeFlag("data_dir", "state, certificates and admin.kubeconfig"),
+    ServeFlag("bind", "address to listen on"),
+    ServeFlag("port", "port (0 picks a free one)", _port),
+    ServeFlag("api_domain", "domain of the API group names (k8s.io for kubectl's typed commands)"),
+    ServeFlag("store", "sqlite, memory, or etcd://HOST:PORT[,HOST:PORT...] (several servers may share an etcd)",
+              _store),
+    ServeFlag("etcd_prefix", "key prefix in etcd (default /registry)"),
+    ServeFlag("etcd_cafile", "CA of etcd's serving certificate (TLS)"),
+    ServeFlag("etcd_certfile", "client certificate presented to etcd (TLS)"),
+    ServeFlag("etcd_keyfile", "its private key"),
+    ServeFlag("etcd_compaction_interval",
+              "compact etcd's history this often, shared by all servers (Go duration; 0: never)", go_duration),
+    ServeFlag("feature_gates", "A=true,B=false", default=""),
+    ServeFlag("token_auth_file", "CSV: token,user,uid,\"group1,group2\""),
+    ServeFlag("tls_cert_file"),
+    ServeFlag("tls_private_key_file"),
+    ServeFlag("client_ca_file", "CA of client certificates (CN user, O groups)"),
+    ServeFlag("anonymous_auth", type=_bool),
+    ServeFlag("watch_history", "seconds of watch history kept", float),
+    ServeFlag("continue_ttl", "seconds a continue token lives", float),
+    ServeFlag("min_compress_bytes", type=int),
+    ServeFlag("max_body_bytes", type=int),
+    ServeFlag("controllers", "run the built-in controllers in-process", _bool),
+    ServeFlag("leader_elect", "run the built-in controllers only while holding their Lease (default: true on etcd)",
+              _bool),
+    ServeFlag("leader_elect_identity"),
+    ServeFlag("leader_elect_lease_duration"),
+    ServeFlag("leader_elect_renew_deadline"),
+    ServeFlag("leader_elect_retry_period"),
+    ServeFlag("kubeconfig_path", "where to write the admin kubeconfig (default DATA_DIR/admin.kubeconfig)",
+              flag="--kubeconfig-out"),
+    ServeFlag("workers", "processes serving the port over one store (auto: one per core; memory store: 1)",
+              default="1"),
+    ServeFlag("max_requests_inflight", "read-only requests served at once; past it 429 (0: no limit)", _count),
+    ServeFlag("max_mutating_requests_inflight", "mutating requests served at once; past it 429 (0: no limit)",
+              _count),
+    ServeFlag("request_timeout", "seconds (or a duration, 1m0s) a non-watch request may take; past it 504",
+              go_duration),
+    ServeFlag("min_request_timeout",
+              "a watch without timeoutSeconds ends after a random time between this and twice this", go_duration),
+    ServeFlag("max_connections",
+              "open connections; past it requests are answered 429 and the connection closed (0: none)", _count),
+    ServeFlag("max_watches_per_user", "open watches of one user; past it 429 (0: no limit)", _count),
+    ServeFlag("audit_log_path", "write audit events here, one JSON line each (- for stdout)"),
+    ServeFlag("audit_policy_file", "audit.k8s.io/v1 Policy deciding what is audited, at which level"),
+    ServeFlag("audit_log_maxsize", "megabytes before the log rotates (0: 100)", _count),
+    ServeFlag("audit_log_maxbackup", "rotated files kept (0: all)", _count),
+    ServeFlag("audit_log_maxage", "days rotated files are kept (0: no limit)", _count),
+    ServeFlag("service_account_issuer", "iss of the service account tokens"),
+    ServeFlag("api_audiences", "audiences a token must name (default: the issuer), A,B", default=""),
+    ServeFlag("service_account_signing_key_file", "ECDSA P-256 key, PEM (default DATA_DIR/sa.key)"),
+    ServeFlag("service_account_max_token_expiration", "longest token lifetime in seconds (0: none)", int),
+)
+
+#: The fields of `ServeOptions` the leader election's shared flags set (`add_leader_election_arguments`).
+_LEADER_ELECTION_FIELDS = ("leader_elect_identity", "leader_elect_lease_duration", "leader_elect_renew_deadline",
+                           "leader_elect_retry_period")
+
+
+def _add_serve_flags(s: argparse.ArgumentParser) -> None:
+    defaults = {f.name: f.default for f in dataclasses.fields(ServeOptions)}
+    for flag in _SERVE_FLAGS:
+        if flag.field == "leader_elect_identity":
+            add_leader_election_arguments(s, switch=False)
+        if flag.field in _LEADER_ELECTION_FIELDS:
+            continue
+        default = defaults[flag.field] if flag.default is _FIELD_DEFAULT else flag.default
+        s.add_argument(flag.name, help=flag.help, default=default, **({"type": flag.type} if flag.type else {}))
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="miniplane", description="A mini Kubernetes-style control plane.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the API server (HTTPS) on the embedded store")
-    s.add_argument("--data-dir", default="./miniplane-data", help="state, certificates and admin.kubeconfig")
-    s.add_argument("--bind", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=_port, default=6443, help="port (0 picks a free one)")
-    s.add_argument("--api-domain", default="svc.io", help="domain of the API group names (k8s.io for kubectl's typed commands)")
-    s.add_argument("--store", type=_store, default="sqlite",
-                   help="sqlite, memory, or etcd://HOST:PORT[,HOST:PORT...] (several servers may share an etcd)")
-    s.add_argument("--etcd-prefix", help="key prefix in etcd (default /registry)")
-    s.add_argument("--etcd-cafile", help="CA of etcd's serving certificate (TLS)")
-    s.add_argument("--etcd-certfile", help="client certificate presented to etcd (TLS)")
-    s.add_argument("--etcd-keyfile", help="its private key")
-    s.add_argument("--etcd-compaction-interval", type=_duration, default=300.0,
-                   help="compact etcd's history this often, shared by all servers (Go duration; 0: never)")
-    s.add_argument("--feature-gates", default="", help="A=true,B=false")
-    s.add_argument("--token-auth-file", help="CSV: token,user,uid,\"group1,group2\"")
-    s.add_argument("--tls-cert-file")
-    s.add_argument("--tls-private-key-file")
-    s.add_argument("--client-ca-file", help="CA of client certificates (CN user, O groups)")
-    s.add_argument("--anonymous-auth", type=_bool, default=True)
-    s.add_argument("--watch-history", type=float, default=300.0, help="seconds of watch history kept")
-    s.add_argument("--continue-ttl", type=float, default=300.0, help="seconds a continue token lives")
-    s.add_argument("--min-compress-bytes", type=int, default=0)
-    s.add_argument("--max-body-bytes", type=int, default=3 * 1024 * 1024)
-    s.add_argument("--controllers", type=_bool, default=True, help="run the built-in controllers in-process")
-    s.add_argument("--leader-elect", type=_bool, default=None,
-                   help="run the built-in controllers only while holding their Lease (default: true on etcd)")
-    s.add_argument("--leader-elect-identity", default="", help="this server's identity in the election (default: host_uuid)")
-    s.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0)
-    s.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0)
-    s.add_argument("--leader-elect-retry-period", type=_duration, default=2.0)
-    s.add_argument("--kubeconfig-out", help="where to write the admin kubeconfig (default DATA_DIR/admin.kubeconfig)")
-    s.add_argument("--workers", default="1",
-                   help="processes serving the port over one store (auto: one per core; memory store: 1)")
-    s.add_argument("--max-requests-inflight", type=_count, default=400,
-                   help="read-only requests served at once; past it 429 (0: no limit)")
-    s.add_argument("--max-mutating-requests-inflight", type=_count, default=200,
-                   help="mutating requests served at once; past it 429 (0: no limit)")
-    s.add_argument("--request-timeout", type=_duration, default=60.0,
-                   help="seconds (or a duration, 1m0s) a non-watch request may take; past it 504")
-    s.add_argument("--min-request-timeout", type=_duration, default=1800.0,
-                   help="a watch without timeoutSeconds ends after a random time between this and twice this")
-    s.add_argument("--max-connections", type=_count, default=1000,
-                   help="open connections; past it requests are answered 429 and the connection closed (0: none)")
-    s.add_argument("--max-watches-per-user", type=_count, default=1000,
-                   help="open watches of one user; past it 429 (0: no limit)")
-    s.add_argument("--audit-log-path", help="write audit events here, one JSON line each (- for stdout)")
-    s.add_argument("--audit-policy-file", help="audit.k8s.io/v1 Policy deciding what is audited, at which level")
-    s.add_argument("--audit-log-maxsize", type=_count, default=0, help="megabytes before the log rotates (0: 100)")
-    s.add_argument("--audit-log-maxbackup", type=_count, default=0, help="rotated files kept (0: all)")
-    s.add_argument("--audit-log-maxage", type=_count, default=0, help="days rotated files are kept (0: no limit)")
-    s.add_argument("--service-account-issuer", default=DEFAULT_ISSUER, help="iss of the service account tokens")
-    s.add_argument("--api-audiences", default="", help="audiences a token must name (default: the issuer), A,B")
-    s.add_argument("--service-account-signing-key-file", help="ECDSA P-256 key, PEM (default DATA_DIR/sa.key)")
-    s.add_argument("--service-account-max-token-expiration", type=int, default=0,
-                   help="longest token lifetime in seconds (0: none)")
+    _add_serve_flags(s)
     s.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("controllers", help="run built-in and/or user controllers against a server over HTTP")
     c.add_argument("--kubeconfig", required=True)
@@ -231,7 +266,7 @@ async def _serve_until_signalled(options: ServeOptions) -> None:
                 async with trio.open_nursery() as serving:
                     with _runtime_quiet_at_start():
                         await serving.start(serve, options)
-                    collector.settle_after_startup()
+                    gc_tuning.settle_after_startup()
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(run)
@@ -266,9 +301,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     if etcd_flags and not is_shared_store(args.store):
         raise ValueError(f"--{etcd_flags[0].replace('_', '-')} needs --store etcd://HOST:PORT")
     try:
-        LeaderElectionConfig("default", "check", lease_duration=args.leader_elect_lease_duration,
-                             renew_deadline=args.leader_elect_renew_deadline,
-                             retry_period=args.leader_elect_retry_period)
+        leader_election_timing(args)
     except ValueError as exc:
         raise ValueError(f"--leader-elect-*: {exc}") from None
     if args.audit_policy_file:
@@ -285,29 +318,9 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     workers = resolve_workers(args.workers)
     if workers > 1 and args.store == "memory":
         raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")
-    return ServeOptions(
-        data_dir=args.data_dir, bind=args.bind, port=args.port, api_domain=args.api_domain, store=args.store,
-        feature_gates=gates, token_auth_file=args.token_auth_file, tls_cert_file=args.tls_cert_file,
-        tls_private_key_file=args.tls_private_key_file, client_ca_file=args.client_ca_file,
-        anonymous_auth=args.anonymous_auth, watch_history=args.watch_history, continue_ttl=args.continue_ttl,
-        min_compress_bytes=args.min_compress_bytes, max_body_bytes=args.max_body_bytes,
-        controllers=args.controllers, kubeconfig_path=args.kubeconfig_out,
-        etcd_prefix=args.etcd_prefix, etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
-        etcd_keyfile=args.etcd_keyfile, etcd_compaction_interval=args.etcd_compaction_interval,
-        leader_elect=args.leader_elect, leader_elect_identity=args.leader_elect_identity,
-        leader_elect_lease_duration=args.leader_elect_lease_duration,
-        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
-        leader_elect_retry_period=args.leader_elect_retry_period, workers=workers,
-        max_requests_inflight=args.max_requests_inflight,
-        max_mutating_requests_inflight=args.max_mutating_requests_inflight, request_timeout=args.request_timeout,
-        min_request_timeout=args.min_request_timeout, max_connections=args.max_connections,
-        max_watches_per_user=args.max_watches_per_user, audit_log_path=args.audit_log_path,
-        audit_policy_file=args.audit_policy_file, audit_log_maxsize=args.audit_log_maxsize,
-        audit_log_maxbackup=args.audit_log_maxbackup, audit_log_maxage=args.audit_log_maxage,
-        service_account_issuer=args.service_account_issuer,
-        api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
-        service_account_signing_key_file=args.service_account_signing_key_file,
-        service_account_max_token_expiration=args.service_account_max_token_expiration)
+    copied = {flag.field: getattr(args, flag.dest) for flag in _SERVE_FLAGS}
+    return ServeOptions(**{**copied, "feature_gates": gates, "workers": workers,
+                           "api_audiences": tuple(a for a in args.api_audiences.split(",") if a)})
 
 
 def _check_files_read(args: argparse.Namespace) -> None:
@@ -324,9 +337,9 @@ def _check_files_read(args: argparse.Namespace) -> None:
 def _run_server(options: ServeOptions) -> int:
     """Serve until signalled, then 0; raises what stopped the start (a port in use, a store that does not open).
 
-    Also one worker of `--workers N`, in the process `api.workers` forked.
+    Also one worker of `--workers N`, in the process `api.serving.workers` forked.
     """
-    collector.pause_for_startup()  # until it serves: see api.collector
+    gc_tuning.pause_for_startup()  # until it serves: see api.serving.gc_tuning
     trio.run(_serve_until_signalled, options)
     return 0
 

@@ -39,10 +39,12 @@ their errors in one line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import logging
 import os
+import re
 import signal
 import sys
 from functools import partial
@@ -68,8 +70,8 @@ from runtime.manager import Manager
 __all__ = [
     "load_controller_module", "load_out_of_process", "run_controllers", "run_until_signalled",
     "run_out_of_process", "main", "FIELD_MANAGER",
-    "add_leader_election_arguments", "leader_election_config", "serve_metrics", "metrics_app",
-    "add_metrics_arguments",
+    "add_leader_election_arguments", "leader_election_config", "leader_election_timing", "go_duration",
+    "serve_metrics", "metrics_app", "add_metrics_arguments",
 ]
 
 log = logging.getLogger("miniplane.controllers")
@@ -290,16 +292,52 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve /metrics (plain HTTP) at HOST:PORT; :PORT listens everywhere; 0 serves none")
 
 
-def add_leader_election_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add `--leader-elect` and its options (kube-controller-manager's names, seconds) to `parser`."""
-    parser.add_argument("--leader-elect", action="store_true",
-                        help="run controllers only while holding the lease (several copies may run)")
-    parser.add_argument("--leader-elect-namespace", default="default", help="namespace of the Lease")
-    parser.add_argument("--leader-elect-name", default=FIELD_MANAGER, help="name of the Lease")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+#: The `--leader-elect-*` timing flags and their defaults (LeaderElectionConfig's).
+_TIMING = {name: f.default for f in dataclasses.fields(LeaderElectionConfig)
+           for name in ("lease_duration", "renew_deadline", "retry_period") if f.name == name}
+
+
+def go_duration(text: str) -> float:
+    """Seconds of a Go duration (`5m`, `1h30m`, `90s`, `0`), as kube's flags take them, or a number: an
+    argparse type (raises ArgumentTypeError)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 5m, 90s or 1h30m, got {text!r}")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+def add_leader_election_arguments(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
+    """Add the `--leader-elect*` flags (kube-controller-manager's names; durations as `go_duration`) to `parser`.
+
+    With `switch` (the controllers' commands) `--leader-elect` turns the election on and the Lease may be
+    named; without, the caller adds its own `--leader-elect` first (`miniplane serve`: true, false, or on
+    with a shared store) and elects on its fixed Lease. The timing is checked by `leader_election_timing`.
+    """
+    if switch:
+        parser.add_argument("--leader-elect", action="store_true",
+                            help="run controllers only while holding the lease (several copies may run)")
+        parser.add_argument("--leader-elect-namespace", default="default", help="namespace of the Lease")
+        parser.add_argument("--leader-elect-name", default=FIELD_MANAGER, help="name of the Lease")
     parser.add_argument("--leader-elect-identity", default="", help="this candidate's identity (default: host_uuid)")
-    parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
-    parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
-    parser.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    for name, seconds in _TIMING.items():
+        parser.add_argument(f"--leader-elect-{name.replace('_', '-')}", type=go_duration, default=seconds)
+
+
+def leader_election_timing(args: Any) -> dict[str, float]:
+    """The parsed `--leader-elect-*` timing, as `LeaderElectionConfig`'s keyword arguments.
+
+    Raises ValueError for an inconsistent timing, as `LeaderElectionConfig` says it.
+    """
+    timing = {name: getattr(args, f"leader_elect_{name}") for name in _TIMING}
+    LeaderElectionConfig("default", "check", **timing)
+    return timing
 
 
 def leader_election_config(args: Any) -> LeaderElectionConfig | None:
@@ -311,9 +349,7 @@ def leader_election_config(args: Any) -> LeaderElectionConfig | None:
         return None
     return LeaderElectionConfig(args.leader_elect_namespace, args.leader_elect_name,
                                 identity=args.leader_elect_identity or default_identity(),
-                                lease_duration=args.leader_elect_lease_duration,
-                                renew_deadline=args.leader_elect_renew_deadline,
-                                retry_period=args.leader_elect_retry_period)
+                                **leader_election_timing(args))
 
 
 if __name__ == "__main__":

@@ -71,3 +71,26 @@ def test_serve_on_an_etcd_that_does_not_answer_exits_1_saying_why(capsys, tmp_pa
         port = s.getsockname()[1]
     assert main(["serve", "--data-dir", str(tmp_path), "--port", "0", "--store", f"etcd://127.0.0.1:{port}"]) == 1
     assert "no etcd endpoint answered" in capsys.readouterr().err
+
+
+def test_serve_without_flags_is_the_default_serve_options() -> None:
+    from api.assembly import ServeOptions
+    assert options() == ServeOptions()
+
+
+def test_every_serve_option_but_the_internal_ones_is_a_flag() -> None:
+    import dataclasses
+
+    from api.assembly import ServeOptions
+    from api.cli import serve_flags
+    fields = {f.name for f in dataclasses.fields(ServeOptions)}
+    assert fields - {flag.field for flag in serve_flags()} == {"compaction_interval", "worker"}
+
+
+@pytest.mark.parametrize("command", [["serve"], ["controllers", "--kubeconfig", "k"]])
+def test_leader_election_flags_are_shared_by_serve_and_controllers(command: list[str]) -> None:
+    args = parser().parse_args([*command, "--leader-elect-lease-duration", "20s",
+                                "--leader-elect-renew-deadline", "1m", "--leader-elect-retry-period", "3",
+                                "--leader-elect-identity", "me"])
+    assert (args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period,
+            args.leader_elect_identity) == (20, 60, 3, "me")
