@@ -3,7 +3,7 @@ discovery, OpenAPI and the TLS material the server and its kubeconfig need.
 
 Contract: handlers are HTTP only and reach data through the `runtime.registry`
 facade. `api.assembly` is the one module that opens a store and wires the
-registry, the compactor, the built-in controllers and the app; `api.server`
+registry, the compactor, the built-in controllers and the app; `api.serving.server`
 puts it behind Hypercorn and TLS; `api.cli` is the `miniplane` command.
 """
 

@@ -2,7 +2,7 @@
 
 `Filters.handle(path)` is the app's one entry:
 
-1. a connection past `--max-connections` is answered 429 (`api.listener`);
+1. a connection past `--max-connections` is answered 429 (`api.serving.listener`);
 2. authentication (`api.authn`): 401 for a bad credential;
 3. audit (`api.audit`): the policy's level for the authenticated user, the
    RequestReceived event;
@@ -34,7 +34,7 @@ from api.audit import AuditRecord, RequestFacts, new_audit_id, request_uri, sour
 from api.authn import impersonate, peer_certificate_der
 from api.health import CHECKS, HEALTH_ENDPOINTS
 from api.limits import MUTATING, READ_ONLY, is_read_only
-from api.listener import over_connection_limit
+from api.serving.listener import over_connection_limit
 from api.metrics import request_labels
 from api.request_class import current_request
 from api.requestinfo import RequestInfo, request_info

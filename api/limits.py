@@ -18,7 +18,7 @@ miniplane's own bounds on open connections and on watches per user.
   spreading reconnections; a client's `timeoutSeconds` is honoured as given.
 - Watches per user: past `max_watches_per_user` open watches a user's next
   watch is 429 (its clients back off and retry). 0: no bound.
-- Open connections (`api.listener` counts them): past `max_connections` a
+- Open connections (`api.serving.listener` counts them): past `max_connections` a
   connection's requests are answered 429 with `Connection: close`.
 
 `RequestLimits` only counts; it does no I/O and never blocks.

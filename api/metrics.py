@@ -27,7 +27,7 @@ Read when scraped (`Live`: callables the assembly gives):
 - `apiserver_open_connections` (miniplane's own: what `--max-connections` bounds)
 - `python_gc_objects_collected_total`, `python_gc_objects_uncollectable_total`,
   `python_gc_collections_total` per generation (prometheus-client's `GCCollector`, as Go's `go_gc_*`),
-  and `python_gc_frozen_objects` (miniplane's own: the objects `api.collector` froze at start-up)
+  and `python_gc_frozen_objects` (miniplane's own: the objects `api.serving.gc_tuning` froze at start-up)
 
 Labels as kube-apiserver's `MonitorRequest`: verbs upper-case (`GET`, `LIST`,
 `WATCH`, `POST`, `PUT`, `PATCH`, `APPLY`, `DELETE`); scope `resource` for an

@@ -3,11 +3,11 @@
 `GET /x` answers a ClusterRole's JSON (the bytes are made once); `POST /x`
 reads the JSON body, decodes it, and answers 201 with the bytes it read. It
 runs with the server's TLS certificate and the same Hypercorn settings as
-`miniplane serve` (`api.server`), so the difference to a miniplane figure is
+`miniplane serve` (`api.serving.server`), so the difference to a miniplane figure is
 miniplane's own work.
 
 With `--listener miniplane` it serves through miniplane's own listener
-(`api.listener.serve_counted`: its HTTP/1.1 is `api.http1`, llhttp's, where
+(`api.serving.listener.serve_counted`: its HTTP/1.1 is `api.serving.http1`, llhttp's, where
 Hypercorn's is h11), so that a figure can be held against the same HTTP
 layer as well; the floor of the targets stays Hypercorn's own.
 
@@ -32,7 +32,7 @@ from quart_trio import QuartTrio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from api.limits import RequestLimits  # noqa: E402
-from api.listener import serve_counted  # noqa: E402
+from api.serving.listener import serve_counted  # noqa: E402
 
 __all__ = ["make_app", "main"]
 

@@ -45,7 +45,7 @@ import trio  # noqa: E402
 
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from api.assembly import ServeOptions
-from api.server import serve  # noqa: E402
+from api.serving.server import serve  # noqa: E402
 from runtime.client import ObjectKey, ObjectList, WatchEvent  # noqa: E402
 from runtime.client_http import open_http_client  # noqa: E402
 from runtime.client_local import LocalClient  # noqa: E402

@@ -34,7 +34,7 @@ import trio  # noqa: E402
 
 from runtime.kubeconfig import load_kubeconfig  # noqa: E402
 from api.assembly import ServeOptions
-from api.server import serve
+from api.serving.server import serve
 from runtime.bootstrap import SYSTEM_USER, bootstrap  # noqa: E402
 from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
 from runtime.rbac.user import UserInfo  # noqa: E402

@@ -9,7 +9,7 @@ installs it):
   in turns with the bare POST (three slices each), and its target compares
   the two (this machine's speed drifts by a quarter within minutes);
 - the same bare route served through miniplane's listener (`bare_route.py
-  --listener miniplane`: HTTP/1.1 by `api.http1`, where Hypercorn's is h11,
+  --listener miniplane`: HTTP/1.1 by `api.serving.http1`, where Hypercorn's is h11,
   as the servers speak it), GET and POST, and its POST in the same turns: not
   a target's floor, but what shows how much of a ratio is the HTTP layer's;
 - the raw stores: direct SQLite commits/s (Python's sqlite3, one insert per

@@ -1,4 +1,5 @@
-"""An answer of known length leaves in one write (one TLS record); a stream's head leaves at once (`api.listener`).
+"""An answer of known length leaves in one write (one TLS record); a stream's head leaves at once
+(`api.serving.listener`).
 
 Hypercorn writes an answer's head, body and end separately: three TLS
 records and system calls where one does. Over raw TLS a read returns one

@@ -1,4 +1,4 @@
-"""HTTP/1.1 on the wire (`api.http1`): what Hypercorn's h11 protocol did, parsed by llhttp.
+"""HTTP/1.1 on the wire (`api.serving.http1`): what Hypercorn's h11 protocol did, parsed by llhttp.
 
 Over real HTTPS, bytes in and bytes out: pipelined requests are answered in
 order, one at a time; HTTP/1.0 and `Connection: close` end the connection
@@ -19,7 +19,7 @@ import pytest
 import trio
 import trio.testing
 
-from api.http1 import response_head, status_line
+from api.serving.http1 import response_head, status_line
 from tests.support.server import Server
 
 pytestmark = pytest.mark.stores("memory")  # the HTTP layer's: any store answers the same

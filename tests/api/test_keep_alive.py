@@ -1,5 +1,5 @@
 """The keep-alive timeout (75 s) of an HTTPS connection counts from its last answer, never during one
-(`api.listener`'s idle timer).
+(`api.serving.listener`'s idle timer).
 
 On the MockClock (`autojump_clock`), so minutes pass at no cost. Hypercorn
 under quart-trio never closed a connection idle after an answer (its idle
@@ -22,7 +22,7 @@ from tests.support.server import Server
 
 pytestmark = pytest.mark.stores("memory")  # the HTTP layer's: any store answers the same
 
-KEEP_ALIVE = 75.0  # api.server's keep_alive_timeout
+KEEP_ALIVE = 75.0  # api.serving.server's keep_alive_timeout
 
 
 async def exchange(stream: trio.SSLStream, request: bytes, end: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""HTTP/1.1 status lines carry Go's reason phrases, as kube-apiserver's do (`api.listener`).
+"""HTTP/1.1 status lines carry Go's reason phrases, as kube-apiserver's do (`api.serving.listener`).
 
 Over real HTTPS (Hypercorn): HTTP/1.1 clients show the phrase (the Python
 Kubernetes client's `ApiException.reason`, httpx's `reason_phrase`, curl),

@@ -1,4 +1,4 @@
-"""The real kubectl over HTTP/1.1 (`api.http1`): kubectl speaks HTTP/2 by default (TLS's ALPN), and
+"""The real kubectl over HTTP/1.1 (`api.serving.http1`): kubectl speaks HTTP/2 by default (TLS's ALPN), and
 client-go's `DISABLE_HTTP2` makes it speak HTTP/1.1, as older or proxied clients do."""
 
 from __future__ import annotations

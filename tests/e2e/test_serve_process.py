@@ -1,4 +1,4 @@
-"""`miniplane serve` as a process: what it sets up for itself once serving (see `api.collector`)."""
+"""`miniplane serve` as a process: what it sets up for itself once serving (see `api.serving.gc_tuning`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ a test's `compaction_interval` is then etcd's too.
   base URL `http://miniplane`. The registry and store are at hand
   (`server.plane`). The peer certificate is none, the server address the
   scope's `miniplane:80`.
-- `start_server` runs `api.server.serve`: Hypercorn, TLS with the server's
+- `start_server` runs `api.serving.server.serve`: Hypercorn, TLS with the server's
   own CA, a free port on 127.0.0.1. For what needs a socket or TLS: client
   certificates, Hypercorn's limits, connection behaviour, kubectl, other
   processes.
@@ -39,7 +39,7 @@ import httpx
 import trio
 
 from api.assembly import ControlPlane, ServeOptions, open_control_plane
-from api.server import serve
+from api.serving.server import serve
 from runtime.kubeconfig import load_kubeconfig, write_kubeconfig
 from runtime.registry import Registry
 from tests.support.asgi import ASGITransport
@@ -157,7 +157,7 @@ async def start_in_process(nursery: trio.Nursery, tmp_path: Path, **options: Any
 
 
 async def start_server(nursery: trio.Nursery, tmp_path: Path, **options: Any) -> Server:
-    """A real HTTPS server (`api.server.serve`) on a free port; returns once it accepts connections."""
+    """A real HTTPS server (`api.serving.server.serve`) on a free port; returns once it accepts connections."""
     opts = _options(tmp_path, options)
     url = await nursery.start(serve, opts)
     kubeconfig = Path(opts.kubeconfig_path or Path(opts.data_dir) / "admin.kubeconfig")

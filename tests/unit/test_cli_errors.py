@@ -8,7 +8,7 @@ import pytest
 import trio
 
 from api.cli import describe_error, leaf_cause, main
-from api.server import ListenError
+from api.serving.server import ListenError
 from runtime.storage import StoreError
 
 

@@ -1,4 +1,4 @@
-"""`api.http1` under open-ended input (Hypothesis), on its own: no socket, an echo app behind it.
+"""`api.serving.http1` under open-ended input (Hypothesis), on its own: no socket, an echo app behind it.
 
 - However a stream of pipelined requests is cut into reads, the bytes
   written back are the same, and every request gets its answer in order
@@ -27,7 +27,7 @@ from hypercorn.utils import wrap_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.http1 import Http1Protocol
+from api.serving.http1 import Http1Protocol
 
 EXAMPLES = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -1,10 +1,11 @@
-"""The memory scavenger (`api.scavenger`): trims after activity once quiet, rarely under load, never when idle."""
+"""The memory scavenger (`api.serving.scavenger`): trims after activity once quiet, rarely under load, never
+when idle."""
 
 from __future__ import annotations
 
 import trio
 
-from api.scavenger import release_free_memory, run_scavenger, trim_available
+from api.serving.scavenger import release_free_memory, run_scavenger, trim_available
 
 
 async def scavenge(activity: list[tuple[float, bool]], until: float) -> list[float]:

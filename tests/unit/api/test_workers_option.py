@@ -7,7 +7,7 @@ import os
 import pytest
 
 from api.cli import main, parser, serve_options
-from api.workers import resolve_workers
+from api.serving.workers import resolve_workers
 
 
 def test_workers_is_a_positive_count_or_auto():

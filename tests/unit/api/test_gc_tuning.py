@@ -1,4 +1,4 @@
-"""The cycle collector's settings for a serving process (`api.collector`)."""
+"""The cycle collector's settings for a serving process (`api.serving.gc_tuning`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from api import collector
+from api.serving import gc_tuning
 
 
 @pytest.fixture
@@ -23,14 +23,14 @@ def restored_collector():
 
 
 def test_start_up_runs_without_cycle_collection(restored_collector):
-    collector.pause_for_startup()
+    gc_tuning.pause_for_startup()
     assert not gc.isenabled()
 
 
 def test_once_serving_what_start_up_built_is_frozen_and_collection_resumes(restored_collector):
-    collector.pause_for_startup()
+    gc_tuning.pause_for_startup()
     cache = [{"metadata": {"name": f"role-{i}"}} for i in range(1000)]  # what start-up keeps
-    collector.settle_after_startup()
+    gc_tuning.settle_after_startup()
     assert gc.isenabled()
     assert gc.get_freeze_count() >= len(cache)
     walked = {id(obj) for generation in range(3) for obj in gc.get_objects(generation=generation)}
@@ -39,6 +39,6 @@ def test_once_serving_what_start_up_built_is_frozen_and_collection_resumes(resto
 
 def test_once_serving_the_young_generation_is_larger_than_cpythons(restored_collector):
     _, middle, old = gc.get_threshold()
-    collector.settle_after_startup()
-    assert gc.get_threshold() == (collector.YOUNG_THRESHOLD, middle, old)
-    assert collector.YOUNG_THRESHOLD > 700
+    gc_tuning.settle_after_startup()
+    assert gc.get_threshold() == (gc_tuning.YOUNG_THRESHOLD, middle, old)
+    assert gc_tuning.YOUNG_THRESHOLD > 700

@@ -1,28 +1,30 @@
-"""The HTTPS listener: Hypercorn's connection handling behind a count of open connections.
+"""What this server uses of Hypercorn beyond its documented API (`hypercorn.config.Config`): the one module
+that touches Hypercorn's internals.
 
-`serve_counted(app, config, limits)` does what `hypercorn.trio.serve` does
-(listen on `config`'s binds with its TLS context, run each connection with
-Hypercorn's `TCPServer`, HTTP/1.1 and HTTP/2, a graceful stop on
-cancellation) and counts each open connection in `limits`
-(`RequestLimits.connection_opened/closed`). A connection past
-`max_connections` is still served, but `over_connection_limit()` is then true
-in its requests' tasks: the app answers each 429 with `Connection: close`, so
-the client learns why and the connection ends. One twice past the limit is
-closed at once, before its TLS handshake.
-
-HTTP/1.1 is spoken by `api.http1` (llhttp's parsing, Go's reason phrases,
-an answer of known length in one write) where Hypercorn speaks it with h11;
-HTTP/2 is Hypercorn's. A connection idle after an answer closes at the
-keep-alive timeout (75 s), which Hypercorn under quart-trio never did (see
-`_IdleTimer`), and, with no read timeout set (the server sets none), a read
-is not wrapped in a cancel scope with an infinite deadline, as Hypercorn
-wraps each.
+Contract:
+- `serve_connections(app, config, on_connection)` does what `hypercorn.trio.serve`
+  does (the lifespan, listening on `config`'s binds with its TLS context, a
+  graceful stop on cancellation: `config.graceful_timeout` for open
+  connections), but hands each accepted stream to `on_connection(stream,
+  serve)`, which may refuse it or call `await serve()` to run it as a
+  `Connection`. Started with the bound URLs.
+- `Connection` is Hypercorn's trio `TCPServer` speaking HTTP/1.1 through the
+  protocol class it is given (`api.serving.http1.Http1Protocol`, where
+  Hypercorn's is `H11Protocol`; HTTP/2 stays Hypercorn's), keeping the
+  keep-alive timeout with `_IdleTimer`, and reading without a cancel scope
+  per read when no read timeout is set (the server sets none).
+- The protocol-level names `api.serving.http1` builds on (Hypercorn's
+  events, `HTTPStream`, its typing) are re-exported here, so that no other
+  module imports from Hypercorn but `hypercorn.config`.
 
 Caveats:
-    Built on Hypercorn's trio worker internals (`TCPServer` with its
-    `idle_task`, `protocol`, `_read_data`, `MAX_RECV` and
-    `_initiate_server_close`; `ProtocolWrapper.protocol`, `WorkerContext`,
-    `Lifespan`), as of Hypercorn 0.18 (the pinned range); it relies, as
+    Built on Hypercorn's trio worker internals as of Hypercorn 0.18 (the
+    pinned range): `TCPServer` with its `idle_task`, `protocol`, `stream`,
+    `context`, `_read_data`, `MAX_RECV` and `_initiate_server_close`;
+    `ProtocolWrapper.protocol` and its fields; `WorkerContext`, `Lifespan`,
+    `wrap_app`, `repr_socket_addr`; the protocol interface (`handle(event)`,
+    `send`, `HTTPStream`'s events) that `H11Protocol` implements. A Hypercorn
+    upgrade must be checked against each. It relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
 """
@@ -30,25 +32,24 @@ Caveats:
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import trio
 from hypercorn.config import Config
-from hypercorn.events import Closed, RawData
+from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.protocol.events import Body, EndBody, Event as StreamEvent, Request, Response, StreamClosed
 from hypercorn.protocol.h11 import H11Protocol
+from hypercorn.protocol.http_stream import HTTPStream
 from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import MAX_RECV as _MAX_RECV, TCPServer
+from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import ConnectionState
+from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext as WorkerContextType
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from api.http1 import Http1Protocol
-from api.limits import RequestLimits
-
-__all__ = ["serve_counted", "over_connection_limit"]
-
-_OVER_LIMIT: ContextVar[bool] = ContextVar("miniplane_connection_over_limit", default=False)
+__all__ = ["Connection", "serve_connections",
+           # for api.serving.http1: Hypercorn's protocol interface
+           "AppWrapper", "Body", "Closed", "Config", "ConnectionState", "EndBody", "Event", "HTTPStream", "RawData",
+           "Request", "Response", "StreamClosed", "StreamEvent", "TaskGroup", "Updated", "WorkerContextType"]
 
 
 class _IdleTimer:
@@ -108,12 +109,15 @@ class _IdleTimer:
                 await self._server._initiate_server_close()
 
 
-class _Connection(TCPServer):
-    """Hypercorn's connection, speaking HTTP/1.1 through `api.http1` and keeping its keep-alive timeout
-    with an `_IdleTimer`."""
 
-    def __init__(self, *args: Any) -> None:
+class Connection(TCPServer):
+    """Hypercorn's connection (`TCPServer(app, config, context, state, stream)`), speaking HTTP/1.1 through
+    `http1` (a class with `H11Protocol`'s constructor and interface) and keeping its keep-alive timeout with
+    an `_IdleTimer`."""
+
+    def __init__(self, http1: type, *args: Any) -> None:
         super().__init__(*args)
+        self._http1 = http1
         self._idle_timer = _IdleTimer(self)
         self.idle_task = self._idle_timer  # type: ignore[assignment]  # Hypercorn calls restart() and stop()
 
@@ -121,7 +125,7 @@ class _Connection(TCPServer):
         try:
             wrapper = self.protocol
             if isinstance(wrapper.protocol, H11Protocol):  # made by `run` before the first read: not used yet
-                wrapper.protocol = Http1Protocol(  # type: ignore[assignment]
+                wrapper.protocol = self._http1(
                     wrapper.app, wrapper.config, wrapper.context, wrapper.task_group, wrapper.state, wrapper.ssl,
                     wrapper.client, wrapper.server, wrapper.send)
             if self.config.read_timeout:
@@ -136,7 +140,7 @@ class _Connection(TCPServer):
         # server sets none) that is a cancel scope entered and left around every read, for nothing.
         while True:
             try:
-                data = await self.stream.receive_some(_MAX_RECV)
+                data = await self.stream.receive_some(MAX_RECV)
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 break
             await self.protocol.handle(RawData(bytes(data)))
@@ -145,30 +149,23 @@ class _Connection(TCPServer):
         await self.protocol.handle(Closed())
 
 
-def over_connection_limit() -> bool:
-    """Whether the current request came on a connection opened past `max_connections`."""
-    return _OVER_LIMIT.get()
+#: What `serve_connections` calls per accepted stream: the stream, and the coroutine function serving it.
+OnConnection = Callable[[trio.abc.Stream, Callable[[], Awaitable[None]]], Awaitable[None]]
 
 
-async def serve_counted(app: Any, config: Config, limits: RequestLimits, *,
-                        task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-    """Serve `app` on `config`'s secure binds until cancelled; started() with the bound URLs."""
+async def serve_connections(app: Any, config: Config, http1: type, on_connection: OnConnection, *,
+                            task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve `app` on `config`'s binds until cancelled, each connection through `on_connection` (see the
+    module doc); started() with the bound URLs."""
     wrapped = wrap_app(app, config.wsgi_max_body_size, None)
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(wrapped, config, lifespan_state)
     context = WorkerContext(None)
-    cap = limits.options.max_connections
 
     async def connection(stream: trio.SSLStream[trio.SocketStream]) -> None:
-        admitted = limits.connection_opened()
-        try:
-            if not admitted and cap and limits.connections > 2 * cap:
-                await trio.aclose_forcefully(stream)
-                return
-            _OVER_LIMIT.set(not admitted)
-            await _Connection(wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
-        finally:
-            limits.connection_closed()
+        async def serve() -> None:
+            await Connection(http1, wrapped, config, context, ConnectionState(lifespan_state.copy()), stream)
+        await on_connection(stream, serve)
 
     async with trio.open_nursery() as lifespan_nursery:
         await lifespan_nursery.start(lifespan.handle_lifespan)

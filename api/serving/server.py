@@ -4,7 +4,7 @@ At first start the data directory gets a CA and a serving certificate (unless
 `--tls-cert-file` names one), and `admin.kubeconfig` is written at every start
 (the server's URL, its CA, the admin token of a user in `system:masters`).
 
-A worker of `--workers N` (`options.worker` set, see `api.workers`) serves
+A worker of `--workers N` (`options.worker` set, see `api.serving.workers`) serves
 the listening socket it inherited, with its own TLS context; its parent
 writes the kubeconfig and says where it serves. The worker says it is ready
 on its ready descriptor (a worker started beside the primary first waits
@@ -29,8 +29,8 @@ from hypercorn.config import Sockets
 from api import certs
 from api.assembly import ServeOptions, open_control_plane
 from api.authn import capture_peer_certificates
-from api.listener import serve_counted
-from api.scavenger import run_scavenger
+from api.serving.listener import serve_counted
+from api.serving.scavenger import run_scavenger
 from runtime.kubeconfig import write_kubeconfig
 
 __all__ = ["ServeOptions", "serve", "ListenError"]

@@ -9,7 +9,7 @@ few bytes to write, with Go's reason phrase, as kube-apiserver's status
 lines carry (`HTTP/1.1 404 Not Found`; h11 writes none).
 
 Contract: `Http1Protocol` stands where Hypercorn's `H11Protocol` stands
-(`api.listener` puts it there) and gives the app, through Hypercorn's own
+(`api.serving.hypercorn_internals.Connection` puts it there) and gives the app, through Hypercorn's own
 `HTTPStream`, the ASGI events h11's gave:
 - One request at a time: a request pipelined behind another is read once
   that one's answer is done. After an answer the connection stays open when
@@ -47,11 +47,10 @@ from collections import deque
 from typing import Any, Awaitable, Callable, NamedTuple
 
 import httptools
-from hypercorn.config import Config
-from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol.events import Body, EndBody, Event as StreamEvent, Request, Response, StreamClosed
-from hypercorn.protocol.http_stream import HTTPStream
-from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
+
+from api.serving.hypercorn_internals import (AppWrapper, Body, Closed, Config, ConnectionState, EndBody, Event,
+                                             HTTPStream, RawData, Request, Response, StreamClosed, StreamEvent,
+                                             TaskGroup, Updated, WorkerContextType as WorkerContext)
 
 __all__ = ["Http1Protocol", "response_head", "status_line"]
 

@@ -8,7 +8,7 @@ walks all of it: about 45% of start-up went there, and freed nothing (the
 objects are alive; reference counting frees what is not). Serving, every
 collection of the old generations walks those caches again.
 
-So a `miniplane serve` process (not a library user of `api.server.serve`:
+So a `miniplane serve` process (not a library user of `api.serving.server.serve`:
 this is process-wide state) does what Instagram's Python servers do:
 
 - `pause_for_startup()`: no cycle collection while the caches fill
