@@ -316,7 +316,8 @@ class _Paths:
         self._path(f"{collection}/{{name}}", ns_param + name_param, self._item(t, verbs, scope + t.kind))
         for sub, sub_verbs in t.info.subresources:
             ops = self._item(t, sub_verbs, scope + t.kind + sub.capitalize())
-            other, model = t.strategy.view_kind(sub), t.strategy.subresource_model(sub)
+            found = t.strategy.subresources.get(sub)
+            other, model = (found.kind, found.model) if found is not None else (None, None)
             if "create" in sub_verbs and other is not None and model is not None:
                 # A subresource one POSTs another kind to (a ServiceAccount's token: a TokenRequest).
                 content = self._content(_ref(model))
@@ -351,7 +352,8 @@ def _gvks(scheme: Scheme) -> dict[type[BaseModel], list[dict[str, str]]]:
         if t.info.list_model is not None:
             gvks[t.info.list_model] = [{"group": t.group, "kind": t.list_kind, "version": t.version}]
         for sub, _ in t.info.subresources:
-            other, model = t.strategy.view_kind(sub), t.strategy.subresource_model(sub)
+            found = t.strategy.subresources.get(sub)
+            other, model = (found.kind, found.model) if found is not None else (None, None)
             if other is not None and model is not None:
                 gvks[model] = [{"group": other[0], "kind": other[2], "version": other[1]}]
     groups = dict.fromkeys(["", *(g for g, _ in scheme.groups())])
@@ -374,7 +376,7 @@ def openapi_v3_document(scheme: Scheme, group_version: str) -> dict[str, Any] | 
     pool = _Schemas(_gvks(scheme))
     typed = [t for t in served if t.strategy.openapi_schema is None]
     subresource_models = [m for t in typed for sub, _ in t.info.subresources
-                          if (m := t.strategy.subresource_model(sub)) is not None]
+                          if (m := getattr(t.strategy.subresources.get(sub), "model", None)) is not None]
     for model in (*(t.model for t in typed), *(t.info.list_model for t in typed if t.info.list_model),
                   *subresource_models, models.DeleteOptions, models.Status, models.ObjectMeta, models.ListMeta):
         pool.add(model)

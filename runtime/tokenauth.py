@@ -8,7 +8,7 @@ token that is not the server's (not a JWT, or another issuer's), else a
 `TokenAuthentication`: the identity's user, or the error in Kubernetes'
 words (bad signature, audiences, expired; the service account or bound
 object gone or recreated). The identity kind is the one whose strategy
-issues tokens; reads are the watch cache's, never the store's (this runs
+is a `TokenIssuer`; reads are the watch cache's, never the store's (this runs
 for every request that carries such a token).
 
 `TokenAuthenticator` is what the registry asks a TokenReview of: any
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from runtime.kinds import TokenIssuer
 from runtime.tokens import TokenAuthentication, TokenError, TokenSigner, refusal
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class SignedTokenAuthenticator:
     def __init__(self, signer: TokenSigner, scheme: "Scheme", cache: "WatchCache") -> None:
         self.signer = signer
         self._cache = cache
-        self._identity = next((t for t in scheme.stored_types() if t.strategy.issues_tokens), None)
+        self._identity = next((t for t in scheme.stored_types() if isinstance(t.strategy, TokenIssuer)), None)
 
     def authenticate_signed(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenAuthentication | None:
         """See the module doc; `audiences` default to the server's."""

@@ -1,6 +1,8 @@
 """Kinds as data: each kind is a `KindInfo` (facts) and a `Strategy` (behaviour), registered on the `Scheme`.
 
-Contract: everything kind-specific lives here, one module per kind family
+Contract: everything kind-specific lives here (a strategy is composed of
+small parts, `parts`; subresources that are objects of their own,
+`subresources`), one module per kind family
 (`namespace`, `serviceaccount`, `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
 `insight*`; `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
@@ -14,8 +16,10 @@ garbage collector's finalizers, the aggregation controller's field manager.
 """
 
 from runtime.kinds.base import (
-    STATUS_VERBS, STORED_VERBS, AdmissionRequest, KindInfo, PolicyContext, Strategy, spec_of,
+    STATUS_VERBS, STORED_VERBS, AdmissionRequest, KindInfo, PolicyContext, Strategy, VirtualStrategy, spec_of,
 )
+from runtime.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
+from runtime.kinds.subresources import ActionSubresource, ViewSubresource
 from runtime.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
 from runtime.kinds.coordination import LEASE, LeaseStrategy
 from runtime.kinds.events import CORE_EVENT, EVENTS_EVENT, CoreEventStrategy, EventsV1EventStrategy
@@ -36,7 +40,8 @@ from runtime.kinds.serviceaccount import SERVICE_ACCOUNT, ServiceAccountStrategy
 from runtime.kinds.tokenreview import TOKEN_REVIEW, TokenReviewStrategy
 
 __all__ = [
-    "KindInfo", "Strategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
+    "KindInfo", "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
+    "ViewSubresource", "ActionSubresource", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
@@ -44,7 +49,7 @@ __all__ = [
 ]
 
 #: Every built-in kind and its strategy, in discovery order (core first).
-BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
+BUILTIN_KINDS: tuple[tuple[KindInfo, type[Strategy | VirtualStrategy]], ...] = (
     (NAMESPACE, NamespaceStrategy),
     (CORE_EVENT, CoreEventStrategy),
     (SERVICE_ACCOUNT, ServiceAccountStrategy),

@@ -25,6 +25,7 @@ from typing import Any
 
 from runtime import models
 from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
+from runtime.kinds.parts import SchemeObserver
 from runtime.kinds.customresource import CustomKinds, schema_errors
 from runtime.requests import DeleteOptions
 from runtime.validation import FieldError, is_dns1123_subdomain
@@ -70,12 +71,11 @@ def storage_version(spec: dict[str, Any]) -> str:
     return next((v.get("name", "") for v in spec.get("versions") or [] if v.get("storage")), "")
 
 
-class CustomResourceDefinitionStrategy(Strategy):
+class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
     """See the module doc."""
 
     status_subresource = True
     counts_generation = True  # spec changes, as Kubernetes' CRD strategy
-    observes = True
     name_rule = "dns-subdomain"
     kube_finalizers = False  # apiextensions validates ObjectMeta with apimachinery's rules
     field_labels = ("metadata.name",)

@@ -31,6 +31,7 @@ from runtime import errors
 from runtime.kinds.base import STATUS_VERBS, STORED_VERBS, KindInfo, Strategy
 from runtime.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.kinds.decoding import type_error_message
+from runtime.kinds.subresources import ViewSubresource
 from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
 from runtime.objects import StoredObject
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from runtime.scheme import ResourceType, Scheme
 
 __all__ = ["CustomKinds", "CustomResourceStrategy", "CustomDefinition", "CustomObject", "schema_errors", "is_custom",
-           "kinds_of"]
+           "kinds_of", "ScaleSubresource"]
 
 _CREATED = ("CreationTimestamp is a timestamp representing the server time when this object was created. It is "
             "not guaranteed to be set in happens-before order across separate operations. Clients may not set "
@@ -188,7 +189,8 @@ class CustomResourceStrategy(Strategy):
         self.structural = Structural.from_openapi((version.get("schema") or {}).get("openAPIV3Schema") or {})
         sub = version.get("subresources") or {}
         self.status_subresource = sub.get("status") is not None
-        self.scale = sub.get("scale")
+        if sub.get("scale") is not None:
+            self.subresources = {"scale": ScaleSubresource(sub["scale"])}
         self._merge_schema = schema_node(self.structural, metadata=schema_for(ObjectMeta), name=rt.kind)
         self.openapi_schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
         selectable = [s.get("jsonPath", "") for s in version.get("selectableFields") or []]
@@ -297,18 +299,18 @@ class CustomResourceStrategy(Strategy):
             fields[name] = _field_text(found[0]) if found else ""
         return fields
 
-    # ---- the scale subresource ---------------------------------------------------------------------
 
-    def has_view(self, subresource: str) -> bool:
-        return subresource == "scale" and self.scale is not None
+class ScaleSubresource(ViewSubresource):
+    """A custom kind's `scale` subresource: an autoscaling/v1 Scale view of the object, as Kubernetes'
+    ScaleREST for custom resources; `scale` is the CRD version's `subresources.scale`."""
 
-    def view_kind(self, subresource: str) -> tuple[str, str, str] | None:
-        return ("autoscaling", "v1", "Scale") if self.has_view(subresource) else None
+    kind = ("autoscaling", "v1", "Scale")
 
-    def view(self, subresource: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """What GET of `subresource` answers: an autoscaling/v1 Scale for `scale`, else the object."""
-        if not self.has_view(subresource):
-            return obj
+    def __init__(self, scale: dict[str, Any]) -> None:
+        self.scale = scale
+
+    def view(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object's Scale: its spec and status replicas, and its label selector, at the CRD's paths."""
         meta = obj["metadata"]
         scale: dict[str, Any] = {
             "kind": "Scale", "apiVersion": "autoscaling/v1",
@@ -327,7 +329,7 @@ class CustomResourceStrategy(Strategy):
                 scale["status"]["selector"] = selector[0]
         return scale
 
-    def from_view(self, subresource: str, view: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    def from_view(self, view: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
         """The object a written Scale makes of `current` (only the spec's replicas change)."""
         replicas = (view.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or replicas < 0:

@@ -19,7 +19,7 @@ may ask what):
 from __future__ import annotations
 
 from runtime import models
-from runtime.kinds.base import KindInfo, Strategy
+from runtime.kinds.base import KindInfo, VirtualStrategy
 from runtime.kinds.insight_policy import AggregationGraphStrategy, RBACDiffStrategy, RBACLintStrategy
 from runtime.kinds.insight_queries import AccessExplanationStrategy, AccessMatrixStrategy, WhoCanStrategy
 from runtime.models import insight as insight_models
@@ -37,7 +37,7 @@ def _kind(kind: str, plural: str, model: type[models.K8sModel]) -> KindInfo:
 
 
 #: The insight kinds with their strategies, in discovery order.
-INSIGHT_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
+INSIGHT_KINDS: tuple[tuple[KindInfo, type[VirtualStrategy]], ...] = (
     (_kind("AccessExplanation", "accessexplanations", insight_models.AccessExplanation),
      AccessExplanationStrategy),
     (_kind("WhoCan", "whocans", insight_models.WhoCan), WhoCanStrategy),

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from runtime import errors
-from runtime.kinds.base import PolicyContext, Strategy
+from runtime.kinds.base import PolicyContext, VirtualStrategy
 from runtime.kinds.reviews import attributes_choice_errors
 from runtime.rbac import non_resource_attributes, resource_attributes
 from runtime.rbac.attributes import Attributes
@@ -46,7 +46,7 @@ class InsightContext(PolicyContext, Protocol):
     def kind_cache(self, rt: Any) -> Any: ...
 
 
-class InsightStrategy(Strategy):
+class InsightStrategy(VirtualStrategy):
     """A virtual insight kind: `evaluate` answers a create; the caller's reads are checked first."""
 
     anyone_may_create = True

@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import errors, models
-from runtime.kinds.base import KindInfo, PolicyContext, Strategy
+from runtime.kinds.base import KindInfo, PolicyContext, VirtualStrategy
 from runtime.rbac import (
     Attributes, SelectorRequirement, non_resource_attributes, resource_attributes, rules_for,
 )
@@ -187,7 +187,7 @@ def _decide(policy: PolicyContext, attrs: Attributes, selector_errors: list[str]
     return status
 
 
-class _Review(Strategy):
+class _Review(VirtualStrategy):
     """A virtual kind: `evaluate` answers a create; nothing is stored."""
 
     def invalid(self, errs: list[FieldError]) -> errors.Invalid:
@@ -279,7 +279,7 @@ _CREATE_ONLY = ("create",)
 _AUTHZ = "authorization"
 
 #: The review kinds with their strategies.
-REVIEW_KINDS: tuple[tuple[KindInfo, type[Strategy]], ...] = (
+REVIEW_KINDS: tuple[tuple[KindInfo, type[VirtualStrategy]], ...] = (
     (KindInfo(_AUTHZ, "SubjectAccessReview", "subjectaccessreviews", "subjectaccessreview", False,
               models.SubjectAccessReview, verbs=_CREATE_ONLY, virtual=True), SubjectAccessReviewStrategy),
     (KindInfo(_AUTHZ, "LocalSubjectAccessReview", "localsubjectaccessreviews", "localsubjectaccessreview", True,

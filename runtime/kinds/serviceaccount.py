@@ -32,6 +32,8 @@ from runtime import errors, models
 from runtime.kinds.base import KindInfo, PolicyContext, Strategy
 from runtime.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.kinds.decoding import decode_object
+from runtime.kinds.parts import TokenIssuer
+from runtime.kinds.subresources import ActionSubresource
 from runtime.rbac.user import UserInfo, service_account_groups, service_account_username
 from runtime.requests import Body
 from runtime.tokens import (
@@ -40,7 +42,8 @@ from runtime.tokens import (
 )
 from runtime.validation.fielderrors import FieldError, invalid, invalid_error
 
-__all__ = ["SERVICE_ACCOUNT", "ServiceAccountStrategy", "TOKEN_SUBRESOURCE", "ENFORCE_MOUNTABLE_SECRETS"]
+__all__ = ["SERVICE_ACCOUNT", "ServiceAccountStrategy", "TokenRequestSubresource", "TOKEN_SUBRESOURCE",
+           "ENFORCE_MOUNTABLE_SECRETS"]
 
 TOKEN_SUBRESOURCE = "token"
 #: Deprecated in Kubernetes 1.32 (a warning on create and update).
@@ -84,49 +87,24 @@ def _deleted_before(obj: dict[str, Any], cutoff: float) -> bool:
         return True
 
 
-class ServiceAccountStrategy(Strategy):
-    """See the module doc."""
+class TokenRequestSubresource(ActionSubresource):
+    """A ServiceAccount's `token` subresource: a TokenRequest answered with a signed token, as
+    Kubernetes' TokenREST (see the module doc)."""
 
-    name_rule = "dns-subdomain"
-    allow_create_on_update = False
-    issues_tokens = True
-    # Kubernetes' printServiceAccount: the number of secrets, then the age.
-    columns = Columns((NAME_COLUMN, column("Secrets", models.ServiceAccount.model_fields["secrets"].description or ""),
-                       AGE_COLUMN), _cells)
+    model = models.TokenRequest
 
-    def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        super().prepare_for_create(obj)
-        _clean_secret_references(obj)
+    def __init__(self, scheme: Any, rt: Any) -> None:
+        self.scheme = scheme
+        self.kind = (scheme.authn_group, "v1", "TokenRequest")
+        # An unregistered ResourceType of the TokenRequest kind (the account's own type: no import cycle).
+        self._token_rt = type(rt)(_TOKEN_REQUEST, scheme.authn_group)
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
-        super().prepare_for_update(new, old, subresource)
-        _clean_secret_references(new)
+    def decode(self, body: Body, field_validation: str) -> tuple[dict[str, Any], list[str]]:
+        return decode_object(self._token_rt, body, field_validation=field_validation)
 
-    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        if ENFORCE_MOUNTABLE_SECRETS in (new["metadata"].get("annotations") or {}):
-            return [f"metadata.annotations[{ENFORCE_MOUNTABLE_SECRETS}]: deprecated in v1.32+; prefer separate "
-                    "namespaces to isolate access to mounted secrets"]
-        return []
-
-    # ---- the token subresource -----------------------------------------------------------------------
-
-    def view_kind(self, subresource: str) -> tuple[str, str, str] | None:
-        if subresource == TOKEN_SUBRESOURCE:
-            return self.scheme.authn_group, "v1", "TokenRequest"
-        return None
-
-    def subresource_model(self, subresource: str) -> Any:
-        return models.TokenRequest if subresource == TOKEN_SUBRESOURCE else None
-
-    def decode_subresource(self, subresource: str, body: Body, field_validation: str) -> tuple[dict[str, Any],
-                                                                                               list[str]]:
-        # An unregistered ResourceType of the TokenRequest kind (the strategy's own type: no import cycle).
-        token_rt = type(self.rt)(_TOKEN_REQUEST, self.scheme.authn_group)
-        return decode_object(token_rt, body, field_validation=field_validation)
-
-    async def create_subresource(self, policy: PolicyContext, user: UserInfo, subresource: str, namespace: str,
-                                 name: str, request: dict[str, Any],
-                                 load: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[dict[str, Any], list[str]]:
+    async def create(self, policy: PolicyContext, user: UserInfo, namespace: str, name: str,
+                     request: dict[str, Any],
+                     load: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[dict[str, Any], list[str]]:
         """A TokenRequest answered (see the module doc); `load()` reads the service account (404 if missing)."""
         group_kind = f"TokenRequest.{self.scheme.authn_group}"
         meta = request["metadata"]
@@ -185,6 +163,34 @@ class ServiceAccountStrategy(Strategy):
                                   "the UID in record. The object might have been deleted and then recreated",
                                   name=name, group=rt.group, kind=kind)
         return rt.api_version, rt.kind, name, uid
+
+
+class ServiceAccountStrategy(Strategy, TokenIssuer):
+    """See the module doc."""
+
+    name_rule = "dns-subdomain"
+    allow_create_on_update = False
+    # Kubernetes' printServiceAccount: the number of secrets, then the age.
+    columns = Columns((NAME_COLUMN, column("Secrets", models.ServiceAccount.model_fields["secrets"].description or ""),
+                       AGE_COLUMN), _cells)
+
+    def __init__(self, scheme: Any, rt: Any) -> None:
+        super().__init__(scheme, rt)
+        self.subresources = {TOKEN_SUBRESOURCE: TokenRequestSubresource(scheme, rt)}
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        super().prepare_for_create(obj)
+        _clean_secret_references(obj)
+
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+        super().prepare_for_update(new, old, subresource)
+        _clean_secret_references(new)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        if ENFORCE_MOUNTABLE_SECRETS in (new["metadata"].get("annotations") or {}):
+            return [f"metadata.annotations[{ENFORCE_MOUNTABLE_SECRETS}]: deprecated in v1.32+; prefer separate "
+                    "namespaces to isolate access to mounted secrets"]
+        return []
 
     # ---- tokens as credentials -----------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import errors, models
-from runtime.kinds.base import KindInfo, PolicyContext, Strategy
+from runtime.kinds.base import KindInfo, PolicyContext, VirtualStrategy
 from runtime.rbac.user import UserInfo
 
 __all__ = ["TOKEN_REVIEW", "TokenReviewStrategy"]
@@ -25,7 +25,7 @@ TOKEN_REVIEW = KindInfo("authentication", "TokenReview", "tokenreviews", "tokenr
                         verbs=("create",), virtual=True)
 
 
-class TokenReviewStrategy(Strategy):
+class TokenReviewStrategy(VirtualStrategy):
     """See the module doc."""
 
     def evaluate(self, policy: PolicyContext, user: UserInfo, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import trio
 
 from runtime import errors
 from runtime.featuregates import DEFAULT_GATES
-from runtime.kinds import AdmissionRequest
+from runtime.kinds import AdmissionRequest, SchemeObserver
 from runtime.objects import ObjectEncoder, StoredObject, decode_stored
 from runtime.patch import manager_from_user_agent, update_managed_fields
 from runtime.rbac import Decision, RBACAuthorizer, RBACIndex
@@ -143,7 +143,8 @@ class RegistryCore:
         self._policy_prefixes = tuple(t.storage_prefix for t in scheme.stored_types()
                                       if t.strategy.feeds_authorizer)
         #: Kinds whose strategy follows their objects (CRDs: every server serves what they define).
-        self._observers = {t.storage_prefix: t.strategy for t in scheme.stored_types() if t.strategy.observes}
+        self._observers = {t.storage_prefix: t.strategy for t in scheme.stored_types()
+                           if isinstance(t.strategy, SchemeObserver)}
         self._listed_at = -1
         self.cache.add_handler(self._follow_cache)
 

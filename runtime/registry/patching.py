@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from runtime import errors
+from runtime.kinds import ViewSubresource
 from runtime.objects import StoredObject
 from runtime.patch import (
     ApplyConflict, CorruptManagedFields, MalformedPatch, PatchError, PatchNotApplicable, TooManyOperations,
@@ -172,7 +173,7 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
     if creates:
         core.check_verb(rt, "create")
     check_patch_options(kind, opts)
-    if rt.strategy.has_view(subresource):
+    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         if kind not in (PatchType.JSON, PatchType.MERGE):

@@ -7,6 +7,7 @@ than N (504 "Too large resource version" if the cache does not reach it).
 
 from __future__ import annotations
 
+from runtime.kinds import ViewSubresource
 from runtime.objects import CorruptObject, StoredObject
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import not_found
@@ -32,6 +33,6 @@ async def get(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: s
         obj = await core.read_current(rt, key, name)  # the cache lags: a consistent read from the store
     if obj is None:
         raise not_found(rt, name)
-    if rt.strategy.has_view(subresource):
-        return StoredObject(key, rt.strategy.view(subresource, obj.copy_dict()), obj.revision)
+    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
+        return StoredObject(key, view.view(obj.copy_dict()), obj.revision)
     return obj

@@ -1,8 +1,8 @@
 """POST of a subresource that is another kind, an action on an object (a ServiceAccount's `token`).
 
-Nothing is stored: the kind's strategy decodes the body as the
-subresource's own kind (`decode_subresource`), then answers it
-(`create_subresource`), reading the object it acts on through `load`
+Nothing is stored: the subresource's object (`ActionSubresource`, in the
+kind strategy's `subresources`) decodes the body as its own kind
+(`decode`), then answers it (`create`), reading the object it acts on through `load`
 (404 when missing). The answer is 201, given once the watch cache holds the
 object as it was read, so that what the answer grants (a token) is usable
 at once on this server.
@@ -14,7 +14,8 @@ from typing import Any
 
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
-from runtime.registry.common import WriteResult, claim_namespace, not_found
+from runtime.kinds.subresources import ActionSubresource
+from runtime.registry.common import WriteResult, claim_namespace, method_not_allowed, not_found
 from runtime.registry.core import RegistryCore
 from runtime.requests import Body, WriteOptions
 from runtime.scheme import ResourceType
@@ -33,7 +34,10 @@ async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namesp
     """
     core.authorize_request(user, "create", rt, namespace, name, subresource)
     core.check_verb(rt, "create", subresource)
-    request, warnings = rt.strategy.decode_subresource(subresource, body, opts.field_validation)
+    action = rt.strategy.subresources.get(subresource)
+    if not isinstance(action, ActionSubresource):
+        raise method_not_allowed()
+    request, warnings = action.decode(body, opts.field_validation)
     claim_namespace(rt, request["metadata"], namespace)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     read: list[StoredObject] = []
@@ -45,7 +49,7 @@ async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namesp
         read.append(current)
         return current.copy_dict()
 
-    answer, more = await rt.strategy.create_subresource(core, user, subresource, namespace, name, request, load)
+    answer, more = await action.create(core, user, namespace, name, request, load)
     if read:
         await core.cache.wait_for(read[-1].revision)
     return WriteResult(StoredObject("", answer, 0), True, warnings + more)

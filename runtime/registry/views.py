@@ -1,8 +1,8 @@
 """Writes of a subresource that is another kind's view of the object (a custom kind's `scale`: a Scale).
 
-GET of such a subresource answers the strategy's `view` of the object; a PUT
-(or a json or merge PATCH, applied to the current view) gives a new view,
-which the strategy's `from_view` turns into the new object, written as any
+GET of such a subresource answers its `ViewSubresource.view` of the object; a
+PUT (or a json or merge PATCH, applied to the current view) gives a new view,
+which its `from_view` turns into the new object, written as any
 update is (`RegistryCore.guaranteed_update`: admission, validation, retries),
 and answered as its view again.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from runtime import errors
+from runtime.kinds import ViewSubresource
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import WriteResult, conflict
@@ -30,20 +31,20 @@ async def update_view(core: RegistryCore, user: UserInfo, rt: ResourceType, key:
     A view's resourceVersion, when set, is a precondition (409 when stale).
     Raises BadRequest for a view that is not an object, Invalid from `from_view`.
     """
-    strategy = rt.strategy
+    subresource_view: ViewSubresource = rt.strategy.subresources[subresource]
 
     def transform(cur: StoredObject) -> dict[str, Any]:
-        wanted = transform_view(strategy.view(subresource, cur.copy_dict())) if transform_view else view
+        wanted = transform_view(subresource_view.view(cur.copy_dict())) if transform_view else view
         if not isinstance(wanted, dict):
             raise errors.BadRequest("the body of the request must be an object")
         rv = (wanted.get("metadata") or {}).get("resourceVersion")
         if rv and rv != cur.obj["metadata"].get("resourceVersion"):
             raise conflict(rt, name)
-        new = strategy.from_view(subresource, wanted, cur.copy_dict())
+        new = subresource_view.from_view(wanted, cur.copy_dict())
         new["metadata"]["resourceVersion"] = cur.obj["metadata"].get("resourceVersion")
         return new
 
     result = await core.guaranteed_update(user, rt, key, name, transform, opts, [], subresource=subresource,
                                           first=current)
-    return WriteResult(StoredObject(key, strategy.view(subresource, result.obj.copy_dict()), result.obj.revision),
+    return WriteResult(StoredObject(key, subresource_view.view(result.obj.copy_dict()), result.obj.revision),
                        False, result.warnings)

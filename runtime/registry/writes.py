@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+from runtime.kinds import ViewSubresource
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, invalid_object, not_found
@@ -56,7 +57,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     core.check_verb(rt, "update", subresource)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
-    if rt.strategy.has_view(subresource):
+    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         return await update_view(core, user, rt, key, name, body.data, opts, subresource, current)

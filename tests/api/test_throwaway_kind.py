@@ -1,4 +1,8 @@
-"""Adding a kind means a model and a strategy, nothing else: a throwaway kind served end to end."""
+"""Adding a kind means a model and a strategy, nothing else: a throwaway kind served end to end.
+
+Its subresource (`scale`, a Scale of the widget's size) is an object of its own the strategy lists,
+as kube-apiserver's ScaleREST: no hook of the strategy takes a subresource name.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from pydantic import Field
 from api.app import ServerState, create_app
 from api.authn import Authenticator, TokenFile
 from runtime.bootstrap import bootstrap
-from runtime.kinds import AGE_COLUMN, BUILTIN_KINDS, NAME_COLUMN, Columns, KindInfo, Strategy, age, column
+from runtime.kinds import (
+    AGE_COLUMN, BUILTIN_KINDS, NAME_COLUMN, STATUS_VERBS, Columns, KindInfo, Strategy, ViewSubresource, age, column,
+)
 from runtime.models.base import K8sModel
 from runtime.models.meta import ListMeta, ObjectMeta
 from runtime.rbac.user import UserInfo
@@ -46,10 +52,27 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
     return [obj["metadata"]["name"], (obj.get("spec") or {}).get("size"), age(obj["metadata"].get("creationTimestamp"))]
 
 
+class WidgetScale(ViewSubresource):
+    """A widget's size as an autoscaling/v1 Scale."""
+
+    kind = ("autoscaling", "v1", "Scale")
+
+    def view(self, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: obj["metadata"][k] for k in ("name", "namespace", "resourceVersion")}
+        return {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": meta,
+                "spec": {"replicas": (obj.get("spec") or {}).get("size") or 0}}
+
+    def from_view(self, view: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+        current.setdefault("spec", {})["size"] = (view.get("spec") or {}).get("replicas")
+        return current
+
+
 class WidgetStrategy(Strategy):
-    """Sizes are never negative; no collection delete; `kubectl get` shows the size; spec changes count."""
+    """Sizes are never negative; no collection delete; `kubectl get` shows the size; spec changes count;
+    the size is scaled through `scale`."""
 
     counts_generation = True
+    subresources = {"scale": WidgetScale()}
 
     columns = Columns((NAME_COLUMN, column("Size", "How big", type_="integer"), AGE_COLUMN), _cells)
 
@@ -60,7 +83,8 @@ class WidgetStrategy(Strategy):
 
 
 WIDGET = KindInfo("widgets", "Widget", "widgets", "widget", True, Widget, WidgetList, short_names=("wd",),
-                  verbs=("create", "delete", "get", "list", "patch", "update", "watch"))
+                  verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+                  subresources=(("scale", STATUS_VERBS),))
 BASE = "/apis/widgets.svc.io/v1/namespaces/default/widgets"
 
 
@@ -81,8 +105,8 @@ async def test_a_registered_kind_is_discovered_stored_validated_and_printed(widg
     groups = (await widgets.get("/apis")).json()
     assert "widgets.svc.io" in [g["name"] for g in groups["groups"]]
     resources = (await widgets.get("/apis/widgets.svc.io/v1")).json()["resources"]
-    assert [(r["name"], r["shortNames"], "deletecollection" in r["verbs"]) for r in resources] == \
-        [("widgets", ["wd"], False)]
+    assert [(r["name"], r.get("shortNames"), "deletecollection" in r["verbs"]) for r in resources] == \
+        [("widgets", ["wd"], False), ("widgets/scale", None, False)]
 
     body = {"apiVersion": "widgets.svc.io/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}}
     created = await widgets.post(BASE, json=body)
@@ -112,3 +136,22 @@ async def test_a_collection_delete_of_namespaces_is_405_as_the_kind_offers_none(
     assert (await widgets.get("/api/v1/namespaces/default")).status_code == 200  # nothing was deleted
     core = (await widgets.get("/api/v1")).json()["resources"]
     assert "deletecollection" not in next(r for r in core if r["name"] == "namespaces")["verbs"]
+
+
+async def test_a_kinds_own_subresource_is_served_by_its_object(widgets):
+    body = {"apiVersion": "widgets.svc.io/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}}
+    assert (await widgets.post(BASE, json=body)).status_code == 201
+    scale = await widgets.get(f"{BASE}/w/scale")
+    assert scale.status_code == 200, scale.text
+    assert (scale.json()["kind"], scale.json()["spec"]) == ("Scale", {"replicas": 3})
+    resources = (await widgets.get("/apis/widgets.svc.io/v1")).json()["resources"]
+    assert next(r for r in resources if r["name"] == "widgets/scale")["kind"] == "Scale"
+
+    scaled = await widgets.put(f"{BASE}/w/scale", json={"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                                        "metadata": {"name": "w"}, "spec": {"replicas": 5}})
+    assert scaled.status_code == 200, scaled.text
+    assert scaled.json()["spec"] == {"replicas": 5}
+    assert (await widgets.get(f"{BASE}/w")).json()["spec"]["size"] == 5
+    refused = await widgets.put(f"{BASE}/w/scale", json={"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                                         "metadata": {"name": "w"}, "spec": {"replicas": -1}})
+    assert refused.status_code == 422  # the kind's own validation runs on the object the view makes

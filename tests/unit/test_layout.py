@@ -124,6 +124,29 @@ def registry_patches(source: str) -> list[int]:
     return out
 
 
+MAX_MEMBERS = 20
+
+
+def crowded_classes(source: str) -> list[str]:
+    """Classes with more than MAX_MEMBERS members of their own (methods, properties, class attributes
+    defined in the class body; inherited ones are the parts' and count there)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        own = set()
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                own.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                own |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                own.add(stmt.target.id)
+        if len(own) > MAX_MEMBERS:
+            out.append(f"{node.name}: {len(own)}")
+    return out
+
+
 # ---- plants: each rule fails on a violation ------------------------------------------------------
 
 def test_each_rule_fails_on_a_planted_violation():
@@ -142,6 +165,10 @@ def test_each_rule_fails_on_a_planted_violation():
     assert kind_comparisons('ok = verb == "get"\n') == []
     assert registry_patches("registry.authorizer = wrap(registry.authorizer)\n") == [1]
     assert registry_patches("registry = Registry(store, scheme, authorizer)\n") == []
+    crowded = "class Big:\n" + "".join(f"    def m{i}(self): ...\n" for i in range(MAX_MEMBERS)) + \
+        "    x = 1\n    @property\n    def p(self): ...\n"
+    assert crowded_classes(crowded) == [f"Big: {MAX_MEMBERS + 2}"]
+    assert crowded_classes("class Small:\n    x = 1\n    def f(self): ...\n") == []
     assert _cycles({"a": {"b"}, "b": {"a"}}) != []
     assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
 
@@ -179,6 +206,11 @@ def test_storage_imports_nothing_of_miniplane_but_storage():
 
 def test_no_registry_part_is_set_after_construction():
     assert _offenders(("runtime", "api", "controllers"), lambda s, m: registry_patches(s)) == []
+
+
+def test_strategy_parts_are_small():
+    """No class in the kinds package has more than MAX_MEMBERS members of its own (issue 36, point 1)."""
+    assert _offenders(("runtime/kinds",), lambda s, m: crowded_classes(s)) == []
 
 
 def test_only_the_assembly_opens_stores_and_starts_controllers():
