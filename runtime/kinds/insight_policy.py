@@ -28,9 +28,10 @@ from typing import Any
 from runtime.kinds.base import PolicyContext
 from runtime.kinds.insight_base import RBAC_PLURALS, InsightContext, InsightStrategy
 from runtime.rbac import RBACIndex, resource_attributes
+from runtime.models.insight import InsightObjectRef, LintFinding, Severity
 from runtime.rbac.insight import (
-    Finding, ObjectRef, Severity, aggregate, aggregation_graph, blocker_findings, diff,
-    finding_sort_key, is_terminating, lint, policy_objects, terminating_namespace,
+    aggregate, aggregation_graph, blocker_findings, diff, finding_sort_key, is_terminating, lint,
+    policy_objects, terminating_namespace,
 )
 from runtime.rbac.user import UserInfo
 from runtime.validation.fielderrors import FieldError, invalid, not_supported, required
@@ -40,7 +41,7 @@ __all__ = ["RBACLintStrategy", "AggregationGraphStrategy", "RBACDiffStrategy", "
 _SEVERITIES = [s.value for s in Severity]
 
 
-def sort_findings(findings: list[Finding]) -> list[Finding]:
+def sort_findings(findings: list[LintFinding]) -> list[LintFinding]:
     """Findings sorted as `lint` sorts them (highest severity first)."""
     return sorted(findings, key=finding_sort_key)
 
@@ -69,7 +70,7 @@ class RBACLintStrategy(InsightStrategy):
                 findings.extend(blocker_findings(t))
         rank = Severity(floor).rank
         status: dict[str, Any] = {
-            "findings": [f.to_dict() for f in sort_findings(findings) if f.severity.rank >= rank]}
+            "findings": [f.to_dict() for f in sort_findings(findings) if f.level.rank >= rank]}
         if terminating:
             status["terminatingNamespaces"] = terminating
         obj["status"] = status
@@ -105,11 +106,11 @@ class RBACDiffStrategy(InsightStrategy):
 
     reads_why = "an RBACDiff compares the whole policy before and after"
 
-    def _policy_objects(self, objects: list[Any]) -> tuple[list[dict[str, Any]], list[ObjectRef]]:
+    def _policy_objects(self, objects: list[Any]) -> tuple[list[dict[str, Any]], list[InsightObjectRef]]:
         """The RBAC objects (validated, 422 otherwise) and the refs of the other served kinds."""
         errs: list[FieldError] = []
         policy: list[dict[str, Any]] = []
-        ignored: list[ObjectRef] = []
+        ignored: list[InsightObjectRef] = []
         for i, raw in enumerate(objects):
             at = f"spec.objects[{i}]"
             if not isinstance(raw, dict):
@@ -122,7 +123,7 @@ class RBACDiffStrategy(InsightStrategy):
                                     f"no kind {raw.get('kind')!r} is served in {raw.get('apiVersion')!r}"))
                 continue
             if not rt.strategy.feeds_authorizer:
-                ignored.append(ObjectRef(rt.kind, meta.get("name") or "", meta.get("namespace") or ""))
+                ignored.append(InsightObjectRef(rt.kind, meta.get("name") or "", meta.get("namespace") or ""))
                 continue
             if rt.namespaced and not meta.get("namespace"):
                 errs.append(required(f"{at}.metadata.namespace"))

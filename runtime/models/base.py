@@ -30,8 +30,8 @@ class K8sModel(BaseModel):
 
 def list_field(*, list_type: str = "atomic", map_keys: list[str] | None = None,
                patch_strategy: str | None = None, patch_merge_key: str | None = None,
-               alias: str | None = None, description: str | None = None) -> Any:
-    """A list field with its Kubernetes semantics.
+               alias: str | None = None, description: str | None = None, default: Any = None) -> Any:
+    """A list field with its Kubernetes semantics (`default` for a result's own use: OpenAPI omits it).
 
     list_type: `atomic` (replaced whole on merge), `set` (scalars merged as a set)
     or `map` (objects merged by `map_keys`). patch_strategy/patch_merge_key are
@@ -44,13 +44,14 @@ def list_field(*, list_type: str = "atomic", map_keys: list[str] | None = None,
         extra["x-kubernetes-patch-strategy"] = patch_strategy
     if patch_merge_key:
         extra["x-kubernetes-patch-merge-key"] = patch_merge_key
-    return Field(default=None, alias=alias, description=description, json_schema_extra=extra)
+    return Field(default=default, alias=alias, description=description, json_schema_extra=extra)
 
 
-def map_field(*, map_type: str = "granular", description: str | None = None, alias: str | None = None) -> Any:
+def map_field(*, map_type: str = "granular", description: str | None = None, alias: str | None = None,
+              default: Any = None) -> Any:
     """A map field: `granular` maps merge per key, `atomic` maps are replaced whole."""
     extra = {"x-kubernetes-map-type": map_type} if map_type != "granular" else None
-    return Field(default=None, alias=alias, description=description, json_schema_extra=extra)
+    return Field(default=default, alias=alias, description=description, json_schema_extra=extra)
 
 
 def int_field(*, bits: int = 64, description: str | None = None) -> Any:

@@ -1,60 +1,143 @@
 """insight/v1 kinds: questions about the RBAC policy, answered from the authorizer's indexes.
 
 Virtual kinds (create only, never stored), as the access reviews: the
-request is `spec`, the answer `status`. The status shapes are the JSON
-forms of `runtime.rbac.insight`'s results (`to_dict()`).
+request is `spec`, the answer `status`. The status types are also the
+results `runtime.rbac.insight` computes (one definition for the server, the
+OpenAPI document, the CLI and the page): `InsightValue`s, frozen, built
+positionally in field order as the insight code does, and written by
+`to_dict()` as Go's `omitempty` writes them ("" and empty lists left out,
+but for the fields a class keeps in `_KEEP_EMPTY`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import enum
+from collections.abc import Mapping
+from typing import Any, ClassVar, Optional
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from runtime.models.authorization import NonResourceAttributes, ResourceAttributes
 from runtime.models.base import K8sModel, list_field, map_field
 from runtime.models.meta import ObjectMeta
 from runtime.models.rbac import PolicyRule
+from runtime.validation.gofmt import go_quote
 
 __all__ = [
-    "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
+    "InsightValue", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
     "BindingExplanation", "NearMiss", "ExplainedRequest", "AccessExplanationSpec",
     "AccessExplanationStatus", "AccessExplanation", "WhoCanSpec", "SubjectAccess", "WhoCanStatus",
     "WhoCan", "MatrixResource", "AccessMatrixSpec", "AccessMatrixRow", "AccessMatrixStatus",
-    "AccessMatrix", "LintFinding", "NamespaceBlocker", "TerminatingNamespace", "RBACLintSpec",
+    "AccessMatrix", "Access", "Severity", "LintFinding", "NamespaceBlocker", "TerminatingNamespace", "RBACLintSpec",
     "RBACLintStatus", "RBACLint", "AggregationNode", "AggregationEdge", "AggregationGraphSpec",
     "AggregationGraphStatus", "AggregationGraph", "Permission", "SubjectDiff", "RBACDiffSpec",
     "RBACDiffStatus", "RBACDiff",
 ]
 
 
-def _text(description: str) -> Any:
-    return Field(default=None, description=description)
+def _text(description: str, default: Any = None) -> Any:
+    return Field(default=default, description=description)
 
 
-def _strings(description: str) -> Any:
-    return list_field(description=description)
+def _strings(description: str, default: Any = None) -> Any:
+    return list_field(description=description, default=default)
+
+
+# ---- the base of results ------------------------------------------------------------------------
+
+def _json(value: Any) -> Any:
+    if isinstance(value, InsightValue):
+        return value.to_dict()
+    if isinstance(value, K8sModel):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return value
+
+
+class InsightValue(K8sModel):
+    """Base of the insight results: frozen (hashable when its fields are), built by position or by name.
+
+    Positional construction is how the insight code writes results (their
+    fields' order is their meaning); tuples are taken as lists, JSON having
+    none. `to_dict()` leaves out None always, "" and empty collections unless
+    the field is in `_KEEP_EMPTY` (where "" means something: the core group,
+    no subresource). Booleans and numbers are always written.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    _KEEP_EMPTY: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.update(zip(type(self).model_fields, args))
+        super().__init__(**kwargs)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tuples_as_lists(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: camelCase keys, empty fields omitted (see the class doc)."""
+        out: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if (value == "" or (isinstance(value, (list, tuple, Mapping)) and not value)) \
+                    and name not in self._KEEP_EMPTY:
+                continue
+            out[info.alias or name] = _json(value)
+        return out
+
+
+class _Ordered:
+    """Results sorted as tuples of their fields, in order (as a dataclass with `order=True`)."""
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in type(self).model_fields)  # type: ignore[attr-defined]
+
+    def __lt__(self, other: Any) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() < other._key()
 
 
 # ---- shared values ------------------------------------------------------------------------------
 
-class InsightObjectRef(K8sModel):
+class InsightObjectRef(_Ordered, InsightValue):
     """An object (a role, a binding, or what remains in a namespace) by kind, namespace and name."""
 
     kind: Optional[str] = _text("The object's kind (ClusterRole, RoleBinding, ...).")
     name: Optional[str] = _text("The object's name.")
-    namespace: Optional[str] = _text("The object's namespace; empty for cluster-scoped objects.")
+    namespace: Optional[str] = _text("The object's namespace; empty for cluster-scoped objects.", "")
+
+    def __str__(self) -> str:
+        """`Kind "ns/name"` (`Kind "name"` when cluster-scoped), as messages name it."""
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.kind} {go_quote(where or '')}"
 
 
-class InsightSubject(K8sModel):
+class InsightSubject(_Ordered, InsightValue):
     """A binding subject: a User, a Group or a ServiceAccount."""
 
     kind: Optional[str] = _text("User, Group or ServiceAccount.")
     name: Optional[str] = _text("The user, group or service account name.")
-    namespace: Optional[str] = _text("The ServiceAccount's namespace (empty for Users and Groups).")
+    namespace: Optional[str] = _text("The ServiceAccount's namespace (empty for Users and Groups).", "")
+
+    def __str__(self) -> str:
+        """`Kind "name"`, `ServiceAccount "ns/name"` (only a ServiceAccount has a namespace), as messages name it."""
+        if self.namespace:
+            return f"{self.kind} {go_quote(f'{self.namespace}/{self.name}')}"
+        return f"{self.kind} {go_quote(self.name or '')}"
 
 
-class InsightGrant(K8sModel):
+class InsightGrant(InsightValue):
     """One rule that grants: the binding, the role its roleRef names, and the rule's index there."""
 
     binding: Optional[InsightObjectRef] = _text("The ClusterRoleBinding or RoleBinding.")
@@ -65,18 +148,20 @@ class InsightGrant(K8sModel):
 
 # ---- AccessExplanation --------------------------------------------------------------------------
 
-class AttributeCheck(K8sModel):
+class AttributeCheck(InsightValue):
     """One attribute of the request against what a rule (or binding) allows."""
+
+    _KEEP_EMPTY = frozenset({"requested", "suggestion"})
 
     attribute: Optional[str] = _text(
         "verb, apiGroup, resource, subresource, resourceName, nonResourceURL or namespace.")
     matched: Optional[bool] = _text("Whether the rule allows the request's value.")
     requested: Optional[str] = _text("The request's value of the attribute.")
-    allowed: Optional[list[str]] = _strings("What the rule allows for the attribute.")
+    allowed: Optional[list[str]] = _strings("What the rule allows for the attribute.", [])
     suggestion: Optional[str] = _text("A value of the attribute that would match, when one exists.")
 
 
-class RuleExplanation(K8sModel):
+class RuleExplanation(InsightValue):
     """One rule of a bound role, checked attribute by attribute."""
 
     index: Optional[int] = _text("The rule's index in the role.")
@@ -84,23 +169,25 @@ class RuleExplanation(K8sModel):
     matched: Optional[bool] = _text("Whether every check matched (the rule allows the request).")
     checks: Optional[list[AttributeCheck]] = list_field(description="One check per attribute.")
     aggregated_from: Optional[list[str]] = _strings(
-        "For an aggregated ClusterRole: the ClusterRoles the rule came from.")
+        "For an aggregated ClusterRole: the ClusterRoles the rule came from.", [])
 
 
-class BindingExplanation(K8sModel):
+class BindingExplanation(InsightValue):
     """A binding that applies to the subject, with its role's rules checked."""
 
     binding: Optional[InsightObjectRef] = _text("The binding.")
     subject: Optional[InsightSubject] = _text("The binding's subject that matched.")
     subject_index: Optional[int] = _text("That subject's index in the binding's subjects.")
     role: Optional[InsightObjectRef] = _text("The role the binding's roleRef names.")
-    rules: Optional[list[RuleExplanation]] = list_field(description="The role's rules, checked.")
-    error: Optional[str] = _text("Why the roleRef does not resolve (empty when it does).")
-    aggregated: Optional[bool] = _text("Whether the role is an aggregated ClusterRole.")
+    rules: Optional[list[RuleExplanation]] = list_field(description="The role's rules, checked.", default=[])
+    error: Optional[str] = _text("Why the roleRef does not resolve (empty when it does).", "")
+    aggregated: Optional[bool] = _text("Whether the role is an aggregated ClusterRole.", False)
 
 
-class NearMiss(K8sModel):
+class NearMiss(InsightValue):
     """A rule or binding that misses the request by exactly one attribute."""
+
+    _KEEP_EMPTY = frozenset({"requested", "suggestion"})
 
     kind: Optional[str] = _text("Attribute, Namespace, ClusterScope, Aggregation or RoleRef.")
     attribute: Optional[str] = _text("The one attribute in which it differs from a match.")
@@ -117,19 +204,19 @@ class NearMiss(K8sModel):
         description="For an Aggregation near miss: the labels to set on sourceRole so it is aggregated.")
 
 
-class ExplainedRequest(K8sModel):
+class ExplainedRequest(InsightValue):
     """The request explained: who, and its attributes."""
 
     user: Optional[str] = _text("The user name.")
     groups: Optional[list[str]] = _strings("The user's groups.")
     verb: Optional[str] = _text("The verb.")
     resource_request: Optional[bool] = _text("True for a resource request, false for a non-resource URL.")
-    namespace: Optional[str] = _text("The namespace (empty: cluster-wide or all namespaces).")
-    api_group: Optional[str] = _text("The API group of the resource.")
-    resource: Optional[str] = _text("The resource.")
-    subresource: Optional[str] = _text("The subresource.")
-    name: Optional[str] = _text("The object's name.")
-    non_resource_url: Optional[str] = Field(default=None, alias="nonResourceURL",
+    namespace: Optional[str] = _text("The namespace (empty: cluster-wide or all namespaces).", "")
+    api_group: Optional[str] = _text("The API group of the resource.", "")
+    resource: Optional[str] = _text("The resource.", "")
+    subresource: Optional[str] = _text("The subresource.", "")
+    name: Optional[str] = _text("The object's name.", "")
+    non_resource_url: Optional[str] = Field(default="", alias="nonResourceURL",
                                             description="The non-resource URL path.")
 
 
@@ -144,21 +231,21 @@ class AccessExplanationSpec(K8sModel):
     uid: Optional[str] = _text("The user's UID.")
 
 
-class AccessExplanationStatus(K8sModel):
+class AccessExplanationStatus(InsightValue):
     """The whole RBAC evaluation of the request: verdict, bindings, rules checked, near misses."""
 
     request: Optional[ExplainedRequest] = _text("The request explained.")
     allowed: Optional[bool] = _text("The authorizer's verdict.")
-    reason: Optional[str] = _text("The authorizer's reason (the binding, role and rule that allowed).")
-    evaluation_error: Optional[str] = _text("Errors the authorizer met (ignored bindings).")
-    privileged_group: Optional[str] = _text("system:masters when the user is allowed everything.")
+    reason: Optional[str] = _text("The authorizer's reason (the binding, role and rule that allowed).", "")
+    evaluation_error: Optional[str] = _text("Errors the authorizer met (ignored bindings).", "")
+    privileged_group: Optional[str] = _text("system:masters when the user is allowed everything.", "")
     granted_by: Optional[InsightGrant] = _text("The rule that allowed the request.")
     bindings: Optional[list[BindingExplanation]] = list_field(
-        description="Every binding that applies to the user, in the authorizer's order.")
+        description="Every binding that applies to the user, in the authorizer's order.", default=[])
     near_misses: Optional[list[NearMiss]] = list_field(
-        description="Rules and bindings that miss the request by exactly one attribute.")
-    scope: Optional[str] = _text("Cluster or Namespaced: the resource's scope, when served.")
-    notes: Optional[list[str]] = _strings("Remarks, e.g. that only ClusterRoleBindings grant the resource.")
+        description="Rules and bindings that miss the request by exactly one attribute.", default=[])
+    scope: Optional[str] = _text("Cluster or Namespaced: the resource's scope, when served.", "")
+    notes: Optional[list[str]] = _strings("Remarks, e.g. that only ClusterRoleBindings grant the resource.", [])
 
 
 class AccessExplanation(K8sModel):
@@ -181,12 +268,12 @@ class WhoCanSpec(K8sModel):
     non_resource_attributes: Optional[NonResourceAttributes] = _text("verb and path.")
 
 
-class SubjectAccess(K8sModel):
+class SubjectAccess(InsightValue):
     """A subject the request is allowed for, with every rule that grants it."""
 
     subject: Optional[InsightSubject] = _text("The subject, as the binding names it.")
-    grants: Optional[list[InsightGrant]] = list_field(description="The rules that grant it.")
-    privileged: Optional[bool] = _text("system:masters: allowed everything before RBAC is asked.")
+    grants: Optional[list[InsightGrant]] = list_field(description="The rules that grant it.", default=[])
+    privileged: Optional[bool] = _text("system:masters: allowed everything before RBAC is asked.", False)
 
 
 class WhoCanStatus(K8sModel):
@@ -207,6 +294,14 @@ class WhoCan(K8sModel):
 
 
 # ---- AccessMatrix -------------------------------------------------------------------------------
+
+class Access(str, enum.Enum):
+    """One cell of the matrix (a `str`, so that it is its JSON value in a row's `access`)."""
+
+    ALLOWED = "allowed"
+    DENIED = "denied"
+    ALLOWED_BY_WILDCARD = "allowedByWildcard"
+
 
 class MatrixResource(K8sModel):
     """A resource (or resource/subresource) of an API group."""
@@ -229,8 +324,10 @@ class AccessMatrixSpec(K8sModel):
         description="The rows (default: what the server serves and what the rules name).")
 
 
-class AccessMatrixRow(K8sModel):
+class AccessMatrixRow(InsightValue):
     """One resource and its cells."""
+
+    _KEEP_EMPTY = frozenset({"api_group", "resource", "access"})
 
     api_group: Optional[str] = _text("The API group.")
     resource: Optional[str] = _text("The resource.")
@@ -238,7 +335,7 @@ class AccessMatrixRow(K8sModel):
         description="Per verb: allowed, denied or allowedByWildcard.")
 
 
-class AccessMatrixStatus(K8sModel):
+class AccessMatrixStatus(InsightValue):
     """What the user may do to each resource, verb by verb."""
 
     user: Optional[str] = _text("The user.")
@@ -246,6 +343,13 @@ class AccessMatrixStatus(K8sModel):
     namespace: Optional[str] = _text("The namespace (empty: cluster-wide).")
     verbs: Optional[list[str]] = _strings("The columns.")
     rows: Optional[list[AccessMatrixRow]] = list_field(description="One row per resource.")
+
+    def cell(self, api_group: str, resource: str, verb: str) -> Access:
+        """Return the cell of (`api_group`, `resource`) and `verb`; KeyError when absent."""
+        for row in self.rows or ():
+            if (row.api_group, row.resource) == (api_group, resource):
+                return Access((row.access or {})[verb])
+        raise KeyError((api_group, resource))
 
 
 class AccessMatrix(K8sModel):
@@ -260,35 +364,55 @@ class AccessMatrix(K8sModel):
 
 # ---- RBACLint -----------------------------------------------------------------------------------
 
-class LintFinding(K8sModel):
+class Severity(str, enum.Enum):
+    """How urgent a finding is, KubiScan's priorities plus INFO; `rank` orders them (CRITICAL highest)."""
+
+    CRITICAL = "Critical"
+    HIGH = "High"
+    MEDIUM = "Medium"
+    LOW = "Low"
+    INFO = "Info"
+
+    @property
+    def rank(self) -> int:
+        """4 for CRITICAL down to 0 for INFO."""
+        return {"Critical": 4, "High": 3, "Medium": 2, "Low": 1, "Info": 0}[self.value]
+
+
+class LintFinding(InsightValue):
     """One finding about an object, at a path inside it."""
 
     severity: Optional[str] = _text("Critical, High, Medium, Low or Info.")
     kind: Optional[str] = _text("What was found (RiskyGrant, RoleRefNotFound, ...).")
     object: Optional[InsightObjectRef] = _text("The object the finding is about.")
     message: Optional[str] = _text("The finding, in words.")
-    path: Optional[str] = _text("Where inside the object (e.g. rules[2].verbs).")
+    path: Optional[str] = _text("Where inside the object (e.g. rules[2].verbs).", "")
+
+    @property
+    def level(self) -> Severity:
+        """The finding's `severity` as the enum (JSON holds its value)."""
+        return Severity(self.severity)
 
 
-class NamespaceBlocker(K8sModel):
+class NamespaceBlocker(_Ordered, InsightValue):
     """An object still in a terminating namespace, with the finalizers it holds."""
 
     kind: Optional[str] = _text("The object's kind.")
     name: Optional[str] = _text("The object's name.")
-    api_version: Optional[str] = _text("The object's apiVersion.")
-    finalizers: Optional[list[str]] = _strings("The finalizers it still holds.")
-    deletion_timestamp: Optional[str] = _text("When its deletion was asked, if it was.")
+    api_version: Optional[str] = _text("The object's apiVersion.", "")
+    finalizers: Optional[list[str]] = _strings("The finalizers it still holds.", [])
+    deletion_timestamp: Optional[str] = _text("When its deletion was asked, if it was.", "")
 
 
-class TerminatingNamespace(K8sModel):
+class TerminatingNamespace(InsightValue):
     """A namespace being deleted and what keeps it."""
 
     name: Optional[str] = _text("The namespace.")
     deletion_timestamp: Optional[str] = _text("When its deletion was asked.")
-    finalizers: Optional[list[str]] = _strings("Its spec.finalizers.")
-    metadata_finalizers: Optional[list[str]] = _strings("Its metadata.finalizers.")
-    blockers: Optional[list[NamespaceBlocker]] = list_field(description="The objects still in it.")
-    unchecked: Optional[list[str]] = _strings("Resources the caller may not list there: not checked.")
+    finalizers: Optional[list[str]] = _strings("Its spec.finalizers.", [])
+    metadata_finalizers: Optional[list[str]] = _strings("Its metadata.finalizers.", [])
+    blockers: Optional[list[NamespaceBlocker]] = list_field(description="The objects still in it.", default=[])
+    unchecked: Optional[list[str]] = _strings("Resources the caller may not list there: not checked.", [])
 
 
 class RBACLintSpec(K8sModel):
@@ -317,35 +441,35 @@ class RBACLint(K8sModel):
 
 # ---- AggregationGraph ---------------------------------------------------------------------------
 
-class AggregationNode(K8sModel):
+class AggregationNode(InsightValue):
     """A ClusterRole that aggregates others or is aggregated into one."""
 
     name: Optional[str] = _text("The ClusterRole.")
     aggregated: Optional[bool] = _text("Whether it has an aggregationRule.")
     rules: Optional[int] = _text("How many rules it holds.")
-    labels: Optional[dict[str, str]] = map_field(description="Its labels.")
-    selectors: Optional[list[str]] = _strings("Its aggregationRule's selectors, as label selectors.")
-    error: Optional[str] = _text("Why its aggregationRule does not parse.")
+    labels: Optional[dict[str, str]] = map_field(description="Its labels.", default={})
+    selectors: Optional[list[str]] = _strings("Its aggregationRule's selectors, as label selectors.", [])
+    error: Optional[str] = _text("Why its aggregationRule does not parse.", "")
 
 
-class AggregationEdge(K8sModel):
+class AggregationEdge(InsightValue):
     """The aggregationRule of `aggregated` selects `source`."""
 
     aggregated: Optional[str] = _text("The aggregating ClusterRole.")
     source: Optional[str] = _text("The selected ClusterRole.")
     rule_indexes: Optional[list[int]] = list_field(
-        description="The aggregating role's rules that the selected role holds.")
+        description="The aggregating role's rules that the selected role holds.", default=[])
 
 
 class AggregationGraphSpec(K8sModel):
     """No options."""
 
 
-class AggregationGraphStatus(K8sModel):
+class AggregationGraphStatus(InsightValue):
     """The graph."""
 
-    nodes: Optional[list[AggregationNode]] = list_field(description="The ClusterRoles.")
-    edges: Optional[list[AggregationEdge]] = list_field(description="Who aggregates whom.")
+    nodes: Optional[list[AggregationNode]] = list_field(description="The ClusterRoles.", default=[])
+    edges: Optional[list[AggregationEdge]] = list_field(description="Who aggregates whom.", default=[])
 
 
 class AggregationGraph(K8sModel):
@@ -360,24 +484,40 @@ class AggregationGraph(K8sModel):
 
 # ---- RBACDiff -----------------------------------------------------------------------------------
 
-class Permission(K8sModel):
+class Permission(_Ordered, InsightValue):
     """One verb on one resource (at most one name) or non-resource URL, in a namespace or cluster-wide."""
 
     namespace: Optional[str] = _text("The namespace (empty: cluster-wide).")
     verb: Optional[str] = _text("The verb.")
-    api_group: Optional[str] = _text("The API group.")
-    resource: Optional[str] = _text("The resource (or resource/subresource).")
-    resource_name: Optional[str] = _text("The one name it is limited to.")
-    non_resource_url: Optional[str] = Field(default=None, alias="nonResourceURL",
+    api_group: Optional[str] = _text("The API group.", "")
+    resource: Optional[str] = _text("The resource (or resource/subresource).", "")
+    resource_name: Optional[str] = _text("The one name it is limited to.", "")
+    non_resource_url: Optional[str] = Field(default="", alias="nonResourceURL",
                                             description="The non-resource URL.")
 
+    def as_policy_rule(self) -> dict[str, list[str]]:
+        """Return the one-verb PolicyRule JSON dict that allows exactly this permission."""
+        if self.non_resource_url:
+            return {"verbs": [self.verb or ""], "nonResourceURLs": [self.non_resource_url]}
+        rule = {"verbs": [self.verb or ""], "apiGroups": [self.api_group or ""], "resources": [self.resource or ""]}
+        if self.resource_name:
+            rule["resourceNames"] = [self.resource_name]
+        return rule
 
-class SubjectDiff(K8sModel):
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form; `apiGroup` is written for a resource even when it is "" (the core group)."""
+        out = super().to_dict()
+        if self.resource:
+            out["apiGroup"] = self.api_group
+        return out
+
+
+class SubjectDiff(InsightValue):
     """What the change grants and revokes one subject."""
 
     subject: Optional[InsightSubject] = _text("The subject.")
-    granted: Optional[list[Permission]] = list_field(description="Permissions it gains.")
-    revoked: Optional[list[Permission]] = list_field(description="Permissions it loses.")
+    granted: Optional[list[Permission]] = list_field(description="Permissions it gains.", default=[])
+    revoked: Optional[list[Permission]] = list_field(description="Permissions it loses.", default=[])
 
 
 class RBACDiffSpec(K8sModel):

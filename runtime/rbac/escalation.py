@@ -39,7 +39,7 @@ from typing import Any
 from runtime.validation.gofmt import go_quote, go_quote_list
 from runtime.rbac.attributes import Attributes, resource_attributes
 from runtime.rbac.resolver import policy_rules_for
-from runtime.rbac.rules import PolicyRule
+from runtime.rbac.rules import RuleDict
 from runtime.rbac.rules_review import FULL_AUTHORITY_RULES
 from runtime.rbac.source import RoleSource
 from runtime.rbac.user import SYSTEM_MASTERS, UserInfo
@@ -53,7 +53,7 @@ __all__ = [
 AGGREGATION_RULE_FORBIDDEN = "must have cluster-admin privileges to use the aggregationRule"
 
 
-def breakdown_rule(rule: PolicyRule) -> list[dict[str, list[str]]]:
+def breakdown_rule(rule: RuleDict) -> list[dict[str, list[str]]]:
     """Return `rule` split into rules of one group, one resource, one verb and at most one name.
 
     Non-resource URLs combine with verbs only. As Kubernetes' `BreakdownRule`.
@@ -102,7 +102,7 @@ def _urls_cover_all(owned: Sequence[str], wanted: Sequence[str]) -> bool:
     return all(any(_url_covers(o, p) for o in owned) for p in wanted)
 
 
-def _rule_covers(owner: PolicyRule, sub: PolicyRule) -> bool:
+def _rule_covers(owner: RuleDict, sub: RuleDict) -> bool:
     owner_verbs = owner.get("verbs") or ()
     owner_groups = owner.get("apiGroups") or ()
     owner_names = owner.get("resourceNames") or ()
@@ -120,8 +120,8 @@ def _rule_covers(owner: PolicyRule, sub: PolicyRule) -> bool:
     return not owner_names or _has_all(owner_names, sub_names)
 
 
-def covers(owner_rules: Iterable[PolicyRule],
-           requested_rules: Iterable[PolicyRule]) -> tuple[bool, list[dict[str, list[str]]]]:
+def covers(owner_rules: Iterable[RuleDict],
+           requested_rules: Iterable[RuleDict]) -> tuple[bool, list[dict[str, list[str]]]]:
     """Return `(covered, missing)`: whether `owner_rules` allow all `requested_rules`.
 
     `missing` lists the broken-down requested rules (see `breakdown_rule`) no
@@ -136,7 +136,7 @@ def covers(owner_rules: Iterable[PolicyRule],
     return not missing, missing
 
 
-def compact_rules(rules: Iterable[PolicyRule]) -> list[dict[str, list[str]]]:
+def compact_rules(rules: Iterable[RuleDict]) -> list[dict[str, list[str]]]:
     """Return `rules` with simple ones (one group, one resource, at most one name) merged by verb.
 
     As Kubernetes' `CompactRules`: other rules are kept as they are, first.
@@ -163,7 +163,7 @@ def compact_rules(rules: Iterable[PolicyRule]) -> list[dict[str, list[str]]]:
     return compacted
 
 
-def compact_string(rule: PolicyRule) -> str:
+def compact_string(rule: RuleDict) -> str:
     """Return Kubernetes' `CompactString` of a rule: `{APIGroups:["g"], Resources:["r"], Verbs:["get"]}`."""
     parts = []
     for field, label in (("apiGroups", "APIGroups"), ("resources", "Resources"),
@@ -175,7 +175,7 @@ def compact_string(rule: PolicyRule) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def confirm_no_escalation(user: UserInfo, namespace: str, rules: Iterable[PolicyRule],
+def confirm_no_escalation(user: UserInfo, namespace: str, rules: Iterable[RuleDict],
                           source: RoleSource) -> str | None:
     """Return None when `user` holds every one of `rules` in `namespace`, else the refusal message.
 

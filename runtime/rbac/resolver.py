@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.validation.gofmt import aggregate_message, go_quote
-from runtime.rbac.rules import PolicyRule
+from runtime.rbac.rules import RuleDict
 from runtime.rbac.source import RoleSource
 from runtime.rbac.subjects import applies_to_user, describe_subject, subject_problem
 from runtime.rbac.user import UserInfo
@@ -56,7 +56,7 @@ class BindingSource:
 
 
 #: One step of the walk: (source, rule, "") for a rule, (None, None, error) for an error.
-RuleVisit = tuple[BindingSource | None, PolicyRule | None, str]
+RuleVisit = tuple[BindingSource | None, RuleDict | None, str]
 
 
 def _group_resource(resource: str, group: str) -> str:
@@ -64,7 +64,7 @@ def _group_resource(resource: str, group: str) -> str:
 
 
 def resolve_role_ref(role_ref: Mapping[str, Any], binding_namespace: str,
-                     source: RoleSource) -> tuple[Sequence[PolicyRule], str]:
+                     source: RoleSource) -> tuple[Sequence[RuleDict], str]:
     """Return `(rules, error)` for a binding's roleRef; error is "" when resolved.
 
     `binding_namespace` is the RoleBinding's namespace, "" for a ClusterRoleBinding
@@ -124,12 +124,12 @@ def visit_rules_for(user: UserInfo, namespace: str, source: RoleSource) -> Itera
 
 
 def policy_rules_for(user: UserInfo, namespace: str,
-                     source: RoleSource) -> tuple[list[PolicyRule], str]:
+                     source: RoleSource) -> tuple[list[RuleDict], str]:
     """Return `(rules, error)`: every rule that applies, and the aggregated errors ("" if none).
 
     The rules are complete up to the errors: what was found is still held.
     """
-    rules: list[PolicyRule] = []
+    rules: list[RuleDict] = []
     errors: list[str] = []
     for _, rule, error in visit_rules_for(user, namespace, source):
         if rule is not None:

@@ -26,13 +26,13 @@ from typing import Any
 from runtime.rbac.attributes import Attributes
 
 __all__ = [
-    "PolicyRule", "VERB_ALL", "API_GROUP_ALL", "RESOURCE_ALL", "NON_RESOURCE_ALL",
+    "RuleDict", "VERB_ALL", "API_GROUP_ALL", "RESOURCE_ALL", "NON_RESOURCE_ALL",
     "verb_matches", "api_group_matches", "resource_matches", "resource_name_matches",
     "non_resource_url_matches", "rule_allows", "rules_allow",
 ]
 
-#: A PolicyRule as Kubernetes serialises it (camelCase keys).
-PolicyRule = Mapping[str, Any]
+#: A PolicyRule as Kubernetes serialises it (camelCase keys), as the matchers read it.
+RuleDict = Mapping[str, Any]
 
 VERB_ALL = "*"
 API_GROUP_ALL = "*"
@@ -40,7 +40,7 @@ RESOURCE_ALL = "*"
 NON_RESOURCE_ALL = "*"
 
 
-def verb_matches(rule: PolicyRule, verb: str) -> bool:
+def verb_matches(rule: RuleDict, verb: str) -> bool:
     """Return whether the rule's verbs include `verb` or `*`."""
     for v in rule.get("verbs") or ():
         if v == VERB_ALL or v == verb:
@@ -48,7 +48,7 @@ def verb_matches(rule: PolicyRule, verb: str) -> bool:
     return False
 
 
-def api_group_matches(rule: PolicyRule, group: str) -> bool:
+def api_group_matches(rule: RuleDict, group: str) -> bool:
     """Return whether the rule's apiGroups include `group` or `*`."""
     for g in rule.get("apiGroups") or ():
         if g == API_GROUP_ALL or g == group:
@@ -56,7 +56,7 @@ def api_group_matches(rule: PolicyRule, group: str) -> bool:
     return False
 
 
-def resource_matches(rule: PolicyRule, combined_resource: str, subresource: str) -> bool:
+def resource_matches(rule: RuleDict, combined_resource: str, subresource: str) -> bool:
     """Return whether the rule's resources cover `combined_resource` (`res` or `res/sub`).
 
     `*` covers everything; `*/sub` covers `sub` of any resource.
@@ -70,7 +70,7 @@ def resource_matches(rule: PolicyRule, combined_resource: str, subresource: str)
     return False
 
 
-def resource_name_matches(rule: PolicyRule, name: str) -> bool:
+def resource_name_matches(rule: RuleDict, name: str) -> bool:
     """Return whether `name` is allowed: an empty resourceNames list allows all."""
     names = rule.get("resourceNames")
     if not names:
@@ -78,7 +78,7 @@ def resource_name_matches(rule: PolicyRule, name: str) -> bool:
     return name in names
 
 
-def non_resource_url_matches(rule: PolicyRule, path: str) -> bool:
+def non_resource_url_matches(rule: RuleDict, path: str) -> bool:
     """Return whether the rule's nonResourceURLs cover `path` (exact, `*`, or `prefix*`)."""
     for u in rule.get("nonResourceURLs") or ():
         if u == NON_RESOURCE_ALL or u == path:
@@ -88,7 +88,7 @@ def non_resource_url_matches(rule: PolicyRule, path: str) -> bool:
     return False
 
 
-def rule_allows(attrs: Attributes, rule: PolicyRule) -> bool:
+def rule_allows(attrs: Attributes, rule: RuleDict) -> bool:
     """Return whether `rule` allows the request described by `attrs`."""
     if attrs.resource_request:
         combined = attrs.resource
@@ -101,6 +101,6 @@ def rule_allows(attrs: Attributes, rule: PolicyRule) -> bool:
     return verb_matches(rule, attrs.verb) and non_resource_url_matches(rule, attrs.path)
 
 
-def rules_allow(attrs: Attributes, rules: Iterable[PolicyRule]) -> bool:
+def rules_allow(attrs: Attributes, rules: Iterable[RuleDict]) -> bool:
     """Return whether any of `rules` allows the request."""
     return any(rule_allows(attrs, r) for r in rules)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.rbac.resolver import policy_rules_for
-from runtime.rbac.rules import PolicyRule
+from runtime.rbac.rules import RuleDict
 from runtime.rbac.source import RoleSource
 from runtime.rbac.user import SYSTEM_MASTERS, UserInfo
 
@@ -37,11 +37,11 @@ FULL_AUTHORITY_RULES: tuple[dict[str, list[str]], ...] = (
 _RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
 
 
-def _normal(rule: PolicyRule) -> tuple[tuple[str, ...], ...]:
+def _normal(rule: RuleDict) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(rule.get(f) or ()) for f in _RULE_FIELDS)
 
 
-def to_resource_rule(rule: PolicyRule) -> dict[str, list[str]]:
+def to_resource_rule(rule: RuleDict) -> dict[str, list[str]]:
     """Return the authorization/v1 ResourceRule JSON of a PolicyRule with resources."""
     out: dict[str, list[str]] = {"verbs": list(rule.get("verbs") or ())}
     for f in ("apiGroups", "resources", "resourceNames"):
@@ -51,7 +51,7 @@ def to_resource_rule(rule: PolicyRule) -> dict[str, list[str]]:
     return out
 
 
-def to_non_resource_rule(rule: PolicyRule) -> dict[str, list[str]]:
+def to_non_resource_rule(rule: RuleDict) -> dict[str, list[str]]:
     """Return the authorization/v1 NonResourceRule JSON of a PolicyRule with nonResourceURLs."""
     return {"verbs": list(rule.get("verbs") or ()),
             "nonResourceURLs": list(rule.get("nonResourceURLs") or ())}

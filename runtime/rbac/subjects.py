@@ -29,10 +29,11 @@ USER_KIND = "User"
 GROUP_KIND = "Group"
 SERVICE_ACCOUNT_KIND = "ServiceAccount"
 
-Subject = Mapping[str, Any]
+#: A binding subject as Kubernetes serialises it (`kind`, `name`, `namespace`), as the matchers read it.
+SubjectDict = Mapping[str, Any]
 
 
-def subject_problem(subject: Subject) -> str:
+def subject_problem(subject: SubjectDict) -> str:
     """Return why `subject` cannot be evaluated, or "" when it can."""
     kind = subject.get("kind") or ""
     if kind in (USER_KIND, GROUP_KIND):
@@ -46,7 +47,7 @@ def subject_problem(subject: Subject) -> str:
     return f"unsupported subject kind {go_quote(kind)}"
 
 
-def applies_to_user(user: UserInfo, subject: Subject, binding_namespace: str) -> bool:
+def applies_to_user(user: UserInfo, subject: SubjectDict, binding_namespace: str) -> bool:
     """Return whether `subject` names `user`; `binding_namespace` is "" for a ClusterRoleBinding.
 
     A subject with a problem (see `subject_problem`) never applies.
@@ -64,7 +65,7 @@ def applies_to_user(user: UserInfo, subject: Subject, binding_namespace: str) ->
     return False
 
 
-def subject_index_key(subject: Subject, binding_namespace: str) -> tuple[str, str] | None:
+def subject_index_key(subject: SubjectDict, binding_namespace: str) -> tuple[str, str] | None:
     """Return `("user", name)` or `("group", name)` under which `subject` can match, else None.
 
     A ServiceAccount subject is keyed by its user name. None for a subject
@@ -84,7 +85,7 @@ def subject_index_key(subject: Subject, binding_namespace: str) -> tuple[str, st
     return ("user", service_account_username(namespace, name))
 
 
-def describe_subject(subject: Subject, binding_namespace: str) -> str:
+def describe_subject(subject: SubjectDict, binding_namespace: str) -> str:
     """Return the subject as Kubernetes' `describeSubject`: `User "alice"`, `ServiceAccount "name/ns"`."""
     kind = subject.get("kind") or ""
     name = subject.get("name") or ""

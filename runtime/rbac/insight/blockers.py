@@ -20,41 +20,14 @@ names the resources it could not (or was not allowed to) look at.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from runtime.rbac.insight._json import JSONValue
-from runtime.rbac.insight.lint import Finding
-from runtime.rbac.insight.refs import ObjectRef
-from runtime.rbac.insight.risk import Severity
+from runtime.models.insight import InsightObjectRef, LintFinding, NamespaceBlocker, Severity, TerminatingNamespace
 
-__all__ = ["Blocker", "TerminatingNamespace", "terminating_namespace", "blocker_findings",
+__all__ = ["terminating_namespace", "blocker_findings",
            "is_terminating"]
 
 _NAMESPACE_KIND = "Namespace"
-
-
-@dataclass(frozen=True, order=True)
-class Blocker(JSONValue):
-    """An object still in a terminating namespace, with the finalizers it holds."""
-
-    kind: str
-    name: str
-    api_version: str = ""
-    finalizers: tuple[str, ...] = ()
-    deletion_timestamp: str = ""
-
-
-@dataclass(frozen=True)
-class TerminatingNamespace(JSONValue):
-    """A namespace being deleted: since when, its finalizers, what remains (`blockers`), what was not read."""
-
-    name: str
-    deletion_timestamp: str
-    finalizers: tuple[str, ...] = ()
-    metadata_finalizers: tuple[str, ...] = ()
-    blockers: tuple[Blocker, ...] = ()
-    unchecked: tuple[str, ...] = ()
 
 
 def is_terminating(namespace: Mapping[str, Any]) -> bool:
@@ -67,7 +40,7 @@ def terminating_namespace(namespace: Mapping[str, Any], remaining: Iterable[Mapp
     """Return the `TerminatingNamespace` of `namespace` given the objects still in it (sorted)."""
     meta = namespace.get("metadata") or {}
     blockers = sorted(
-        Blocker(obj.get("kind") or "", (obj.get("metadata") or {}).get("name") or "",
+        NamespaceBlocker(obj.get("kind") or "", (obj.get("metadata") or {}).get("name") or "",
                 obj.get("apiVersion") or "",
                 tuple((obj.get("metadata") or {}).get("finalizers") or ()),
                 (obj.get("metadata") or {}).get("deletionTimestamp") or "")
@@ -78,23 +51,23 @@ def terminating_namespace(namespace: Mapping[str, Any], remaining: Iterable[Mapp
                                 tuple(sorted(unchecked)))
 
 
-def blocker_findings(t: TerminatingNamespace) -> list[Finding]:
+def blocker_findings(t: TerminatingNamespace) -> list[LintFinding]:
     """Return the lint findings of one terminating namespace (see the module doc)."""
-    ref = ObjectRef(_NAMESPACE_KIND, t.name)
+    ref = InsightObjectRef(_NAMESPACE_KIND, t.name)
     held = [b for b in t.blockers if b.finalizers]
     summary = (f"namespace {t.name!r} is terminating (since {t.deletion_timestamp}): "
                f"{len(t.blockers)} object(s) remain, {len(held)} held by finalizers")
     if t.unchecked:
         summary += f"; not checked: {', '.join(t.unchecked)}"
-    found = [Finding(Severity.INFO, "NamespaceTerminating", ref, summary, "metadata.deletionTimestamp")]
+    found = [LintFinding(Severity.INFO, "NamespaceTerminating", ref, summary, "metadata.deletionTimestamp")]
     for b in held:
-        found.append(Finding(
-            Severity.MEDIUM, "FinalizerBlocksNamespace", ObjectRef(b.kind, b.name, t.name),
+        found.append(LintFinding(
+            Severity.MEDIUM, "FinalizerBlocksNamespace", InsightObjectRef(b.kind, b.name, t.name),
             f"{b.kind} {t.name}/{b.name} holds finalizers {', '.join(b.finalizers)}: namespace "
             f"{t.name!r} cannot finish terminating until they are removed", "metadata.finalizers"))
     if not t.blockers and (t.finalizers or t.metadata_finalizers):
         pending = [*t.finalizers, *t.metadata_finalizers]
-        found.append(Finding(
+        found.append(LintFinding(
             Severity.MEDIUM, "NamespaceFinalizerPending", ref,
             f"namespace {t.name!r} is empty but still holds finalizers {', '.join(pending)}",
             "spec.finalizers" if t.finalizers else "metadata.finalizers"))

@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from runtime.models.insight import AttributeCheck
 from runtime.rbac.attributes import Attributes
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.rules import (
-    PolicyRule, api_group_matches, non_resource_url_matches, resource_matches,
+    RuleDict, api_group_matches, non_resource_url_matches, resource_matches,
     resource_name_matches, verb_matches,
 )
 
 __all__ = [
     "VERB", "API_GROUP", "RESOURCE", "SUBRESOURCE", "RESOURCE_NAME", "NON_RESOURCE_URL",
-    "NAMESPACE", "REQUEST_ATTRIBUTES", "AttributeCheck", "check_rule", "failed_checks",
+    "NAMESPACE", "REQUEST_ATTRIBUTES", "check_rule", "failed_checks",
     "with_attribute",
 ]
 
@@ -56,25 +55,6 @@ REQUEST_ATTRIBUTES = {
 }
 
 
-@dataclass(frozen=True)
-class AttributeCheck(JSONValue):
-    """One attribute of the request against what a rule (or binding) allows.
-
-    `requested` is the request's value, `allowed` the rule's values for that
-    attribute (empty `resourceNames` allows every name), `suggestion` a value
-    that would match when the check failed and one exists (may be "", e.g.
-    the core group or no subresource).
-    """
-
-    _KEEP_EMPTY = frozenset({"requested", "suggestion"})
-
-    attribute: str
-    matched: bool
-    requested: str
-    allowed: tuple[str, ...] = ()
-    suggestion: str | None = None
-
-
 def _combined(resource: str, subresource: str) -> str:
     return f"{resource}/{subresource}" if subresource else resource
 
@@ -86,7 +66,7 @@ def _first(candidates: Iterator[str], accepts: Callable[[str], bool]) -> str | N
     return None
 
 
-def _subresource_candidates(rule: PolicyRule, resource: str) -> Iterator[str]:
+def _subresource_candidates(rule: RuleDict, resource: str) -> Iterator[str]:
     for entry in rule.get("resources") or ():
         head, slash, tail = entry.partition("/")
         if not slash:
@@ -96,7 +76,7 @@ def _subresource_candidates(rule: PolicyRule, resource: str) -> Iterator[str]:
             yield tail
 
 
-def _resource_candidates(rule: PolicyRule, subresource: str) -> Iterator[str]:
+def _resource_candidates(rule: RuleDict, subresource: str) -> Iterator[str]:
     for entry in rule.get("resources") or ():
         head, slash, tail = entry.partition("/")
         if subresource and slash and tail == subresource and head != "*":
@@ -105,7 +85,7 @@ def _resource_candidates(rule: PolicyRule, subresource: str) -> Iterator[str]:
             yield entry
 
 
-def _resource_checks(attrs: Attributes, rule: PolicyRule) -> tuple[AttributeCheck, AttributeCheck]:
+def _resource_checks(attrs: Attributes, rule: RuleDict) -> tuple[AttributeCheck, AttributeCheck]:
     res, sub = attrs.resource, attrs.subresource
     allowed = tuple(rule.get("resources") or ())
     if resource_matches(rule, _combined(res, sub), sub):
@@ -132,12 +112,12 @@ def _simple(attribute: str, requested: str, values: tuple[str, ...],
     return AttributeCheck(attribute, False, requested, values, _first(iter(values), matches))
 
 
-def _url_candidates(rule: PolicyRule) -> Iterator[str]:
+def _url_candidates(rule: RuleDict) -> Iterator[str]:
     for url in rule.get("nonResourceURLs") or ():
         yield url[:-1] if url.endswith("*") else url
 
 
-def check_rule(attrs: Attributes, rule: PolicyRule) -> tuple[AttributeCheck, ...]:
+def check_rule(attrs: Attributes, rule: RuleDict) -> tuple[AttributeCheck, ...]:
     """Return the checks of every request attribute of `attrs` against `rule` (see the module doc)."""
     verb = _simple(VERB, attrs.verb, tuple(rule.get("verbs") or ()),
                    lambda v: verb_matches(rule, v))

@@ -27,61 +27,19 @@ over the policy, not one rules lookup per subject.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
+from runtime.models.insight import InsightSubject, Permission, SubjectDiff
 from runtime.rbac.escalation import breakdown_rule, covers
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.insight.aggregate import policy_objects
-from runtime.rbac.insight.refs import Subject, binding_namespace, object_ref, probe_user, role_ref, subject_of
+from runtime.rbac.insight.refs import binding_namespace, object_ref, probe_user, role_ref, subject_of, user_name
 from runtime.rbac.resolver import policy_rules_for
-from runtime.rbac.rules import PolicyRule
+from runtime.rbac.rules import RuleDict
 from runtime.rbac.source import PolicySource
 
-__all__ = ["Permission", "SubjectDiff", "diff", "subjects_in", "changed_subjects"]
+__all__ = ["diff", "subjects_in", "changed_subjects"]
 
 
-@dataclass(frozen=True, order=True)
-class Permission(JSONValue):
-    """One verb on one resource (at most one name), or on one non-resource URL, in a scope.
-
-    `namespace` "" means cluster-wide (every namespace and the cluster scope).
-    """
-
-    namespace: str
-    verb: str
-    api_group: str = ""
-    resource: str = ""
-    resource_name: str = ""
-    non_resource_url: str = ""
-
-    def as_policy_rule(self) -> dict[str, list[str]]:
-        """Return the one-permission PolicyRule (for `rule_allows` and `covers`)."""
-        if self.non_resource_url:
-            return {"verbs": [self.verb], "nonResourceURLs": [self.non_resource_url]}
-        rule = {"verbs": [self.verb], "apiGroups": [self.api_group], "resources": [self.resource]}
-        if self.resource_name:
-            rule["resourceNames"] = [self.resource_name]
-        return rule
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form; `apiGroup` is written even when "" (the core group)."""
-        out = super().to_dict()
-        if self.resource:
-            out["apiGroup"] = self.api_group
-        return out
-
-
-@dataclass(frozen=True)
-class SubjectDiff(JSONValue):
-    """What a change grants and revokes `subject`, sorted."""
-
-    subject: Subject
-    granted: tuple[Permission, ...] = ()
-    revoked: tuple[Permission, ...] = ()
-
-
-def _permissions(rules: Iterable[PolicyRule], namespace: str) -> list[Permission]:
+def _permissions(rules: Iterable[RuleDict], namespace: str) -> list[Permission]:
     found: dict[Permission, None] = {}
     for rule in rules:
         for atom in breakdown_rule(rule):
@@ -96,20 +54,20 @@ def _permissions(rules: Iterable[PolicyRule], namespace: str) -> list[Permission
     return list(found)
 
 
-def _held(rules: Sequence[PolicyRule], permission: Permission) -> bool:
+def _held(rules: Sequence[RuleDict], permission: Permission) -> bool:
     return covers(rules, [permission.as_policy_rule()])[0]
 
 
-def _changes(gained: Sequence[PolicyRule], lost: Sequence[PolicyRule], wider: Sequence[PolicyRule],
+def _changes(gained: Sequence[RuleDict], lost: Sequence[RuleDict], wider: Sequence[RuleDict],
              namespace: str) -> list[Permission]:
     """Permissions of `gained` that neither `lost` nor `wider` cover."""
     return [p for p in _permissions(gained, namespace)
             if not _held(lost, p) and not (wider and _held(wider, p))]
 
 
-def subjects_in(source: PolicySource) -> dict[Subject, set[str]]:
+def subjects_in(source: PolicySource) -> dict[InsightSubject, set[str]]:
     """Return every subject bindings name, with the namespaces of the RoleBindings naming it."""
-    found: dict[Subject, set[str]] = {}
+    found: dict[InsightSubject, set[str]] = {}
     for binding in [*source.list_cluster_role_bindings(), *source.list_role_bindings()]:
         namespace = binding_namespace(binding)
         for raw in binding.get("subjects") or ():
@@ -121,13 +79,13 @@ def subjects_in(source: PolicySource) -> dict[Subject, set[str]]:
     return found
 
 
-def changed_subjects(before: PolicySource, after: PolicySource) -> set[Subject]:
+def changed_subjects(before: PolicySource, after: PolicySource) -> set[InsightSubject]:
     """Return the subjects whose permissions may differ: named by a binding that differs between the
     sides, or by a binding (either side) whose role differs. Every other subject holds the same rules."""
     old = {object_ref(o): o for o in policy_objects(before)}
     new = {object_ref(o): o for o in policy_objects(after)}
     changed = {ref for ref in old.keys() | new.keys() if old.get(ref) != new.get(ref)}
-    found: set[Subject] = set()
+    found: set[InsightSubject] = set()
     for side in (old, new):
         for ref, binding in side.items():
             if not binding.get("roleRef"):
@@ -139,11 +97,11 @@ def changed_subjects(before: PolicySource, after: PolicySource) -> set[Subject]:
     return found
 
 
-def _identity(subject: Subject) -> tuple[str, str]:
-    return ("group", subject.name) if subject.kind == "Group" else ("user", subject.user_name)
+def _identity(subject: InsightSubject) -> tuple[str, str]:
+    return ("group", subject.name) if subject.kind == "Group" else ("user", user_name(subject))
 
 
-def _subject_diff(subject: Subject, namespaces: set[str], before: PolicySource,
+def _subject_diff(subject: InsightSubject, namespaces: set[str], before: PolicySource,
                   after: PolicySource) -> SubjectDiff:
     user = probe_user(subject)
     before_c, _ = policy_rules_for(user, "", before)
@@ -159,7 +117,7 @@ def _subject_diff(subject: Subject, namespaces: set[str], before: PolicySource,
 
 
 def diff(before: PolicySource, after: PolicySource,
-         subjects: Iterable[Subject] | None = None) -> tuple[SubjectDiff, ...]:
+         subjects: Iterable[InsightSubject] | None = None) -> tuple[SubjectDiff, ...]:
     """Return, for each subject with a change, what `after` grants and revokes compared to `before`.
 
     `subjects` limits the answer; by default every subject a change can

@@ -27,105 +27,39 @@ decision. Bindings with a subject of unknown kind show only in
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import (
+    AccessExplanationStatus, AttributeCheck, BindingExplanation, ExplainedRequest, InsightGrant,
+    InsightObjectRef, NearMiss, RuleExplanation,
+)
 from runtime.rbac.attributes import Attributes
 from runtime.rbac.authorizer import RBACAuthorizer
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.insight.aggregate import aggregation_sources
-from runtime.rbac.insight.checks import NAMESPACE, AttributeCheck, check_rule
+from runtime.rbac.insight.checks import NAMESPACE, check_rule
 from runtime.rbac.insight.near_miss import (
-    ClusterScoped, NearMiss, aggregation_near_misses, attribute_near_miss,
+    ClusterScoped, aggregation_near_misses, attribute_near_miss,
     namespace_near_misses, role_ref_near_miss,
 )
-from runtime.rbac.insight.refs import (
-    Grant, ObjectRef, Rule, Subject, object_ref, role_ref, subject_of,
-)
+from runtime.rbac.insight.refs import object_ref, role_ref, rule_of, subject_of
 from runtime.rbac.resolver import resolve_role_ref
 from runtime.rbac.source import PolicySource
 from runtime.rbac.subjects import applies_to_user
 from runtime.rbac.user import SYSTEM_MASTERS
 
-__all__ = ["Request", "RuleExplanation", "BindingExplanation", "Explanation", "explain"]
+__all__ = ["explained_request", "explain"]
 
 CLUSTER = "Cluster"
 NAMESPACED = "Namespaced"
 
 
-@dataclass(frozen=True)
-class Request(JSONValue):
-    """The request explained: who, and the attributes of a resource or non-resource request."""
-
-    user: str
-    groups: tuple[str, ...]
-    verb: str
-    resource_request: bool
-    namespace: str = ""
-    api_group: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
-    non_resource_url: str = ""
-
-    @classmethod
-    def of(cls, attrs: Attributes) -> Request:
-        """Return the `Request` of `attrs`."""
-        if not attrs.resource_request:
-            return cls(attrs.user.name, attrs.user.groups, attrs.verb, False,
-                       non_resource_url=attrs.path)
-        return cls(attrs.user.name, attrs.user.groups, attrs.verb, True, attrs.namespace,
-                   attrs.api_group, attrs.resource, attrs.subresource, attrs.name)
-
-
-@dataclass(frozen=True)
-class RuleExplanation(JSONValue):
-    """One rule of a bound role: `matched` when every check matched; `aggregated_from` its origins."""
-
-    index: int
-    rule: Rule
-    matched: bool
-    checks: tuple[AttributeCheck, ...]
-    aggregated_from: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BindingExplanation(JSONValue):
-    """A binding that applies to the user: the subject that matched and the role's rules, checked.
-
-    `error` is why the roleRef does not resolve ("" when it does; `rules` is
-    then empty). `aggregated` tells the role is an aggregated ClusterRole.
-    """
-
-    binding: ObjectRef
-    subject: Subject | None
-    subject_index: int
-    role: ObjectRef
-    rules: tuple[RuleExplanation, ...] = ()
-    error: str = ""
-    aggregated: bool = False
-
-
-@dataclass(frozen=True)
-class Explanation(JSONValue):
-    """The evaluation of one request: verdict, bindings and rules checked, grant, near misses.
-
-    `allowed`, `reason` and `evaluation_error` are the authorizer's decision.
-    `granted_by` is set when a rule allowed (not for `system:masters`, see
-    `privileged_group`). `scope` is `Cluster`, `Namespaced` or "" (unknown,
-    or a non-resource request).
-    """
-
-    request: Request
-    allowed: bool
-    reason: str = ""
-    evaluation_error: str = ""
-    privileged_group: str = ""
-    granted_by: Grant | None = None
-    bindings: tuple[BindingExplanation, ...] = ()
-    near_misses: tuple[NearMiss, ...] = ()
-    scope: str = ""
-    notes: tuple[str, ...] = ()
+def explained_request(attrs: Attributes) -> ExplainedRequest:
+    """Return the request `attrs` describes, as an explanation names it (who, and what)."""
+    if not attrs.resource_request:
+        return ExplainedRequest(attrs.user.name, attrs.user.groups, attrs.verb, False,
+                                non_resource_url=attrs.path)
+    return ExplainedRequest(attrs.user.name, attrs.user.groups, attrs.verb, True, attrs.namespace,
+                            attrs.api_group, attrs.resource, attrs.subresource, attrs.name)
 
 
 def _applying(attrs: Attributes, source: PolicySource
@@ -162,7 +96,7 @@ def _explain_binding(attrs: Attributes, binding: Mapping[str, Any], namespace: s
     explained = []
     for index, rule in enumerate(rules):
         checks = (*check_rule(attrs, rule), scope_check)
-        explained.append(RuleExplanation(index, Rule.of(rule), all(c.matched for c in checks),
+        explained.append(RuleExplanation(index, rule_of(rule), all(c.matched for c in checks),
                                          checks, origins[index] if origins else ()))
     return (BindingExplanation(ref, subject, subject_index, role, tuple(explained),
                                aggregated=aggregated),
@@ -183,14 +117,14 @@ def _cluster_scope_notes(attrs: Attributes,
 
 
 def explain(attrs: Attributes, source: PolicySource, *,
-            cluster_scoped: ClusterScoped | None = None) -> Explanation:
-    """Return the `Explanation` of `attrs` against `source` (see the module doc). Never raises for bad policy."""
+            cluster_scoped: ClusterScoped | None = None) -> AccessExplanationStatus:
+    """Return the explanation of `attrs` against `source` (see the module doc). Never raises for bad policy."""
     decision = RBACAuthorizer(source).authorize(attrs)
     privileged = SYSTEM_MASTERS if SYSTEM_MASTERS in attrs.user.groups else ""
     bindings: list[BindingExplanation] = []
-    aggregated: list[tuple[ObjectRef, Mapping[str, Any]]] = []
+    aggregated: list[tuple[InsightObjectRef, Mapping[str, Any]]] = []
     near: list[NearMiss] = []
-    granted: Grant | None = None
+    granted: InsightGrant | None = None
     for binding, namespace, subject_index in _applying(attrs, source):
         explained, aggregated_role = _explain_binding(attrs, binding, namespace, subject_index,
                                                       source)
@@ -202,7 +136,7 @@ def explain(attrs: Attributes, source: PolicySource, *,
             aggregated.append((explained.binding, aggregated_role))
         for rule in explained.rules:
             if rule.matched and granted is None and not privileged:
-                granted = Grant(explained.binding, explained.role, rule.index, rule.rule)
+                granted = InsightGrant(explained.binding, explained.role, rule.index, rule.rule)
             miss = attribute_near_miss(explained.binding, explained.role, rule.index, rule.rule,
                                        rule.checks, attrs.verb)
             if miss is not None:
@@ -216,6 +150,6 @@ def explain(attrs: Attributes, source: PolicySource, *,
             scope, notes = CLUSTER, _cluster_scope_notes(attrs, bindings)
         else:
             scope = NAMESPACED
-    return Explanation(Request.of(attrs), decision.allowed, decision.reason,
-                       decision.evaluation_error, privileged, granted, tuple(bindings),
-                       tuple(near), scope, notes)
+    return AccessExplanationStatus(explained_request(attrs), decision.allowed, decision.reason,
+                                   decision.evaluation_error, privileged, granted, tuple(bindings),
+                                   tuple(near), scope, notes)

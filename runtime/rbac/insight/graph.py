@@ -14,54 +14,15 @@ Pure: reads the ClusterRoles of a `PolicySource`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import AggregationEdge, AggregationGraphStatus, AggregationNode
 from runtime.rbac.aggregation import aggregation_selectors
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.insight.aggregate import aggregation_sources, selects
 from runtime.rbac.source import PolicySource
 from runtime.selectors import SelectorError
 
-__all__ = ["AggregationNode", "AggregationEdge", "AggregationGraph", "aggregation_graph"]
-
-
-@dataclass(frozen=True)
-class AggregationNode(JSONValue):
-    """A ClusterRole in the graph; `aggregated` when it has an aggregationRule."""
-
-    _KEEP_EMPTY = frozenset({"rules"})
-
-    name: str
-    aggregated: bool
-    rules: int
-    labels: tuple[tuple[str, str], ...] = ()
-    selectors: tuple[str, ...] = ()
-    error: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form; `labels` is written as a map."""
-        out = super().to_dict()
-        if self.labels:
-            out["labels"] = dict(self.labels)
-        return out
-
-
-@dataclass(frozen=True)
-class AggregationEdge(JSONValue):
-    """`aggregated` selects `source`; `rule_indexes` are the aggregated role's rules `source` holds."""
-
-    aggregated: str
-    source: str
-    rule_indexes: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class AggregationGraph(JSONValue):
-    """The nodes and edges of ClusterRole aggregation."""
-
-    nodes: tuple[AggregationNode, ...] = ()
-    edges: tuple[AggregationEdge, ...] = ()
+__all__ = ["aggregation_graph"]
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -96,7 +57,7 @@ def aggregation_graph(source: PolicySource) -> AggregationGraph:
             continue
         aggregated = bool(role.get("aggregationRule"))
         selectors, error = _selectors(role) if aggregated else ((), "")
-        labels = tuple(sorted(((role.get("metadata") or {}).get("labels") or {}).items()))
+        labels = dict(sorted(((role.get("metadata") or {}).get("labels") or {}).items()))
         nodes.append(AggregationNode(_name(role), aggregated, len(role.get("rules") or ()),
                                      labels, selectors, error))
-    return AggregationGraph(tuple(nodes), tuple(edges))
+    return AggregationGraphStatus(tuple(nodes), tuple(edges))

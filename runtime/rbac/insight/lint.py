@@ -28,20 +28,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Set
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import InsightObjectRef, LintFinding, Severity
 from runtime.rbac.aggregation import aggregation_selectors
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.insight.aggregate import aggregation_sources
-from runtime.rbac.insight.refs import ObjectRef, binding_namespace, object_ref, role_ref
-from runtime.rbac.insight.risk import Severity, rule_risks
+from runtime.rbac.insight.refs import binding_namespace, object_ref, role_ref
+from runtime.rbac.insight.risk import rule_risks
 from runtime.rbac.resolver import resolve_role_ref
 from runtime.rbac.source import PolicySource
 from runtime.rbac.subjects import SERVICE_ACCOUNT_KIND, subject_problem
 from runtime.selectors import SelectorError
 
-__all__ = ["Finding", "lint", "finding_sort_key", "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS"]
+__all__ = ["lint", "finding_sort_key", "RESOURCE_VERBS", "NON_RESOURCE_VERBS", "SPECIAL_VERBS"]
 
 #: The verbs of Kubernetes' resource requests.
 RESOURCE_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
@@ -53,42 +52,31 @@ SPECIAL_VERBS = frozenset({"*", "escalate", "bind", "impersonate", "use", "appro
                            "attest", "unsafe-delete-ignore-read-errors"})
 
 
-@dataclass(frozen=True)
-class Finding(JSONValue):
-    """One lint finding about `object` (at `path` inside it, e.g. `rules[2].verbs`)."""
-
-    severity: Severity
-    kind: str
-    object: ObjectRef
-    message: str
-    path: str = ""
-
-
 def _bindings(source: PolicySource) -> Iterator[Mapping[str, Any]]:
     yield from source.list_cluster_role_bindings()
     yield from source.list_role_bindings()
 
 
-def _orphan(ref: ObjectRef) -> Finding:
-    return Finding(Severity.LOW, "NamespaceNotFound", ref,
+def _orphan(ref: InsightObjectRef) -> LintFinding:
+    return LintFinding(Severity.LOW, "NamespaceNotFound", ref,
                    f"{ref} is in namespace {ref.namespace!r}, which does not exist", "metadata.namespace")
 
 
-def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[Finding]:
+def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[LintFinding]:
     for binding in _bindings(source):
         ref, namespace = object_ref(binding), binding_namespace(binding)
         if namespace and namespace not in namespaces:
             yield _orphan(ref)
         _, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
         if error:
-            yield Finding(Severity.MEDIUM, "RoleRefNotFound", ref,
+            yield LintFinding(Severity.MEDIUM, "RoleRefNotFound", ref,
                           f"roleRef of {ref} does not resolve ({error}); creating "
                           f"{role_ref(binding)} grants its rules to the subjects at once", "roleRef")
         for i, subject in enumerate(binding.get("subjects") or ()):
             path = f"subjects[{i}]"
             problem = subject_problem(subject)
             if problem:
-                yield Finding(Severity.LOW, "InvalidSubject", ref, f"{problem}: it matches nobody",
+                yield LintFinding(Severity.LOW, "InvalidSubject", ref, f"{problem}: it matches nobody",
                               path)
                 continue
             if subject.get("kind") != SERVICE_ACCOUNT_KIND:
@@ -96,11 +84,11 @@ def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[Fi
             sa_namespace = subject.get("namespace") or namespace
             name = subject.get("name") or ""
             if not sa_namespace:
-                yield Finding(Severity.LOW, "ServiceAccountNamespaceMissing", ref,
+                yield LintFinding(Severity.LOW, "ServiceAccountNamespaceMissing", ref,
                               f"ServiceAccount {name!r} has no namespace, which a "
                               f"ClusterRoleBinding cannot default: it matches nobody", path)
             elif sa_namespace not in namespaces:
-                yield Finding(Severity.MEDIUM, "SubjectNamespaceNotFound", ref,
+                yield LintFinding(Severity.MEDIUM, "SubjectNamespaceNotFound", ref,
                               f"ServiceAccount {name!r} is in namespace {sa_namespace!r}, which "
                               f"does not exist: whoever creates it gets this grant", path)
 
@@ -127,53 +115,53 @@ def _never_matches(rule: Mapping[str, Any], unknown: list[str]) -> str:
     return ""
 
 
-def _rule_findings(role: Mapping[str, Any]) -> Iterator[Finding]:
+def _rule_findings(role: Mapping[str, Any]) -> Iterator[LintFinding]:
     ref = object_ref(role)
     for i, rule in enumerate(role.get("rules") or ()):
         path = f"rules[{i}]"
         unknown = _unknown_verbs(rule)
         if unknown:
-            yield Finding(Severity.LOW, "UnknownVerb", ref,
+            yield LintFinding(Severity.LOW, "UnknownVerb", ref,
                           f"{path} has verbs no request ever has: {', '.join(unknown)}",
                           f"{path}.verbs")
         why = _never_matches(rule, unknown)
         if why:
-            yield Finding(Severity.LOW, "RuleNeverMatches", ref, f"{path} never matches: {why}",
+            yield LintFinding(Severity.LOW, "RuleNeverMatches", ref, f"{path} never matches: {why}",
                           path)
         if ref.kind == "Role" and rule.get("nonResourceURLs"):
-            yield Finding(Severity.LOW, "NonResourceURLInRole", ref,
+            yield LintFinding(Severity.LOW, "NonResourceURLInRole", ref,
                           f"{path} names nonResourceURLs, which a Role never grants: "
                           f"non-resource requests have no namespace", f"{path}.nonResourceURLs")
         collection = [v for v in ("create", "deletecollection") if v in (rule.get("verbs") or ())]
         if rule.get("resourceNames") and collection:
-            yield Finding(Severity.LOW, "ResourceNamesNeverMatch", ref,
+            yield LintFinding(Severity.LOW, "ResourceNamesNeverMatch", ref,
                           f"{path} limits {', '.join(collection)} to resourceNames, but those "
                           f"requests carry no name, so it never allows them", f"{path}.resourceNames")
         risks = rule_risks(rule)
         if risks:
             titles = "; ".join(f"{title} ({severity.value})" for severity, title in risks)
-            yield Finding(risks[0][0], "RiskyGrant", ref, f"{path} grants: {titles}", path)
+            yield LintFinding(risks[0][0], "RiskyGrant", ref, f"{path} grants: {titles}", path)
 
 
 def _aggregation_findings(role: Mapping[str, Any],
-                          cluster_roles: list[Mapping[str, Any]]) -> Iterator[Finding]:
+                          cluster_roles: list[Mapping[str, Any]]) -> Iterator[LintFinding]:
     if not role.get("aggregationRule"):
         return
     ref = object_ref(role)
     try:
         aggregation_selectors(role)
     except SelectorError as exc:
-        yield Finding(Severity.LOW, "AggregationSelectorInvalid", ref,
+        yield LintFinding(Severity.LOW, "AggregationSelectorInvalid", ref,
                       f"aggregationRule does not parse, so the role is never aggregated: {exc}",
                       "aggregationRule")
         return
     for i, origins in enumerate(aggregation_sources(role, cluster_roles)):
         path = f"rules[{i}]"
         if origins:
-            yield Finding(Severity.INFO, "AggregatedRule", ref,
+            yield LintFinding(Severity.INFO, "AggregatedRule", ref,
                           f"{path} comes from ClusterRole {', '.join(origins)}", path)
         else:
-            yield Finding(Severity.LOW, "AggregatedRuleWithoutSource", ref,
+            yield LintFinding(Severity.LOW, "AggregatedRuleWithoutSource", ref,
                           f"{path} is in no ClusterRole the aggregationRule selects: the "
                           f"aggregation controller removes it", path)
 
@@ -183,12 +171,12 @@ def _natural(text: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
 
 
-def finding_sort_key(finding: Finding) -> tuple[Any, ...]:
+def finding_sort_key(finding: LintFinding) -> tuple[Any, ...]:
     """Severity (highest first), then object, path (`rules[2]` before `rules[10]`), kind and message."""
-    return (-finding.severity.rank, finding.object, _natural(finding.path), finding.kind, finding.message)
+    return (-finding.level.rank, finding.object, _natural(finding.path), finding.kind, finding.message)
 
 
-def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[Finding, ...]:
+def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[LintFinding, ...]:
     """Return every `Finding` about `source`, given the namespaces that exist, sorted (highest first)."""
     existing = frozenset(namespaces)
     cluster_roles = list(source.list_cluster_roles())

@@ -19,75 +19,26 @@ granting, as in rakkess.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import Access, AccessMatrixRow, AccessMatrixStatus
 from runtime.rbac.attributes import resource_attributes
 from runtime.rbac.authorizer import RBACAuthorizer
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.resolver import policy_rules_for
-from runtime.rbac.rules import PolicyRule, rule_allows
+from runtime.rbac.rules import RuleDict, rule_allows
 from runtime.rbac.source import PolicySource
 from runtime.rbac.user import SYSTEM_MASTERS, UserInfo
 
 __all__ = [
-    "Access", "MatrixRow", "AccessMatrix", "MATRIX_VERBS", "access_matrix",
+    "MATRIX_VERBS", "access_matrix",
     "resources_named_in_rules", "without_wildcards",
 ]
 
 MATRIX_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
 
-class Access(enum.Enum):
-    """One cell of the matrix."""
-
-    ALLOWED = "allowed"
-    DENIED = "denied"
-    ALLOWED_BY_WILDCARD = "allowedByWildcard"
-
-
-@dataclass(frozen=True)
-class MatrixRow(JSONValue):
-    """One resource and its (verb, `Access`) cells, in the matrix's verb order."""
-
-    api_group: str
-    resource: str
-    access: tuple[tuple[str, Access], ...]
-
-    def get(self, verb: str) -> Access:
-        """Return the cell of `verb`; KeyError when it is not a column."""
-        for column, access in self.access:
-            if column == verb:
-                return access
-        raise KeyError(verb)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return `{apiGroup, resource, access: {verb: allowed|denied|allowedByWildcard}}`."""
-        return {"apiGroup": self.api_group, "resource": self.resource,
-                "access": {verb: access.value for verb, access in self.access}}
-
-
-@dataclass(frozen=True)
-class AccessMatrix(JSONValue):
-    """The matrix of `user` in `namespace` ("" = cluster-wide): `rows` in the order given."""
-
-    user: str
-    groups: tuple[str, ...]
-    namespace: str
-    verbs: tuple[str, ...]
-    rows: tuple[MatrixRow, ...]
-
-    def cell(self, api_group: str, resource: str, verb: str) -> Access:
-        """Return the cell of (`api_group`, `resource`) and `verb`; KeyError when absent."""
-        for row in self.rows:
-            if (row.api_group, row.resource) == (api_group, resource):
-                return row.get(verb)
-        raise KeyError((api_group, resource))
-
-
-def without_wildcards(rule: PolicyRule) -> dict[str, list[str]]:
+def without_wildcards(rule: RuleDict) -> dict[str, list[str]]:
     """Return `rule` without its `*` entries (verbs, apiGroups, resources, `*/sub` resources)."""
     return {"verbs": [v for v in rule.get("verbs") or () if v != "*"],
             "apiGroups": [g for g in rule.get("apiGroups") or () if g != "*"],
@@ -102,8 +53,8 @@ def _split(resource: str) -> tuple[str, str]:
 
 
 def access_matrix(user: UserInfo, namespace: str, resources: Iterable[tuple[str, str]],
-                  source: PolicySource, *, verbs: Sequence[str] = MATRIX_VERBS) -> AccessMatrix:
-    """Return the `AccessMatrix` of `user` in `namespace` over `resources` ((group, resource) pairs)."""
+                  source: PolicySource, *, verbs: Sequence[str] = MATRIX_VERBS) -> AccessMatrixStatus:
+    """Return the `AccessMatrixStatus` of `user` in `namespace` over `resources` ((group, resource) pairs)."""
     authorizer = RBACAuthorizer(source)
     rules, _ = policy_rules_for(user, namespace, source)
     privileged = SYSTEM_MASTERS in user.groups
@@ -122,11 +73,11 @@ def access_matrix(user: UserInfo, namespace: str, resources: Iterable[tuple[str,
                 cells.append((verb, Access.ALLOWED))
             else:
                 cells.append((verb, Access.ALLOWED_BY_WILDCARD))
-        rows.append(MatrixRow(group, combined, tuple(cells)))
-    return AccessMatrix(user.name, user.groups, namespace, tuple(verbs), tuple(rows))
+        rows.append(AccessMatrixRow(group, combined, dict(cells)))
+    return AccessMatrixStatus(user.name, user.groups, namespace, tuple(verbs), tuple(rows))
 
 
-def _rules_of(roles: Iterable[Mapping[str, Any]]) -> Iterable[PolicyRule]:
+def _rules_of(roles: Iterable[Mapping[str, Any]]) -> Iterable[RuleDict]:
     for role in roles:
         yield from role.get("rules") or ()
 

@@ -24,21 +24,21 @@ Pure: reads the `PolicySource`, matches with `runtime.rbac.rules`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import AttributeCheck, InsightObjectRef, NearMiss
+from runtime.models.rbac import PolicyRule
 from runtime.rbac.attributes import Attributes
-from runtime.rbac.insight._json import JSONValue
 from runtime.rbac.insight.aggregate import labels_to_select, selects
-from runtime.rbac.insight.checks import NAMESPACE, AttributeCheck
-from runtime.rbac.insight.refs import ObjectRef, Rule, object_ref, role_ref
+from runtime.rbac.insight.checks import NAMESPACE
+from runtime.rbac.insight.refs import object_ref, role_ref, rule_of
 from runtime.rbac.resolver import resolve_role_ref
 from runtime.rbac.rules import rule_allows
 from runtime.rbac.source import PolicySource
 from runtime.rbac.subjects import applies_to_user
 
 __all__ = [
-    "NearMiss", "ATTRIBUTE", "NAMESPACE_KIND", "CLUSTER_SCOPE", "AGGREGATION", "ROLE_REF",
+    "ATTRIBUTE", "NAMESPACE_KIND", "CLUSTER_SCOPE", "AGGREGATION", "ROLE_REF",
     "ClusterScoped", "attribute_near_miss", "namespace_near_misses",
     "aggregation_near_misses", "role_ref_near_miss",
 ]
@@ -53,44 +53,11 @@ ROLE_REF = "RoleRef"
 ClusterScoped = Callable[[str, str], bool]
 
 
-@dataclass(frozen=True)
-class NearMiss(JSONValue):
-    """A rule (or binding) that misses the request by exactly one `attribute`.
-
-    `binding` and `role` are the binding that applies (or would) and the role
-    its roleRef names; `rule_index`/`rule` the rule, in `source_role` for an
-    `Aggregation` (else in `role`). `suggestion` is the value of `attribute`
-    that would match, when a request change can; `labels` what to set on
-    `source_role` for an `Aggregation`.
-    """
-
-    _KEEP_EMPTY = frozenset({"requested", "suggestion"})
-
-    kind: str
-    attribute: str
-    binding: ObjectRef
-    role: ObjectRef
-    message: str
-    rule_index: int | None = None
-    rule: Rule | None = None
-    requested: str | None = None
-    suggestion: str | None = None
-    source_role: ObjectRef | None = None
-    labels: tuple[tuple[str, str], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form; `labels` is written as a map."""
-        out = super().to_dict()
-        if self.labels:
-            out["labels"] = dict(self.labels)
-        return out
-
-
 def _values(values: Iterable[str]) -> str:
     return "[" + ", ".join(repr(v) for v in values) + "]"
 
 
-def attribute_near_miss(binding: ObjectRef, role: ObjectRef, index: int, rule: Rule,
+def attribute_near_miss(binding: InsightObjectRef, role: InsightObjectRef, index: int, rule: PolicyRule,
                         checks: tuple[AttributeCheck, ...], verb: str) -> NearMiss | None:
     """Return the `Attribute` near miss of one evaluated rule, or None when it is not one."""
     failed = [c for c in checks if not c.matched]
@@ -105,7 +72,7 @@ def attribute_near_miss(binding: ObjectRef, role: ObjectRef, index: int, rule: R
                     check.requested, check.suggestion)
 
 
-def role_ref_near_miss(binding: ObjectRef, role: ObjectRef, error: str) -> NearMiss:
+def role_ref_near_miss(binding: InsightObjectRef, role: InsightObjectRef, error: str) -> NearMiss:
     """Return the `RoleRef` near miss of a binding that applies but whose roleRef does not resolve."""
     return NearMiss(ROLE_REF, "roleRef", binding, role,
                     f"{binding} applies but its roleRef does not resolve: {error}")
@@ -143,7 +110,7 @@ def namespace_near_misses(attrs: Attributes, source: PolicySource,
                            f"{namespace!r}, and {attrs.resource!r} is cluster-scoped: requests for it "
                            f"carry no namespace, so only a ClusterRoleBinding can grant it")
                 found.append(NearMiss(CLUSTER_SCOPE, NAMESPACE, ref, role, message, index,
-                                      Rule.of(rule), attrs.namespace))
+                                      rule_of(rule), attrs.namespace))
             else:
                 message = (f"{ref} of {role}: rules[{index}] allows this in namespace "
                            f"{namespace!r}, not {attrs.namespace!r}"
@@ -151,11 +118,11 @@ def namespace_near_misses(attrs: Attributes, source: PolicySource,
                            f"{ref} of {role}: rules[{index}] allows this in namespace "
                            f"{namespace!r} only, not across all namespaces")
                 found.append(NearMiss(NAMESPACE_KIND, NAMESPACE, ref, role, message, index,
-                                      Rule.of(rule), attrs.namespace, namespace))
+                                      rule_of(rule), attrs.namespace, namespace))
     return found
 
 
-def aggregation_near_misses(attrs: Attributes, bound: Iterable[tuple[ObjectRef, Mapping[str, Any]]],
+def aggregation_near_misses(attrs: Attributes, bound: Iterable[tuple[InsightObjectRef, Mapping[str, Any]]],
                             source: PolicySource) -> list[NearMiss]:
     """Return `Aggregation` near misses for `bound`: (binding that applies, aggregated ClusterRole) pairs.
 
@@ -182,6 +149,6 @@ def aggregation_near_misses(attrs: Attributes, bound: Iterable[tuple[ObjectRef, 
                 message = (f"{other_ref} rules[{index}] allows this, but the aggregationRule of "
                            f"{target} (bound by {binding}) does not select it; labels {text} would")
                 found.append(NearMiss(AGGREGATION, "labels", binding, target, message, index,
-                                      Rule.of(rule), source_role=other_ref,
-                                      labels=tuple(sorted(labels.items()))))
+                                      rule_of(rule), source_role=other_ref,
+                                      labels=dict(sorted(labels.items()))))
     return found

@@ -21,30 +21,15 @@ matches them all.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime.models.insight import Severity
 from runtime.rbac.attributes import resource_attributes
-from runtime.rbac.rules import PolicyRule, rule_allows
+from runtime.rbac.rules import RuleDict, rule_allows
 from runtime.rbac.user import UserInfo
 
-__all__ = ["Severity", "Risk", "RISKS", "rule_risks"]
-
-
-class Severity(enum.Enum):
-    """How urgent a finding is, KubiScan's priorities plus INFO; `rank` orders them (CRITICAL highest)."""
-
-    CRITICAL = "Critical"
-    HIGH = "High"
-    MEDIUM = "Medium"
-    LOW = "Low"
-    INFO = "Info"
-
-    @property
-    def rank(self) -> int:
-        """4 for CRITICAL down to 0 for INFO."""
-        return {"Critical": 4, "High": 3, "Medium": 2, "Low": 1, "Info": 0}[self.value]
+__all__ = ["Risk", "RISKS", "rule_risks"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +88,7 @@ RISKS: tuple[Risk, ...] = (
 _NOBODY = UserInfo("")
 
 
-def _allows(rule: PolicyRule, risk: Risk) -> bool:
+def _allows(rule: RuleDict, risk: Risk) -> bool:
     rule_groups = rule.get("apiGroups") or ()
     groups = [g for g in rule_groups if g != "*" and risk.groups.accepts(g)]
     if "*" in rule_groups:
@@ -114,7 +99,7 @@ def _allows(rule: PolicyRule, risk: Risk) -> bool:
                for group in groups for verb in risk.verbs)
 
 
-def rule_risks(rule: PolicyRule) -> list[tuple[Severity, str]]:
+def rule_risks(rule: RuleDict) -> list[tuple[Severity, str]]:
     """Return the (severity, title) of every risk `rule` grants, highest first; [] when none."""
     found = [(r.severity, r.title) for r in RISKS if _allows(rule, r)]
     top = max((s.rank for s, _ in found), default=-1)

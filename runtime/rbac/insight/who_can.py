@@ -24,46 +24,30 @@ ClusterRoleBinding) are never listed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.models.insight import InsightGrant, InsightSubject, SubjectAccess
 from runtime.rbac.attributes import Attributes, non_resource_attributes, resource_attributes
-from runtime.rbac.insight._json import JSONValue
-from runtime.rbac.insight.refs import (
-    Grant, Rule, Subject, binding_namespace, object_ref, role_ref, subject_of,
-)
+from runtime.rbac.insight.refs import binding_namespace, object_ref, role_ref, rule_of, subject_of
 from runtime.rbac.resolver import resolve_role_ref
 from runtime.rbac.rules import rule_allows
 from runtime.rbac.source import PolicySource
 from runtime.rbac.subjects import GROUP_KIND
 from runtime.rbac.user import SYSTEM_MASTERS, UserInfo
 
-__all__ = ["SubjectAccess", "who_can", "who_can_non_resource", "who_can_attributes"]
+__all__ = ["who_can", "who_can_non_resource", "who_can_attributes"]
 
 # Matching a rule never reads the user; this one only fills the field.
 _NOBODY = UserInfo("")
 
 
-@dataclass(frozen=True)
-class SubjectAccess(JSONValue):
-    """A subject the request is allowed for, with every rule that grants it.
-
-    `privileged` marks `system:masters` (allowed everything, with or without
-    grants).
-    """
-
-    subject: Subject
-    grants: tuple[Grant, ...] = ()
-    privileged: bool = False
-
-
-def _grants(attrs: Attributes, binding: Mapping[str, Any], source: PolicySource) -> list[Grant]:
+def _grants(attrs: Attributes, binding: Mapping[str, Any], source: PolicySource) -> list[InsightGrant]:
     namespace = binding_namespace(binding)
     rules, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
     if error:
         return []
     ref, role = object_ref(binding), role_ref(binding)
-    return [Grant(ref, role, i, Rule.of(rule)) for i, rule in enumerate(rules)
+    return [InsightGrant(ref, role, i, rule_of(rule)) for i, rule in enumerate(rules)
             if rule_allows(attrs, rule)]
 
 
@@ -73,7 +57,7 @@ def who_can_attributes(attrs: Attributes, source: PolicySource) -> tuple[Subject
     if attrs.resource_request and attrs.namespace:
         bindings = [*bindings, *(b for b in source.list_role_bindings()
                                  if binding_namespace(b) == attrs.namespace)]
-    found: dict[Subject, list[Grant]] = {}
+    found: dict[InsightSubject, list[InsightGrant]] = {}
     for binding in bindings:
         grants = _grants(attrs, binding, source)
         if not grants:
@@ -84,7 +68,7 @@ def who_can_attributes(attrs: Attributes, source: PolicySource) -> tuple[Subject
             if subject is not None:
                 held = found.setdefault(subject, [])
                 held.extend(g for g in grants if g not in held)
-    masters = Subject(GROUP_KIND, SYSTEM_MASTERS)
+    masters = InsightSubject(GROUP_KIND, SYSTEM_MASTERS)
     found.setdefault(masters, [])
     return tuple(SubjectAccess(s, tuple(found[s]), s == masters) for s in sorted(found))
 

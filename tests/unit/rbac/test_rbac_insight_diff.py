@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from runtime.rbac import same_rules
-from runtime.rbac.insight import Permission, Subject, aggregate, diff
+from runtime.models.insight import InsightSubject, Permission
+from runtime.rbac.insight import aggregate, diff
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )
 
-ALICE = Subject("User", "alice")
+ALICE = InsightSubject("User", "alice")
 
 
 def perms(*specs):
-    return tuple(sorted(Permission(ns, verb, g, r) for ns, verb, g, r in specs))
+    return sorted(Permission(ns, verb, g, r) for ns, verb, g, r in specs)
 
 
 def test_new_role_binding_grants_in_its_namespace_only():
@@ -20,7 +21,7 @@ def test_new_role_binding_grants_in_its_namespace_only():
     after = index(role("team-a", "r", [rule(["get"], ["pods"])]),
                   rb("team-a", "b", "r", [user("alice")]))
     [change] = diff(before, after)
-    assert change.subject == ALICE and change.revoked == ()
+    assert change.subject == ALICE and change.revoked == []
     assert change.granted == perms(("team-a", "get", "", "pods"))
 
 
@@ -28,9 +29,9 @@ def test_wider_verb_grants_the_wildcard_and_revokes_nothing_it_covers():
     before = index(cluster_role("r", [rule(["get"], ["pods"])]), crb("b", "r", [user("alice")]))
     after = index(cluster_role("r", [rule(["*"], ["pods"])]), crb("b", "r", [user("alice")]))
     [change] = diff(before, after)
-    assert change.granted == perms(("", "*", "", "pods")) and change.revoked == ()
+    assert change.granted == perms(("", "*", "", "pods")) and change.revoked == []
     [back] = diff(after, before)
-    assert back.revoked == perms(("", "*", "", "pods")) and back.granted == ()
+    assert back.revoked == perms(("", "*", "", "pods")) and back.granted == []
 
 
 def test_a_namespaced_grant_already_held_cluster_wide_is_no_change():
@@ -45,8 +46,8 @@ def test_removing_a_cluster_grant_is_reported_once_at_cluster_scope():
              rb("team-a", "keep", "r2", [sa("bot", "tools")]),
              role("team-a", "r2", [rule(["get"], ["pods"])])]
     [change] = diff(index(*grant), index(*grant[2:]))
-    assert change.subject == Subject("ServiceAccount", "bot", "tools")
-    assert change.revoked == perms(("", "list", "", "secrets")) and change.granted == ()
+    assert change.subject == InsightSubject("ServiceAccount", "bot", "tools")
+    assert change.revoked == perms(("", "list", "", "secrets")) and change.granted == []
 
 
 def test_non_resource_urls_and_resource_names_are_kept_apart():
@@ -54,8 +55,8 @@ def test_non_resource_urls_and_resource_names_are_kept_apart():
                                      rule(["update"], ["configmaps"], names=["cfg"])]),
                   crb("b", "r", [user("alice")]))
     [change] = diff(index(), after)
-    assert change.granted == (Permission("", "get", non_resource_url="/metrics"),
-                              Permission("", "update", "", "configmaps", "cfg"))
+    assert change.granted == [Permission("", "get", non_resource_url="/metrics"),
+                              Permission("", "update", "", "configmaps", "cfg")]
     assert change.granted[0].to_dict() == {"verb": "get", "nonResourceURL": "/metrics"}
     assert change.granted[1].to_dict()["apiGroup"] == ""
 
@@ -63,7 +64,7 @@ def test_non_resource_urls_and_resource_names_are_kept_apart():
 def test_subjects_limits_the_answer():
     after = index(cluster_role("r", [rule(["get"], ["pods"])]),
                   crb("b", "r", [user("alice"), user("bob")]))
-    assert [d.subject.name for d in diff(index(), after, [Subject("User", "bob")])] == ["bob"]
+    assert [d.subject.name for d in diff(index(), after, [InsightSubject("User", "bob")])] == ["bob"]
 
 
 def test_relabelling_an_aggregated_from_role_shows_as_the_rules_it_moves():

@@ -5,8 +5,9 @@ from __future__ import annotations
 from runtime.rbac import (
     RBACAuthorizer, SYSTEM_MASTERS, UserInfo, non_resource_attributes, resource_attributes,
 )
+from runtime.models.insight import InsightObjectRef
 from runtime.rbac.insight import (
-    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, ObjectRef, aggregate,
+    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, aggregate,
     explain, with_attribute,
 )
 from tests.support.rbac_objects import (
@@ -31,8 +32,8 @@ def test_verdict_reason_and_granting_rule_are_the_authorizers():
     e = explain(attrs, source)
     decision = RBACAuthorizer(source).authorize(attrs)
     assert e.allowed and (e.reason, e.evaluation_error) == (decision.reason, "")
-    assert e.granted_by.binding == ObjectRef("RoleBinding", "alice-reads", "team-a")
-    assert e.granted_by.role == ObjectRef("Role", "reader", "team-a")
+    assert e.granted_by.binding == InsightObjectRef("RoleBinding", "alice-reads", "team-a")
+    assert e.granted_by.role == InsightObjectRef("Role", "reader", "team-a")
     assert e.granted_by.rule_index == 1
     assert [r.matched for r in e.bindings[0].rules] == [False, True]
 
@@ -58,7 +59,7 @@ def test_cluster_wide_request_reads_no_role_bindings():
     source = index(role("team-a", "reader", [READ_ROLES]),
                    rb("team-a", "alice-reads", "reader", [user("alice")]))
     e = explain(list_roles(ns=""), source)
-    assert not e.allowed and e.bindings == ()
+    assert not e.allowed and e.bindings == []
 
 
 def test_each_rule_is_checked_attribute_by_attribute_with_the_namespace_scope():
@@ -68,10 +69,10 @@ def test_each_rule_is_checked_attribute_by_attribute_with_the_namespace_scope():
     checks = {c.attribute: c for c in e.bindings[0].rules[0].checks}
     assert list(checks) == ["verb", "apiGroup", "resource", "subresource", "resourceName",
                             "namespace"]
-    assert not checks["verb"].matched and checks["verb"].allowed == ("get", "list")
+    assert not checks["verb"].matched and checks["verb"].allowed == ["get", "list"]
     assert all(checks[a].matched for a in ("apiGroup", "resource", "subresource",
                                            "resourceName", "namespace"))
-    assert checks["namespace"].allowed == ("team-a",)
+    assert checks["namespace"].allowed == ["team-a"]
 
 
 def test_non_resource_request_is_checked_on_verb_and_url():
@@ -160,7 +161,7 @@ def test_near_miss_role_binding_of_another_namespace_would_grant():
     attrs = list_roles()
     [miss] = misses(explain(attrs, source))
     assert (miss.kind, miss.attribute, miss.suggestion) == (NAMESPACE_KIND, "namespace", "team-b")
-    assert miss.binding == ObjectRef("RoleBinding", "alice-b", "team-b")
+    assert miss.binding == InsightObjectRef("RoleBinding", "alice-b", "team-b")
     assert RBACAuthorizer(source).authorize(with_attribute(attrs, "namespace", "team-b")).allowed
     [across] = misses(explain(list_roles(ns=""), source))
     assert across.kind == NAMESPACE_KIND and "across all namespaces" in across.message
@@ -194,7 +195,7 @@ def test_near_miss_cluster_role_the_aggregation_does_not_select():
     attrs = list_roles()
     [miss] = misses(explain(attrs, source))
     assert (miss.kind, miss.attribute) == (AGGREGATION, "labels")
-    assert miss.source_role == ObjectRef("ClusterRole", "extra") and miss.role.name == "agg"
+    assert miss.source_role == InsightObjectRef("ClusterRole", "extra") and miss.role.name == "agg"
     assert miss.to_dict()["labels"] == {"agg-to": "reader"}
     relabelled = dict(extra, metadata={"name": "extra", "labels": {"team": "x", **dict(miss.labels)}})
     fixed = aggregate(index(agg, relabelled, policy[2]))
@@ -228,7 +229,7 @@ def test_rules_of_an_aggregated_role_name_their_origin():
     source = aggregate(index(agg, cluster_role("one", [READ_ROLES], labels={"a": "1"}),
                              crb("b", "agg", [user("alice")])))
     e = explain(list_roles(), source)
-    assert e.bindings[0].aggregated and e.bindings[0].rules[0].aggregated_from == ("one",)
+    assert e.bindings[0].aggregated and e.bindings[0].rules[0].aggregated_from == ["one"]
 
 
 def test_to_dict_is_camel_case_and_omits_empty_fields():

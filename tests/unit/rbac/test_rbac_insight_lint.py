@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from runtime.rbac import load_bootstrap_policy
-from runtime.rbac.insight import ObjectRef, Severity, aggregate, lint, rule_risks
+from runtime.models.insight import InsightObjectRef, Severity
+from runtime.rbac.insight import aggregate, lint, rule_risks
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, index, rb, role, rule, sa, user,
 )
@@ -18,7 +19,7 @@ def kinds(findings, kind):
 def test_role_ref_not_found():
     [f] = kinds(lint(index(rb("team-a", "b", "gone", [user("alice")])), NAMESPACES),
                 "RoleRefNotFound")
-    assert f.severity is Severity.MEDIUM and f.object == ObjectRef("RoleBinding", "b", "team-a")
+    assert f.level is Severity.MEDIUM and f.object == InsightObjectRef("RoleBinding", "b", "team-a")
     assert f.path == "roleRef" and "not found" in f.message
 
 
@@ -32,7 +33,7 @@ def test_service_account_subject_of_a_cluster_role_binding_without_namespace():
     source = index(cluster_role("r"), crb("b", "r", [sa("bot")]),
                    rb("team-a", "ok", "r", [sa("defaulted")], kind="ClusterRole"))
     [f] = kinds(lint(source, NAMESPACES), "ServiceAccountNamespaceMissing")
-    assert f.object.kind == "ClusterRoleBinding" and f.severity is Severity.LOW
+    assert f.object.kind == "ClusterRoleBinding" and f.level is Severity.LOW
 
 
 def test_objects_left_in_a_namespace_that_does_not_exist():
@@ -65,7 +66,7 @@ def test_unknown_verbs_and_rules_that_never_match():
 def test_non_resource_urls_in_a_role():
     source = index(role("team-a", "r", [rule(["get"], urls=["/healthz"])]))
     [f] = kinds(lint(source, NAMESPACES), "NonResourceURLInRole")
-    assert f.object == ObjectRef("Role", "r", "team-a")
+    assert f.object == InsightObjectRef("Role", "r", "team-a")
 
 
 def test_resource_names_with_create_never_match():
@@ -95,7 +96,7 @@ def test_risky_grant_findings_come_first():
                    rb("team-a", "b", "gone", [user("alice")]))
     findings = lint(source, NAMESPACES)
     assert findings[0].kind == "RiskyGrant" and findings[0].path == "rules[1]"
-    assert [f.severity.rank for f in findings] == sorted((f.severity.rank for f in findings),
+    assert [f.level.rank for f in findings] == sorted((f.level.rank for f in findings),
                                                          reverse=True)
 
 
@@ -103,7 +104,7 @@ def test_aggregated_rules_are_traced_to_the_cluster_role_they_came_from():
     agg = cluster_role("agg", selectors=[{"matchLabels": {"a": "1"}}])
     source = aggregate(index(agg, cluster_role("one", [rule(["get"], ["pods"])], labels={"a": "1"})))
     [f] = kinds(lint(source, NAMESPACES), "AggregatedRule")
-    assert f.severity is Severity.INFO and f.object.name == "agg" and "one" in f.message
+    assert f.level is Severity.INFO and f.object.name == "agg" and "one" in f.message
 
 
 def test_aggregated_rule_no_selected_role_holds_is_flagged():

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 import runtime.rbac.insight as insight
+from runtime.models.insight import InsightValue
 from runtime.rbac import RBACIndex, PolicySource, aggregate_rules, resource_attributes
 from runtime.rbac.insight import (
     access_matrix, diff, explain, lint, who_can,
@@ -67,9 +70,11 @@ def _results():
             *diff(RBACIndex(), source), *lint(source, {"default"})]
 
 
-def test_results_are_frozen_dataclasses_with_a_json_form():
-    for result in _results():
-        assert dataclasses.is_dataclass(result)
-        assert type(result).__dataclass_params__.frozen, type(result).__name__
+def test_results_are_the_insight_kinds_frozen_status_models_with_a_json_form():
+    results = _results()
+    assert len(results) >= 5, results
+    for result in results:
+        assert isinstance(result, InsightValue), type(result).__name__
+        with pytest.raises(ValidationError):
+            setattr(result, next(iter(type(result).model_fields)), None)
         json.dumps(result.to_dict())
-        hash(result)

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from runtime.rbac import (
     RBACAuthorizer, RBACIndex, SYSTEM_MASTERS, applies_to_user, resolve_role_ref, resource_attributes, rule_allows,
 )
+from runtime.models.insight import Access, InsightSubject
 from runtime.rbac.insight import (
-    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, MATRIX_VERBS, NAMESPACE_KIND, ROLE_REF, Access, Subject,
+    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, MATRIX_VERBS, NAMESPACE_KIND, ROLE_REF,
     access_matrix, aggregate, check_rule, diff, explain, policy_objects, probe_user,
     subjects_in, who_can_attributes, with_attribute,
 )
@@ -68,13 +69,13 @@ def test_every_explanation_verdict_agrees_with_the_authorizer():
         assert (e.granted_by is not None) == (decision.allowed and not privileged)
         if e.granted_by is not None:
             seen["granted"] += 1
-            assert rule_allows(attrs, e.granted_by.rule.as_policy_rule())
+            assert rule_allows(attrs, e.granted_by.rule.to_dict())
             assert f'"{e.granted_by.binding.name}' in decision.reason
         assert len(e.bindings) == len(_applying_bindings(attrs, source))
         for binding in e.bindings:
             for explained in binding.rules:
                 seen["rules"] += 1
-                assert explained.matched == rule_allows(attrs, explained.rule.as_policy_rule())
+                assert explained.matched == rule_allows(attrs, explained.rule.to_dict())
 
     check()
     assert seen["granted"] and seen["rules"], seen
@@ -111,7 +112,7 @@ def test_every_near_miss_differs_from_a_match_in_exactly_the_attribute_it_names(
                 binding = _binding(source, miss.binding)
                 assert resolve_role_ref(binding["roleRef"], miss.binding.namespace, source)[1]
                 continue
-            rule = miss.rule.as_policy_rule()
+            rule = miss.rule.to_dict()
             if miss.kind == ATTRIBUTE:
                 assert not rule_allows(attrs, rule)
                 changed = with_attribute(attrs, miss.attribute, miss.suggestion)
@@ -141,7 +142,7 @@ def test_who_can_agrees_exactly_with_brute_force_over_all_subjects():
         nonlocal granted
         source, attrs = scenario
         authorizer = RBACAuthorizer(source)
-        everyone = set(subjects_in(source)) | {Subject("Group", SYSTEM_MASTERS)}
+        everyone = set(subjects_in(source)) | {InsightSubject("Group", SYSTEM_MASTERS)}
         brute = {s for s in everyone
                  if authorizer.authorize(dataclasses.replace(attrs, user=probe_user(s))).allowed}
         found = who_can_attributes(attrs, source)
@@ -149,7 +150,7 @@ def test_who_can_agrees_exactly_with_brute_force_over_all_subjects():
         for access in found:
             assert access.privileged or access.grants
             granted += len(access.grants)
-            assert all(rule_allows(attrs, g.rule.as_policy_rule()) for g in access.grants)
+            assert all(rule_allows(attrs, g.rule.to_dict()) for g in access.grants)
 
     check()
     assert granted  # some subject was found through its grants, not only system:masters
@@ -166,13 +167,13 @@ def test_access_matrix_denies_exactly_what_the_authorizer_denies():
         authorizer = RBACAuthorizer(source)
         assert len(matrix.rows) == len(resources)
         for row in matrix.rows:
-            assert [verb for verb, _ in row.access] == list(MATRIX_VERBS)
+            assert list(row.access) == list(MATRIX_VERBS)
             resource, _, sub = row.resource.partition("/")
-            for verb, access in row.access:
+            for verb, access in row.access.items():
                 attrs = resource_attributes(who, verb, resource, api_group=row.api_group,
                                             subresource=sub, namespace=namespace)
-                cells[access is Access.DENIED] += 1
-                assert (access is Access.DENIED) == (not authorizer.authorize(attrs).allowed)
+                cells[access == Access.DENIED] += 1
+                assert (access == Access.DENIED) == (not authorizer.authorize(attrs).allowed)
 
     check()
     assert cells[True] and cells[False], cells  # both answers were checked

@@ -17,7 +17,8 @@ from hypothesis import assume, given
 
 from runtime.rbac import RBACAuthorizer, SYSTEM_MASTERS, UserInfo
 from runtime.rbac.attributes import Attributes
-from runtime.rbac.insight import Subject, probe_user, subjects_in
+from runtime.models.insight import InsightSubject
+from runtime.rbac.insight import probe_user, subjects_in
 from runtime.scheme import Scheme
 from tests.support.rbac_policies import SETTINGS, scenarios
 
@@ -60,9 +61,9 @@ def test_who_can_agrees_with_subject_access_reviews_of_every_subject(scenario):
     source, attrs = scenario
     policy, spec = Policy(source), spec_of(attrs)
     answer = WHO_CAN.evaluate(policy, ADMIN, "", {"spec": spec})
-    listed = {Subject(s["subject"]["kind"], s["subject"]["name"], s["subject"].get("namespace", ""))
+    listed = {InsightSubject(s["subject"]["kind"], s["subject"]["name"], s["subject"].get("namespace", ""))
               for s in answer["status"]["subjects"]}
-    everyone = set(subjects_in(source)) | {Subject("Group", SYSTEM_MASTERS)}
+    everyone = set(subjects_in(source)) | {InsightSubject("Group", SYSTEM_MASTERS)}
     assert listed <= everyone
     for subject in everyone:
         assert (subject in listed) == review(policy, probe_user(subject), spec), subject

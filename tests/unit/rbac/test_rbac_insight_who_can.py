@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from runtime.rbac import SYSTEM_MASTERS
-from runtime.rbac.insight import Subject, who_can, who_can_non_resource
+from runtime.models.insight import InsightSubject
+from runtime.rbac.insight import who_can, who_can_non_resource
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )
@@ -17,8 +18,8 @@ def subjects(found):
 
 def test_system_masters_is_always_listed_as_privileged():
     [masters] = who_can("delete", "roles", group=RBAC, namespace="team-a", source=index())
-    assert masters.subject == Subject("Group", SYSTEM_MASTERS) and masters.privileged
-    assert masters.grants == ()
+    assert masters.subject == InsightSubject("Group", SYSTEM_MASTERS) and masters.privileged
+    assert masters.grants == []
 
 
 def test_users_groups_and_service_accounts_are_reported_as_the_binding_names_them():
