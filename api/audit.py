@@ -14,7 +14,7 @@ The policy is evaluated for the authenticated user, before impersonation.
 
 Events carry Kubernetes' fields: `level`, `auditID` (the request's `Audit-ID`
 header, else a new UUID; answered in the `Audit-Id` header, as every request
-is, audited or not: `api.chain`), `stage`,
+is, audited or not: `api.filters`), `stage`,
 `requestURI`, `verb`, `user`, `impersonatedUser`, `sourceIPs`
 (X-Forwarded-For, X-Real-Ip, the peer), `userAgent`, `objectRef`,
 `responseStatus`, `requestObject` (level Request and up), `responseObject`

@@ -1,6 +1,7 @@
 """Answers: negotiation, encoding, compression, Status errors, and the object, list and watch forms.
 
-`Responder` holds what every handler needs to answer: the negotiated media
+`Responder` holds what every handler needs to answer (the route and the
+filters hold one; nothing inherits from it): the negotiated media
 type (`api.negotiation`), encoding once per object and media type (cached on
 the `StoredObject`), gzip when asked and allowed, a `Status` for every error,
 and the conversions of the spec (Table with the kind's columns,
@@ -38,6 +39,8 @@ __all__ = ["Responder", "not_modified"]
 class Responder:
     """Answers for the request in context; `state` gives the server's options and feature gates."""
 
+    __slots__ = ("state", "domain")
+
     def __init__(self, state: Any) -> None:
         self.state = state
         self.domain = state.registry.scheme.domain
@@ -45,12 +48,12 @@ class Responder:
     def gate(self, name: str) -> bool:
         return self.state.registry.gate(name)
 
-    def _choice(self, **kw: Any) -> Choice:
+    def choice(self, **kw: Any) -> Choice:
         request = current_request()
         return negotiate(request.headers.get("Accept"), domain=self.domain,
                          cbor=self.gate("CBORServingAndStorage"), **kw)
 
-    def _pretty(self) -> bool:
+    def pretty(self) -> bool:
         request = current_request()
         # The query's parsed form only when it may name `pretty` (a look in C at the raw bytes first).
         query = request.query_string
@@ -71,7 +74,7 @@ class Responder:
                     return False
         return False
 
-    def _respond(self, code: int, doc: dict[str, Any] | bytes | Iterator[bytes], choice: Choice, *,
+    def respond(self, code: int, doc: dict[str, Any] | bytes | Iterator[bytes], choice: Choice, *,
                  warnings: list[str] = (), compressible: bool = False) -> Response:
         """The answer: a document (encoded in `choice`), its bytes, or a chunk iterator streamed as written.
 
@@ -82,7 +85,7 @@ class Responder:
         headers = {"Content-Type": choice.media_type, "Cache-Control": "no-cache, private"}
         if isinstance(doc, dict):
             _audit_response(doc)
-            doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self._pretty())
+            doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self.pretty())
         if isinstance(doc, bytes):
             body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers) if compressible else doc
         else:
@@ -129,10 +132,10 @@ class Responder:
             return gzip.compress(body, compresslevel=1)
         return body
 
-    def _status(self, exc: errors.StatusError) -> Response:
+    def status(self, exc: errors.StatusError) -> Response:
         """A Status answer in the negotiated codec (JSON when nothing fits; conversions do not apply)."""
         try:
-            choice = self._choice(allowed_as=("", "Table", "PartialObjectMetadata", "PartialObjectMetadataList",
+            choice = self.choice(allowed_as=("", "Table", "PartialObjectMetadata", "PartialObjectMetadataList",
                                               "APIGroupDiscoveryList"))
             if choice.as_kind:
                 choice = Choice(choice.codec, choice.media_type)
@@ -142,14 +145,14 @@ class Responder:
         record = current_record()
         if record is not None:
             record.log_status(status)
-        response = self._respond(exc.code, status, choice)
+        response = self.respond(exc.code, status, choice)
         if exc.retry_after is not None:
             response.headers["Retry-After"] = str(exc.retry_after)
         for key, value in exc.headers.items():
             response.headers[key] = value
         return response
 
-    def _openapi_answer(self, data: bytes, content_type: str, *, immutable: bool = False) -> Response:
+    def openapi_answer(self, data: bytes, content_type: str, *, immutable: bool = False) -> Response:
         """OpenAPI bytes with their ETag; 304 when If-None-Match names it; hash-pinned URLs cached a year."""
         request = current_request()
         etag = openapi.content_etag(data)
@@ -175,9 +178,9 @@ class Responder:
         """
         if choice.codec != "protobuf" or protobuf.supports(api_version, kind):
             return choice
-        return self._choice(protobuf_ok=False, allowed_as=("",), stream=stream)
+        return self.choice(protobuf_ok=False, allowed_as=("",), stream=stream)
 
-    def _object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
+    def object_response(self, code: int, obj: StoredObject, choice: Choice, rt: ResourceType, *,
                          warnings: list[str] = (), compressible: bool = False) -> Response:
         """One object, as itself, a one-row Table or a PartialObjectMetadata (a list form asked: the next
         acceptable range, 406 when there is none)."""
@@ -185,35 +188,35 @@ class Responder:
             doc = table(rt, [obj], meta_api_version=choice.meta_api_version,
                         resource_version=obj.obj["metadata"].get("resourceVersion", ""),
                         include_object=include_object_option(current_request().args.get("includeObject")))
-            return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
+            return self.respond(code, doc, choice, warnings=warnings, compressible=compressible)
         if choice.as_kind == "PartialObjectMetadataList":
             # The spec (media types 11): a fallback in Accept is served instead of 406.
             choice = self._fallback(choice, "you requested PartialObjectMetadataList, but the requested object "
                                             "is not a list", ("", "Table", "PartialObjectMetadata"))
             if choice.as_kind:
-                return self._object_response(code, obj, choice, rt, warnings=warnings, compressible=compressible)
+                return self.object_response(code, obj, choice, rt, warnings=warnings, compressible=compressible)
         if choice.as_kind == "PartialObjectMetadata":
             doc = partial_object_metadata(obj.obj, choice.meta_api_version)
-            return self._respond(code, doc, choice, warnings=warnings, compressible=compressible)
+            return self.respond(code, doc, choice, warnings=warnings, compressible=compressible)
         choice = self._without_protobuf(choice, rt.api_version, rt.kind)
-        pretty = choice.codec == "json" and self._pretty()
+        pretty = choice.codec == "json" and self.pretty()
         _audit_response(obj)
-        return self._respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
+        return self.respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
                              compressible=compressible)
 
     def _fallback(self, choice: Choice, refusal: str, allowed_as: tuple[str, ...]) -> Choice:
         """The next acceptable range among `allowed_as` when `choice` cannot be served; 406 `refusal` if none."""
         try:
-            return self._choice(allowed_as=allowed_as)
+            return self.choice(allowed_as=allowed_as)
         except errors.NotAcceptable:
             raise errors.NotAcceptable(refusal) from None
 
-    def _delete_response(self, deleted: DeleteResult, choice: Choice, rt: ResourceType) -> Response:
+    def delete_response(self, deleted: DeleteResult, choice: Choice, rt: ResourceType) -> Response:
         if isinstance(deleted.body, StoredObject):
-            return self._object_response(deleted.code, deleted.body, choice, rt, warnings=deleted.warnings)
-        return self._respond(deleted.code, deleted.body, choice, warnings=deleted.warnings)
+            return self.object_response(deleted.code, deleted.body, choice, rt, warnings=deleted.warnings)
+        return self.respond(deleted.code, deleted.body, choice, warnings=deleted.warnings)
 
-    def _list_response(self, listed: ListResult, choice: Choice, rt: ResourceType) -> Response:
+    def list_response(self, listed: ListResult, choice: Choice, rt: ResourceType) -> Response:
         """A list, as itself, a Table or a PartialObjectMetadataList (also for `as=PartialObjectMetadata`).
 
         JSON and Protobuf lists are streamed item by item (`encode_list_chunks`),
@@ -232,7 +235,7 @@ class Responder:
         if choice.as_kind == "Table":
             doc = table(rt, listed.items, meta_api_version=choice.meta_api_version, list_meta=meta,
                         include_object=include_object_option(request.args.get("includeObject")))
-            return self._respond(200, doc, choice, compressible=True)
+            return self.respond(200, doc, choice, compressible=True)
         if choice.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
             # The spec (media types 11): `as=PartialObjectMetadata` on a collection is a PartialObjectMetadataList.
             mv = choice.meta_api_version
@@ -242,12 +245,12 @@ class Responder:
             choice = self._without_protobuf(choice, rt.api_version, rt.list_kind)
             header = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
             items = listed.items
-        if choice.codec == "json" and self._pretty():
-            return self._respond(200, dict(header, items=[i.obj if isinstance(i, StoredObject) else i
+        if choice.codec == "json" and self.pretty():
+            return self.respond(200, dict(header, items=[i.obj if isinstance(i, StoredObject) else i
                                                           for i in items]), choice, compressible=True)
-        return self._respond(200, encode_list_chunks(choice.codec, header, items), choice, compressible=True)
+        return self.respond(200, encode_list_chunks(choice.codec, header, items), choice, compressible=True)
 
-    def _watch_response(self, stream: WatchStream, choice: Choice, rt: ResourceType, *,
+    def watch_response(self, stream: WatchStream, choice: Choice, rt: ResourceType, *,
                         track: Callable[[AsyncIterator[bytes]], AsyncIterator[bytes]] | None = None) -> Response:
         """A watch: JSON lines, Protobuf length-prefixed frames, or a CBOR Sequence.
 

@@ -15,7 +15,7 @@ import ssl
 import pytest
 import trio
 
-from api.chain import TIMED_OUT
+from api.filters import TIMED_OUT
 from runtime.registry.admission import AdmissionPlugin
 from runtime.requests import Body
 from runtime.testing import ADMIN
