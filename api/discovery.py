@@ -141,7 +141,7 @@ def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | No
             entry = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced, "kind": t.kind,
                      "verbs": list(verbs)}
             viewed = t.strategy.subresources.get(sub)
-            if viewed is not None:  # another kind's view (a custom kind's Scale): named as Kubernetes does
+            if viewed is not None and viewed.kind is not None:  # another kind's view (a custom kind's Scale): named as Kubernetes does
                 entry.update(group=viewed.kind[0], version=viewed.kind[1], kind=viewed.kind[2])
             resources.append(entry)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
@@ -150,7 +150,7 @@ def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | No
 
 def _gvk(t: ResourceType, subresource: str = "") -> dict[str, str]:
     viewed = t.strategy.subresources.get(subresource) if subresource else None
-    if viewed is not None:
+    if viewed is not None and viewed.kind is not None:
         return {"group": viewed.kind[0], "version": viewed.kind[1], "kind": viewed.kind[2]}
     return {"group": t.group, "version": t.version, "kind": t.kind}
 

@@ -19,7 +19,7 @@ from runtime.kinds.base import (
     STATUS_VERBS, STORED_VERBS, AdmissionRequest, KindInfo, PolicyContext, Strategy, VirtualStrategy, spec_of,
 )
 from runtime.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
-from runtime.kinds.subresources import ActionSubresource, ViewSubresource
+from runtime.kinds.subresources import ActionSubresource, ObjectSubresource, StatusSubresource, ViewSubresource
 from runtime.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
 from runtime.kinds.coordination import LEASE, LeaseStrategy
 from runtime.kinds.events import CORE_EVENT, EVENTS_EVENT, CoreEventStrategy, EventsV1EventStrategy
@@ -41,7 +41,7 @@ from runtime.kinds.tokenreview import TOKEN_REVIEW, TokenReviewStrategy
 
 __all__ = [
     "KindInfo", "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
-    "ViewSubresource", "ActionSubresource", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
+    "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",

@@ -26,6 +26,7 @@ from typing import Any
 from runtime import models
 from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.kinds.parts import SchemeObserver
+from runtime.kinds.subresources import StatusSubresource
 from runtime.kinds.customresource import CustomKinds, schema_errors
 from runtime.requests import DeleteOptions
 from runtime.validation import FieldError, is_dns1123_subdomain
@@ -75,6 +76,7 @@ class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
     """See the module doc."""
 
     status_subresource = True
+    subresources = {"status": StatusSubresource()}
     counts_generation = True  # spec changes, as Kubernetes' CRD strategy
     name_rule = "dns-subdomain"
     kube_finalizers = False  # apiextensions validates ObjectMeta with apimachinery's rules

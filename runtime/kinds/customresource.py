@@ -31,7 +31,7 @@ from runtime import errors
 from runtime.kinds.base import STATUS_VERBS, STORED_VERBS, KindInfo, Strategy
 from runtime.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.kinds.decoding import type_error_message
-from runtime.kinds.subresources import ViewSubresource
+from runtime.kinds.subresources import StatusSubresource, ViewSubresource
 from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
 from runtime.objects import StoredObject
@@ -189,8 +189,8 @@ class CustomResourceStrategy(Strategy):
         self.structural = Structural.from_openapi((version.get("schema") or {}).get("openAPIV3Schema") or {})
         sub = version.get("subresources") or {}
         self.status_subresource = sub.get("status") is not None
-        if sub.get("scale") is not None:
-            self.subresources = {"scale": ScaleSubresource(sub["scale"])}
+        self.subresources = {**({"status": StatusSubresource()} if self.status_subresource else {}),
+                             **({"scale": ScaleSubresource(sub["scale"])} if sub.get("scale") is not None else {})}
         self._merge_schema = schema_node(self.structural, metadata=schema_for(ObjectMeta), name=rt.kind)
         self.openapi_schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
         selectable = [s.get("jsonPath", "") for s in version.get("selectableFields") or []]

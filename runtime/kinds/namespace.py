@@ -21,12 +21,13 @@ from runtime import errors, models
 from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.kinds.propagation import namespace_deletion_finalizers
+from runtime.kinds.subresources import ObjectSubresource, StatusSubresource
 from runtime.requests import DeleteOptions
 from runtime.validation import FieldError
 from runtime.validation.fielderrors import invalid
 from runtime.validation.names import STANDARD_FINALIZERS, qualified_name_errors
 
-__all__ = ["NAMESPACE", "NamespaceStrategy", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
+__all__ = ["NAMESPACE", "NamespaceStrategy", "NamespaceStatus", "NamespaceFinalize", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
 
 #: The namespace controller's finalizer in `spec.finalizers`.
@@ -54,6 +55,29 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
     return [meta.get("name", ""), (obj.get("status") or {}).get("phase", ""), age(meta.get("creationTimestamp"))]
 
 
+class NamespaceStatus(StatusSubresource):
+    """A Namespace's `status`: Kubernetes defaults an empty phase to Active when it decodes a Namespace."""
+
+    def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        status = dict(new.get("status") or {})
+        status["phase"] = status.get("phase") or "Active"
+        super().keep(new, old)
+        new["status"] = status
+
+
+class NamespaceFinalize(ObjectSubresource):
+    """A Namespace's `finalize`: a write changes only `spec.finalizers` (Kubernetes' FinalizeREST)."""
+
+    def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        spec = dict(old.get("spec") or {})
+        spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
+        new.clear()
+        new.update({k: v for k, v in old.items() if k not in ("spec", "status")})
+        new["spec"] = spec
+        if old.get("status") is not None:
+            new["status"] = old["status"]
+
+
 class NamespaceStrategy(Strategy):
     """See the module doc."""
 
@@ -63,6 +87,7 @@ class NamespaceStrategy(Strategy):
     field_labels = ("metadata.name", "status.phase")
     name_rule = "dns-label"
     columns = Columns((NAME_COLUMN, column("Status", "The status of the namespace"), AGE_COLUMN), _cells)
+    subresources = {"status": NamespaceStatus(), "finalize": NamespaceFinalize()}
 
     def default(self, obj: dict[str, Any]) -> None:
         # SetDefaults_Namespace: the name label is a default, so the creating manager owns it.
@@ -77,29 +102,17 @@ class NamespaceStrategy(Strategy):
         _label_namespace(obj)
 
     def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
-        if subresource == "status":
-            # Kubernetes defaults an empty phase to Active when it decodes a Namespace.
-            status = dict(new.get("status") or {})
-            status["phase"] = status.get("phase") or "Active"
-            new.clear()
-            new.update({k: v for k, v in old.items() if k != "status"})
-            new["status"] = status
-        elif subresource == "finalize":
-            spec = dict(old.get("spec") or {})
-            spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
-            new.clear()
-            new.update({k: v for k, v in old.items() if k not in ("spec", "status")})
-            new["spec"] = spec
-            if old.get("status") is not None:
-                new["status"] = old["status"]
-        else:
-            for part in ("spec", "status"):
-                if part in old:
-                    new[part] = old[part]
-                else:
-                    new.pop(part, None)
+        super().keep_to_subresource(new, old, subresource)
         new["metadata"] = dict(new["metadata"])  # never the stored object's own dict
         _label_namespace(new)
+
+    def keep_to_main(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        # Kubernetes' namespace strategy: an update of the namespace changes neither spec nor status.
+        for part in ("spec", "status"):
+            if part in old:
+                new[part] = old[part]
+            else:
+                new.pop(part, None)
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         # ValidateNamespace: each finalizer at `spec.finalizers` (no index), a qualified name, and

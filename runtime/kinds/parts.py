@@ -28,6 +28,7 @@ from runtime import errors
 from runtime.kinds.columns import DEFAULT_COLUMNS, Columns
 from runtime.kinds.decoding import decode_object
 from runtime.kinds.propagation import deletion_finalizers
+from runtime.kinds.subresources import ObjectSubresource
 from runtime.rbac.user import UserInfo
 from runtime.requests import Body, DeleteOptions
 from runtime.validation import FieldError, validate_object_meta
@@ -176,21 +177,19 @@ class UpdateStrategy(CreateStrategy):
         return spec_of(obj) if self.status_subresource else {k: v for k, v in obj.items() if k not in _TYPE_META}
 
     def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
-        """Restrict an update to what its (sub)resource may change.
+        """Restrict an update to what its (sub)resource may change: a subresource that is the object
+        itself restricts its own writes (`ObjectSubresource.keep`), the main resource `keep_to_main`."""
+        part = self.subresources.get(subresource) if subresource else None
+        if isinstance(part, ObjectSubresource):
+            part.keep(new, old)
+        else:
+            self.keep_to_main(new, old)
 
-        With `status_subresource`, the main resource keeps the old status and
-        `status` changes only status (metadata and spec stay as stored).
-        """
+    def keep_to_main(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """Restrict a write of the main resource: with `status_subresource`, the old status stays."""
         if not self.status_subresource:
             return
-        if subresource == "status":
-            status = new.get("status")
-            new.clear()
-            new.update({k: v for k, v in old.items() if k != "status"})
-            new["metadata"] = dict(old["metadata"])
-            if status is not None:
-                new["status"] = status
-        elif "status" in old:
+        if "status" in old:
             new["status"] = old["status"]
         else:
             new.pop("status", None)

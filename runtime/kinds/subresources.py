@@ -10,12 +10,15 @@ strategy with a `subresource` string:
   object (written as any update is: `runtime.registry.views`).
 - `ActionSubresource`: a POST of another kind acting on the object (a
   ServiceAccount's `token`: a TokenRequest), nothing stored (`decode`, then
-  `create`; `runtime.registry.subresources`).
+  `create`; `runtime.registry.subresources`);
+- `ObjectSubresource`: the object itself, a write of which changes only its
+  part (`StatusSubresource`; a Namespace's `finalize`), as kube's status
+  strategies: `keep(new, old)` restricts the write, which is then an update
+  as any (`UpdateStrategy.keep_to_subresource` asks it).
 
-Both say the kind they are (`kind`: group, version, kind), which discovery
-and OpenAPI show; an action's `model` is its body's pydantic model.
-The `status` subresource is the object itself, kept to its status by the
-strategy (`UpdateStrategy.keep_to_subresource`): it has no object here.
+Views and actions say the kind they are (`kind`: group, version, kind),
+which discovery and OpenAPI show; an action's `model` is its body's
+pydantic model. An object subresource is the object's own kind (`kind` None).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from runtime.requests import Body
 if TYPE_CHECKING:
     from runtime.kinds.base import PolicyContext
 
-__all__ = ["ViewSubresource", "ActionSubresource"]
+__all__ = ["ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource"]
 
 
 class ViewSubresource(ABC):
@@ -72,3 +75,27 @@ class ActionSubresource(ABC):
         `load()` reads the object (404 when it is missing); nothing is stored
         by the generic code. Raises a StatusError to refuse.
         """
+
+
+class ObjectSubresource(ABC):
+    """A subresource that is the object itself, a write of it changing only its part (see the module doc)."""
+
+    #: The object's own kind.
+    kind: tuple[str, str, str] | None = None
+    model: type[BaseModel] | None = None
+
+    @abstractmethod
+    def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """Restrict `new`, a write of this subresource, to what it may change: the rest stays as in `old`."""
+
+
+class StatusSubresource(ObjectSubresource):
+    """`status`: a write changes only the status (metadata and spec stay as stored)."""
+
+    def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        status = new.get("status")
+        new.clear()
+        new.update({k: v for k, v in old.items() if k != "status"})
+        new["metadata"] = dict(old["metadata"])
+        if status is not None:
+            new["status"] = status

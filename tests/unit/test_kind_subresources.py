@@ -1,0 +1,34 @@
+"""Every subresource a kind serves is an object of its own (issue 36, point 1), as kube-apiserver's
+StatusREST, ScaleREST, TokenREST, FinalizeREST: the registry asks that object, never the kind's
+strategy with the subresource's name."""
+
+from __future__ import annotations
+
+from runtime.kinds import ActionSubresource, ObjectSubresource, ViewSubresource
+from runtime.scheme import Scheme
+
+
+def test_every_served_subresource_has_its_object():
+    scheme = Scheme()
+    listed = {(t.kind, name) for t in scheme.types for name, _ in t.info.subresources}
+    assert ("Namespace", "finalize") in listed and ("ServiceAccount", "token") in listed
+    missing = sorted((t.kind, name) for t in scheme.types for name, _ in t.info.subresources
+                     if name not in t.strategy.subresources)
+    assert missing == []
+
+
+def test_each_subresource_is_one_of_the_three_shapes():
+    scheme = Scheme()
+    shapes = {(t.kind, name): type(part).__mro__ for t in scheme.types for name, part in t.strategy.subresources.items()}
+    assert len(shapes) == 4  # Namespace status and finalize, ServiceAccount token, CRD status
+    assert all({ObjectSubresource, ViewSubresource, ActionSubresource} & set(mro) for mro in shapes.values())
+
+
+def test_a_namespace_finalize_write_changes_only_its_finalizers():
+    finalize = Scheme().by_kind("Namespace").strategy.subresources["finalize"]
+    old = {"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"finalizers": ["kubernetes"]},
+           "status": {"phase": "Terminating"}}
+    new = {"metadata": {"name": "a"}, "spec": {"finalizers": []}, "status": {"phase": "Active"}}
+    finalize.keep(new, old)
+    assert new == {"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"finalizers": []},
+                   "status": {"phase": "Terminating"}}
