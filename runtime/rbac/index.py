@@ -41,6 +41,9 @@ class IndexStatistics:
     role_bindings: int
     unjudgeable_bindings: int
     bindings_visited: int = 0
+    #: The namespaces with a binding, and the subjects (users, groups) the bindings are filed under.
+    binding_namespaces: int = 0
+    subjects: int = 0
 
 
 class _BindingBucket:
@@ -229,4 +232,6 @@ class RBACIndex:
             unjudgeable_bindings=len(self._cluster_bindings.unjudgeable)
             + sum(len(b.unjudgeable) for b in self._bindings.values()),
             bindings_visited=self._visited,
+            binding_namespaces=len(self._bindings),
+            subjects=sum(len(b.by_user) + len(b.by_group) for b in (self._cluster_bindings, *self._bindings.values())),
         )

@@ -25,14 +25,14 @@ from runtime.selectors.selection import (
 )
 from runtime.validation.labels import label_key_errors
 
-__all__ = ["parse_label_selector"]
+__all__ = ["parse_label_selector", "lex", "Token", "Lexeme"]
 
 _WHITESPACE = " \t\r\n"
 _SPECIAL = "=!(),><"
 
 
-class _Tok(enum.Enum):
-    """Lexer tokens other than operators (operators lex to their `Operator`)."""
+class Token(enum.Enum):
+    """Lexer tokens other than operators (operators lex to their `Operator`); apimachinery's `Token`."""
 
     ID = "identifier"
     EOS = "end of string"
@@ -42,9 +42,10 @@ class _Tok(enum.Enum):
     NOT = "!"
 
 
-_ID, _EOS, _OPEN, _CLOSE, _COMMA, _NOT = _Tok.ID, _Tok.EOS, _Tok.OPEN, _Tok.CLOSE, _Tok.COMMA, _Tok.NOT
-_Token = _Tok | Operator
-_SYMBOL_TOKENS: dict[str, _Token] = {
+_ID, _EOS, _OPEN, _CLOSE, _COMMA, _NOT = Token.ID, Token.EOS, Token.OPEN, Token.CLOSE, Token.COMMA, Token.NOT
+#: What the lexer yields: a token or an operator.
+Lexeme = Token | Operator
+_SYMBOL_TOKENS: dict[str, Lexeme] = {
     "(": _OPEN, ")": _CLOSE, ",": _COMMA, "!": _NOT,
     "=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS, "!=": Operator.NOT_EQUALS,
     ">": Operator.GREATER_THAN, "<": Operator.LESS_THAN,
@@ -52,9 +53,9 @@ _SYMBOL_TOKENS: dict[str, _Token] = {
 _KEYWORDS = {"in": Operator.IN, "notin": Operator.NOT_IN}
 
 
-def _lex(text: str) -> list[tuple[_Token, str]]:
-    """Splits `text` into (token, literal) pairs ending with an end-of-string token."""
-    tokens: list[tuple[_Token, str]] = []
+def lex(text: str) -> list[tuple[Lexeme, str]]:
+    """Splits `text` into (token, literal) pairs ending with an end-of-string token (apimachinery's `Lexer`)."""
+    tokens: list[tuple[Lexeme, str]] = []
     pos, n = 0, len(text)
     while True:
         while pos < n and text[pos] in _WHITESPACE:
@@ -83,14 +84,14 @@ class _LabelParser:
     """
 
     def __init__(self, text: str) -> None:
-        self.tokens = _lex(text)
+        self.tokens = lex(text)
         self.pos = 0
 
-    def peek(self, values: bool = True) -> tuple[_Token, str]:
+    def peek(self, values: bool = True) -> tuple[Lexeme, str]:
         tok, lit = self.tokens[min(self.pos, len(self.tokens) - 1)]
         return (_ID if values and tok in SET_OPERATORS else tok), lit
 
-    def take(self, values: bool = True) -> tuple[_Token, str]:
+    def take(self, values: bool = True) -> tuple[Lexeme, str]:
         item = self.peek(values)
         self.pos += 1
         return item

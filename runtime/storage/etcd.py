@@ -93,7 +93,8 @@ _T = TypeVar("_T")
 #: A broken watch stream is reopened this many times in a row without a message before giving up.
 _REOPENS = 3
 
-#: At most this many own writes wait for their watch event to carry their encoder (see `_awaited`).
+#: At most this many own writes wait for their watch event to carry their encoder (see `_awaited`);
+#: `EtcdStore(awaited_max=)` takes another bound.
 _AWAITED_MAX = 4096
 
 _Awaited = tuple[str, bytes]  # an own write a watch has yet to deliver: (store key, the value sent)
@@ -110,7 +111,8 @@ class EtcdStoreStatistics:
     number of calls awaiting etcd's answer (a watch stream counts while it
     opens); `delivered` the revision every open watch has delivered up to
     (the least of them; `revision` when none is open): a watch below
-    `revision` has events on their way.
+    `revision` has events on their way; `awaited` the own writes whose
+    encoder waits for a watch's event to take it (see the module docstring).
     """
 
     revision: int
@@ -122,6 +124,7 @@ class EtcdStoreStatistics:
     keys_read: int = 0
     calls: int = 0
     delivered: int = 0
+    awaited: int = 0
 
 
 class _Refused(Exception):
@@ -143,8 +146,11 @@ def _range_end(key: bytes) -> bytes:
 class EtcdStore:
     """The `Store` protocol over etcd v3. Open with `await EtcdStore.open("127.0.0.1:2379")`."""
 
-    def __init__(self, client: EtcdClient, *, prefix: str = DEFAULT_PREFIX) -> None:
-        """Use `EtcdStore.open()`; this takes an already made client."""
+    def __init__(self, client: EtcdClient, *, prefix: str = DEFAULT_PREFIX, awaited_max: int = _AWAITED_MAX) -> None:
+        """Use `EtcdStore.open()`; this takes an already made client (or a fake of its `call` and `stream`).
+
+        `awaited_max` bounds the own writes kept for their watch event (the oldest goes first).
+        """
         self._client = client
         self._prefix = prefix.rstrip("/")
         self._root = (self._prefix + "/").encode()
@@ -159,6 +165,7 @@ class EtcdStore:
         # Own writes a watch has yet to deliver: (store key, value sent) -> the write's encoder, from
         # before the txn is sent until a watch's event with those bytes takes it as its origin.
         self._awaited: dict[_Awaited, ValueEncoder] = {}
+        self._awaited_max = awaited_max
         self._calls = 0
         self._closed = False
         self._scopes: set[trio.CancelScope] = set()  # calls to cut short on aclose()
@@ -270,7 +277,7 @@ class EtcdStore:
         if value is None or encode is None or not self._watches:
             return None
         awaited = self._awaited
-        while len(awaited) >= _AWAITED_MAX:  # bounded: the oldest goes first
+        while len(awaited) >= self._awaited_max:  # bounded: the oldest goes first
             del awaited[next(iter(awaited))]
         entry = (key, value)
         awaited[entry] = encode
@@ -529,10 +536,10 @@ class EtcdStore:
         return turn + 1, now
 
     def statistics(self) -> EtcdStoreStatistics:
-        """Revisions seen, open watches, writes and encoder mispredictions."""
+        """Revisions seen, open watches, writes, encoder mispredictions, own writes awaiting their event."""
         return EtcdStoreStatistics(self._revision, self._compacted, len(self._watches), self._writes,
                                    self._mispredicted, self._client.endpoint, self._keys_read, self._calls,
-                                   min(self._watches.values(), default=self._revision))
+                                   min(self._watches.values(), default=self._revision), len(self._awaited))
 
     async def aclose(self) -> None:
         """Refuse further calls, end watches and calls in flight (StoreError), close connections."""

@@ -15,7 +15,7 @@ fixed header block), read the answer, or read it as a stream of lines.
 Contract:
 - `post(path, body)` answers `(status, body)` on a kept-alive connection: an
   idle one (a connection the peer has closed is dropped, not used), else a new
-  one. At most `max_idle` idle connections are kept.
+  one. At most `max_idle` idle connections are kept (`statistics().idle`).
 - `stream(path, body)` opens a connection of its own and yields a `Streamed`
   answer (its status, then its body line by line, or whole); the connection
   is closed when the context ends.
@@ -34,13 +34,14 @@ from __future__ import annotations
 import os
 import ssl
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import AsyncIterator
 from urllib.parse import urlsplit
 
 import httptools
 import trio
 
-__all__ = ["Endpoint", "Streamed", "Unreached", "Broken"]
+__all__ = ["Endpoint", "EndpointStatistics", "Streamed", "Unreached", "Broken"]
 
 _READ_SIZE = 65536
 
@@ -213,6 +214,13 @@ class Streamed:
             raise Broken(f"stream broken: {exc!r}") from exc
 
 
+@dataclass(frozen=True)
+class EndpointStatistics:
+    """A snapshot of an Endpoint: `idle` connections kept for the next call (a stream's are never kept)."""
+
+    idle: int
+
+
 class Endpoint:
     """One etcd endpoint (`http://host:port` or `https://...`). Safe to share between trio tasks."""
 
@@ -272,6 +280,10 @@ class Endpoint:
             yield Streamed(connection, status)
         finally:
             await trio.aclose_forcefully(connection.stream)
+
+    def statistics(self) -> EndpointStatistics:
+        """The connections kept idle."""
+        return EndpointStatistics(len(self._idle))
 
     async def aclose(self) -> None:
         """Close the idle connections (a call in flight closes its own when it ends)."""

@@ -61,7 +61,9 @@ class MemoryStoreStatistics:
 
     `keys_read` counts the keys every list so far has looked at;
     `compacted_rows` the log rows whose keys every compaction so far has
-    looked at (one per row taken: the work does not grow with the store).
+    looked at (one per row taken: the work does not grow with the store);
+    `history_rows` the rows the keys keep (each its newest at or below the
+    compacted revision, unless a delete, and every row after it).
     """
 
     revision: int
@@ -71,6 +73,7 @@ class MemoryStoreStatistics:
     watchers: int
     keys_read: int = 0
     compacted_rows: int = 0
+    history_rows: int = 0
 
 
 def _rev(row: _Row) -> int:
@@ -276,9 +279,13 @@ class MemoryStore(FollowsAtCommit):
                 del self._keys[bisect.bisect_left(self._keys, key)]
 
     def statistics(self) -> MemoryStoreStatistics:
-        """Revisions, live key count, log rows after the compacted revision, open watches, work counts."""
+        """Revisions, live key count, log rows after the compacted revision, open watches, work counts.
+
+        Counts the kept rows key by key: a snapshot for tests and tools, not for every request.
+        """
         return MemoryStoreStatistics(self._revision, self._compacted, len(self._live), len(self._log),
-                                     self._fanout.watchers, self._keys_read, self._compacted_rows)
+                                     self._fanout.watchers, self._keys_read, self._compacted_rows,
+                                     sum(len(rows) for rows in self._history.values()))
 
     async def aclose(self) -> None:
         """Refuse further calls; open watches raise StoreError."""

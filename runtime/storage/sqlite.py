@@ -62,7 +62,7 @@ import os
 import sqlite3
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Literal, TypeVar
+from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, TypeVar
 
 import trio
 
@@ -476,6 +476,12 @@ class SqliteStore(FollowsAtCommit):
                     return  # the next compaction (after a reopen) cleans on from the mark
                 with trio.CancelScope(shield=True):
                     done = await trio.to_thread.run_sync(self._write_sync, clean_log, self.clean_batch)
+
+    def hold_commits(self) -> AsyncContextManager[None]:
+        """`async with store.hold_commits():` no commit runs inside (it waits for a running one), as
+        during a compaction's transaction or a catch-up: writes submitted meanwhile wait, counted in
+        `statistics().pending`, and commit together once it ends."""
+        return self._group.exclusive()
 
     def _write_sync(self, fn: Callable[..., _T], *args: Any) -> _T:
         with self._peers.writing() if self._peers is not None else nullcontext():

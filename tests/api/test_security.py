@@ -15,9 +15,11 @@ the RBAC insight kinds) answer within the caller's own permissions.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import stat
+from types import SimpleNamespace
 
 import pytest
 
@@ -130,7 +132,13 @@ async def test_static_tokens_are_looked_up_by_digest_and_compared_in_constant_ti
     assert compared == [(b"s3cret-token", b"s3cret-token")]
     assert table.lookup("s3cret-tokeN") is None and table.lookup("") is None
     # Nothing keyed by the token itself: a lookup's time does not depend on how much of a guess matches.
-    assert all(isinstance(key, bytes) and len(key) == 32 for key in table._tokens)
+    # With a digest under which every token collides, a guess finds the stored token by the digest alone
+    # and is refused by the constant-time comparison.
+    monkeypatch.setattr(authn, "hashlib", SimpleNamespace(sha256=lambda data: hashlib.sha256(b"one digest")))
+    compared.clear()
+    table = authn.TokenFile({"s3cret-token": authn.UserInfo("alice")})
+    assert table.lookup("another guess") is None
+    assert compared == [(b"s3cret-token", b"another guess")]
 
 
 @pytest.mark.stores("memory", "sqlite")  # on etcd the signing key lives in the store, not in sa.key

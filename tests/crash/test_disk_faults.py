@@ -16,6 +16,7 @@ import sqlite3
 
 import trio
 
+from runtime.storage import sqlite
 from tests.support.objects import cr
 from tests.support.server import start_in_process
 from tests.support.serverproc import admin_client, spawn_server
@@ -64,12 +65,20 @@ async def test_a_full_disk_answers_500_saying_so_and_writes_resume_when_space_re
             await proc.wait()
 
 
-async def test_a_read_only_database_answers_500_saying_so_and_writes_resume_when_writable(nursery, tmp_path):
+async def test_a_read_only_database_answers_500_saying_so_and_writes_resume_when_writable(nursery, tmp_path,
+                                                                                          monkeypatch):
     srv = await start_in_process(nursery, tmp_path, store="sqlite")
-    writer = srv.plane.store._writer  # the store's write connection: SQLite's own read-only switch
+    read_only = [False]
+    real = sqlite.apply_batch
+
+    def apply_batch(conn, batch, head, **options):
+        conn.execute(f"PRAGMA query_only={int(read_only[0])}")  # the write connection: SQLite's read-only switch
+        return real(conn, batch, head, **options)
+
+    monkeypatch.setattr(sqlite, "apply_batch", apply_batch)  # each group commit's transaction
     async with srv.client() as client:
         assert (await client.post(URL, json=cr("before"))).status_code == 201
-        writer.execute("PRAGMA query_only=1")
+        read_only[0] = True
         r = await client.post(URL, json=cr("refused"))
         status = r.json()
         assert r.status_code == 500 and status["reason"] == "InternalError"
@@ -79,6 +88,6 @@ async def test_a_read_only_database_answers_500_saying_so_and_writes_resume_when
                                headers={"Content-Type": "application/merge-patch+json"})
         assert r.status_code == 500
         assert (await client.get(f"{URL}/before")).json()["metadata"].get("labels") is None
-        writer.execute("PRAGMA query_only=0")
+        read_only[0] = False
         assert (await client.post(URL, json=cr("after"))).status_code == 201
         assert (await client.get(f"{URL}/refused")).status_code == 404

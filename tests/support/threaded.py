@@ -126,6 +126,15 @@ class ThreadedPlane:
         return session
 
 
+class _Answered(requests.Response):
+    """A requests Response whose body is given whole, as requests keeps a body it has read (`_content`):
+    no urllib3 response under it (`raw` stays None, as schemathesis expects of an adapter's answer)."""
+
+    def __init__(self, content: bytes) -> None:
+        super().__init__()
+        self._content = content
+
+
 class _Adapter(BaseAdapter):
     """requests -> the threaded plane's in-process app (no socket)."""
 
@@ -138,11 +147,10 @@ class _Adapter(BaseAdapter):
         headers = dict(request.headers)
         body = request.body.encode() if isinstance(request.body, str) else (request.body or b"")
         answer = self._plane.request(request.method or "GET", path, token=None, headers=headers, content=body)
-        response = requests.Response()
+        response = _Answered(answer.content)
         response.status_code = answer.status_code
         response.headers = CaseInsensitiveDict({k: v for k, v in answer.headers.items()
                                                 if k.lower() not in ("content-encoding", "content-length")})
-        response._content = answer.content
         response.url = request.url or ""
         response.request = request
         response.encoding = "utf-8"

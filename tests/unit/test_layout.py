@@ -5,7 +5,10 @@
 - storage imports nothing of miniplane but storage (no registry, no kinds);
 - in api/, only the assembly (and the command that calls it) opens stores or imports controllers;
   handlers reach data through the registry facade;
-- no module imports a private name (`_x`) from another module;
+- no module imports a private name (`_x`) from another module, nor reads one off an imported project module;
+- no test, benchmark or example reaches into a private name of the project: no `from runtime.x import _y`,
+  no `obj._y`, `getattr(obj, "_y")` or `monkeypatch.setattr(obj, "_y", ...)` unless the file itself
+  defines `_y` (its own fake's method or attribute); it goes through a public seam (`statistics()`, a fake);
 - no import inside a function, except one that breaks a real cycle and says so in a comment;
 - no kind-name comparison outside the strategies (`runtime/kinds/`) and the RBAC policy library
   (`runtime/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
@@ -80,6 +83,89 @@ def private_imports(source: str, module: str) -> list[str]:
     """`from other import _name` (a private name of another module)."""
     return [f"{name}.{n}" for name, names, _ in _imports(ast.parse(source), module)
             for n in names if n.startswith("_") and not n.startswith("__") and name != module]
+
+
+def _imported_modules(tree: ast.AST, module: str) -> set[str]:
+    """The local names `tree` binds to project modules (`import runtime.x as m`, `from runtime import x`)."""
+    names = set()
+    for name, imported, node in _imports(tree, module):
+        if name.split(".")[0] not in PACKAGES:
+            continue
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+        else:
+            names |= {a.asname or a.name for a in node.names if _is_module(f"{name}.{a.name}")}
+    return names
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def private_module_reads(source: str, module: str) -> list[str]:
+    """`m._name` where `m` is an imported project module (the attribute form of a private import)."""
+    tree = ast.parse(source)
+    modules = _imported_modules(tree, module)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                out.append(ast.unparse(node))
+    return out
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+#: Names with a leading underscore that are not the project's: each is someone else's public spelling.
+NOT_PRIVATE = {
+    "_ref": "gnostic's OpenAPI v2 protobuf names the `$ref` field `_ref` (runtime/codec/proto)",
+    "_replace": "namedtuple's public API", "_asdict": "namedtuple's public API", "_fields": "namedtuple's public API",
+}
+_ATTRIBUTE_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
+
+
+def _own_names(tree: ast.AST) -> set[str]:
+    """What a file defines itself: functions, classes, class attributes, `self._x = ...` in its classes."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                    [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                own |= {t.id for t in targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            own.add(node.attr)
+    return own
+
+
+def private_reaches(source: str, module: str) -> list[str]:
+    """A test's reaches into the project's private names (see the module docstring), as source text."""
+    tree = ast.parse(source)
+    own = _own_names(tree)
+
+    def foreign(name: str) -> bool:
+        return _private(name) and name not in own and name not in NOT_PRIVATE
+
+    out = [f"import {n}" for n in private_imports(source, module) if n.split(".")[0] in PACKAGES]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and foreign(node.attr):
+            out.append(ast.unparse(node))
+        elif isinstance(node, ast.Call):
+            # getattr(obj, "_y"), monkeypatch.setattr(obj, "_y", v) and monkeypatch.setattr("pkg.mod._y", v)
+            fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            named = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if fn in _ATTRIBUTE_CALLS and any(foreign(n.rsplit(".", 1)[-1]) for n in named):
+                out.append(ast.unparse(node))
+    return out
 
 
 def function_imports(source: str) -> list[int]:
@@ -158,6 +244,10 @@ def test_each_rule_fails_on_a_planted_violation():
         == ["runtime"]
     assert private_imports("from runtime.registry.core import _encoder\n", "runtime.registry.writes") \
         == ["runtime.registry.core._encoder"]
+    assert private_module_reads("from runtime.storage import etcd\nn = etcd._AWAITED_MAX\n", "tests.x") \
+        == ["etcd._AWAITED_MAX"]
+    assert private_module_reads("import runtime.storage.etcd as e\nn = e._x\n", "api.x") == ["e._x"]
+    assert private_module_reads("from runtime.storage import EtcdStore\nn = EtcdStore.open\n", "api.x") == []
     assert function_imports("def f():\n    import json\n") == [2]
     assert function_imports("def f():\n    # breaks the cycle a <-> b\n    import json\n") == []
     assert kind_comparisons('if rt.kind == "Namespace":\n    pass\n') == [1]
@@ -171,6 +261,25 @@ def test_each_rule_fails_on_a_planted_violation():
     assert crowded_classes("class Small:\n    x = 1\n    def f(self): ...\n") == []
     assert _cycles({"a": {"b"}, "b": {"a"}}) != []
     assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
+
+
+def test_the_private_reach_rule_fails_on_planted_reaches():
+    assert private_reaches("from runtime.selectors.parser import _lex\n", "tests.unit.x") \
+        == ["import runtime.selectors.parser._lex"]
+    assert private_reaches("assert store._awaited == {}\n", "tests.x") == ["store._awaited"]
+    assert private_reaches("store._watches[object()] = 10\n", "tests.x") == ["store._watches"]
+    assert private_reaches("x = srv.plane.store._writer\n", "tests.x") == ["srv.plane.store._writer"]
+    assert private_reaches("monkeypatch.setattr(SqliteStore, '_apply_batch', f)\n", "tests.x") \
+        == ["monkeypatch.setattr(SqliteStore, '_apply_batch', f)"]
+    assert private_reaches("monkeypatch.setattr('runtime.storage.sqlite._open_writer', f)\n", "tests.x") \
+        == ["monkeypatch.setattr('runtime.storage.sqlite._open_writer', f)"]
+    assert private_reaches("n = getattr(index, '_bindings')\n", "tests.x") == ["getattr(index, '_bindings')"]
+    # Not reaches: the file's own fake, a dunder, a library's public underscore, a plain string argument.
+    own = ("class Fake:\n    def __init__(self):\n        self._held = 1\n"
+           "    def _go(self):\n        return self._held\n")
+    assert private_reaches(own + "f = Fake()\nf._go()\n", "tests.x") == []
+    assert private_reaches("n = obj.__class__.__name__\nr = doc._ref\np = point._replace(x=1)\n", "tests.x") == []
+    assert private_reaches("v = headers.get('_x', 1)\n", "tests.x") == []
 
 
 # ---- the rules on the tree ------------------------------------------------------------------------
@@ -224,6 +333,11 @@ def test_only_the_assembly_opens_stores_and_starts_controllers():
 
 def test_no_module_imports_a_private_name_of_another():
     assert _offenders(PACKAGES, private_imports) == []
+    assert _offenders(WRITTEN, private_module_reads) == []
+
+
+def test_no_test_benchmark_or_example_reaches_into_a_private_name():
+    assert _offenders(tuple(f for f in WRITTEN if f not in PACKAGES), private_reaches) == []
 
 
 def test_imports_inside_functions_only_break_cycles_and_say_so():

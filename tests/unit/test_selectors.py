@@ -15,7 +15,7 @@ from runtime.selectors import (
     parse_label_selector,
     requirements_from_review,
 )
-from runtime.selectors.parser import _lex, _Tok
+from runtime.selectors.parser import Token, lex
 
 KEY_REGEX_HINT = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                   "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
@@ -417,7 +417,7 @@ def test_selector_value_length_counts_utf8_bytes():
 
 # --- apimachinery's own tables (pkg/labels/selector_test.go) ------------------------
 
-_T = {"ID": _Tok.ID, "EOS": _Tok.EOS, ",": _Tok.COMMA, "(": _Tok.OPEN, ")": _Tok.CLOSE, "!": _Tok.NOT,
+_T = {"ID": Token.ID, "EOS": Token.EOS, ",": Token.COMMA, "(": Token.OPEN, ")": Token.CLOSE, "!": Token.NOT,
       "in": Operator.IN, "notin": Operator.NOT_IN, "=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS,
       "!=": Operator.NOT_EQUALS, ">": Operator.GREATER_THAN, "<": Operator.LESS_THAN}
 
@@ -427,7 +427,7 @@ _T = {"ID": _Tok.ID, "EOS": _Tok.EOS, ",": _Tok.COMMA, "(": _Tok.OPEN, ")": _Tok
     ("<", "<"), ("!", "!"), ("!=", "!="), ("(", "("), (")", ")"), ("~", "ID"), ("||", "ID"),
 ])
 def test_apimachinery_lexer_table(text, token):
-    assert _lex(text)[0] == (_T[token], text)
+    assert lex(text)[0] == (_T[token], text)
 
 
 @pytest.mark.parametrize(("text", "tokens"), [  # TestLexerSequence and TestParserLookahead
@@ -437,7 +437,7 @@ def test_apimachinery_lexer_table(text, token):
     ("== != (), = notin", "== != ( ) , = notin EOS"), ("key>2", "ID > ID EOS"), ("key<1", "ID < ID EOS"),
 ])
 def test_apimachinery_lexer_sequence_table(text, tokens):
-    assert [t for t, _ in _lex(text)] == [_T[t] for t in tokens.split()]
+    assert [t for t, _ in lex(text)] == [_T[t] for t in tokens.split()]
 
 
 def _reqs(*specs: tuple[str, Operator, tuple[str, ...]]) -> LabelSelector:

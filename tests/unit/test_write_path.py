@@ -26,6 +26,7 @@ from runtime.requests import Body, ListOptions, WriteOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 from runtime.storage.etcd import EtcdStore
+from runtime.storage.etcd_client import EtcdClient, parse_endpoints
 from runtime.storage.sqlite import SqliteStore
 from runtime.testing import ADMIN
 from tests.support.etcd import fresh_prefix
@@ -100,25 +101,32 @@ async def test_a_create_is_encoded_once_and_its_bytes_never_decoded_again(backen
         assert answer[0] is answer[1] is answer[2]  # one set of bytes for the answer, the cache and reads
 
 
+class _AnswerAfterTheEvent(EtcdClient):
+    """An EtcdClient that, once `held_for` is set, holds the answer of each applied txn until that
+    registry's watch cache has applied the write's event."""
+
+    held_for: Registry | None = None
+
+    async def call(self, path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
+        answer = await super().call(path, body, idempotent=idempotent)
+        if self.held_for is not None and path == "/v3/kv/txn" and answer.get("succeeded"):
+            assert await self.held_for.cache.wait_for(int(answer["header"]["revision"]), timeout=5)
+        return answer
+
+
 async def test_creates_on_etcd_are_decoded_again_only_when_etcd_numbered_them_otherwise(etcd_endpoint, monkeypatch):
     # Each answer is held until the watch cache has applied the write's event: every event comes first,
     # and still carries its write's encoder. (One create at a time: etcd numbers them as predicted.)
-    store = await EtcdStore.open(etcd_endpoint, prefix=fresh_prefix())
+    client = _AnswerAfterTheEvent(parse_endpoints(etcd_endpoint, secure=False))
+    store = EtcdStore(client, prefix=fresh_prefix())
     registry = Registry(store, Scheme())
-    call = store._client.call
-
-    async def answer_after_the_event(path: str, body: dict[str, Any], *, idempotent: bool) -> dict[str, Any]:
-        answer = await call(path, body, idempotent=idempotent)
-        if path == "/v3/kv/txn" and answer.get("succeeded"):
-            assert await registry.cache.wait_for(int(answer["header"]["revision"]), timeout=5)
-        return answer
 
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(registry.run)
             rt = registry.scheme.by_kind("ClusterRole")
             await registry.create(ADMIN, rt, "", Body(cluster_role("warm")), WriteOptions())
-            monkeypatch.setattr(store._client, "call", answer_after_the_event)
+            client.held_for = registry
             counted = Counted(monkeypatch)
             mispredicted = store.statistics().mispredicted
             for i in range(8):

@@ -89,7 +89,7 @@ async def serve(reads: list[bytes]) -> tuple[bytes, bool, bool]:
                         return
                     await protocol.handle(RawData(data))
 
-            task_group._nursery.start_soon(read)
+            task_group.spawn(read)
             await trio.testing.wait_all_tasks_blocked()
             asked_to_close = closed
             if not closed:

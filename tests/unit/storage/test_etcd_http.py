@@ -75,9 +75,9 @@ async def test_at_most_max_idle_connections_are_kept() -> None:
         async with trio.open_nursery() as nursery:
             for _ in range(5):
                 nursery.start_soon(endpoint.post, "/p", b"")
-        assert len(endpoint._idle) == 2
+        assert endpoint.statistics().idle == 2
         await endpoint.aclose()
-        assert endpoint._idle == []
+        assert endpoint.statistics().idle == 0
 
 
 async def test_an_answer_cut_short_breaks_the_call_and_its_connection_is_dropped() -> None:
@@ -86,7 +86,7 @@ async def test_an_answer_cut_short_breaks_the_call_and_its_connection_is_dropped
         endpoint = Endpoint(server.url)
         with pytest.raises(Broken, match="/v3/kv/txn"):
             await endpoint.post("/v3/kv/txn", b"{}")
-        assert endpoint._idle == []
+        assert endpoint.statistics().idle == 0
         assert await endpoint.post("/v3/kv/txn", b"{}") == (200, b"{}")
         assert server.connections == 2
         await endpoint.aclose()
@@ -106,7 +106,7 @@ async def test_a_peer_that_never_answers_breaks_the_call_after_the_timeout() -> 
         with trio.fail_after(20):  # a guard against hanging, far above the timeout
             with pytest.raises(Broken, match="no answer within"):
                 await endpoint.post("/p", b"")
-        assert endpoint._idle == []
+        assert endpoint.statistics().idle == 0
 
 
 async def test_a_cancelled_post_does_not_return_its_connection() -> None:
@@ -114,7 +114,7 @@ async def test_a_cancelled_post_does_not_return_its_connection() -> None:
         endpoint = Endpoint(server.url)
         with trio.move_on_after(0.1):
             await endpoint.post("/p", b"")
-        assert endpoint._idle == []  # half read: never handed to the next call
+        assert endpoint.statistics().idle == 0  # half read: never handed to the next call
         assert await endpoint.post("/p", b"") == (200, b"ab")
         assert server.connections == 2
         await endpoint.aclose()
@@ -130,7 +130,7 @@ async def test_a_stream_yields_its_lines_whatever_the_writes_cut() -> None:
             while (line := await answer.next_line()) is not None:
                 lines.append(line)
         assert lines == [b'{"a":1}', b'{"b":2}', b"", b'{"c":3}', b'{"d":4}']
-        assert endpoint._idle == []  # a stream's connection is its own, closed with it
+        assert endpoint.statistics().idle == 0  # a stream's connection is its own, closed with it
 
 
 async def test_a_stream_cut_short_breaks_and_an_error_status_reads_whole() -> None:
@@ -172,7 +172,7 @@ async def test_an_interim_answer_is_skipped_and_the_final_one_read() -> None:
 
     async with raw_peer(peer) as endpoint:
         assert await endpoint.post("/p", b"{}") == (200, b"ok")
-        assert len(endpoint._idle) == 1  # kept alive: the answer ended cleanly
+        assert endpoint.statistics().idle == 1  # kept alive: the answer ended cleanly
 
 
 async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does() -> None:
@@ -186,7 +186,7 @@ async def test_an_answer_without_length_or_chunks_ends_where_the_connection_does
 
     async with raw_peer(peer) as endpoint:
         assert await endpoint.post("/p", b"{}") == (200, b'{"a":1}')
-        assert endpoint._idle == []  # the close ended it: never reused
+        assert endpoint.statistics().idle == 0  # the close ended it: never reused
 
 
 async def test_a_stream_whose_peer_never_answers_breaks_after_the_timeout() -> None:

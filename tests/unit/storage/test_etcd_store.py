@@ -7,18 +7,22 @@ the session's etcd (`etcd_endpoint`) or, when they stop etcd, one of their own.
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import AsyncIterator
 
 import httpx
 import pytest
 import trio
+import trio.testing
 
 from runtime.objects import ObjectEncoder, decode_stored
 from runtime.storage import Compacted, Event, StoreUnavailable, open_store
 from runtime.storage import etcd as etcd_store
-from runtime.storage.etcd import EtcdStore
+from runtime.storage.etcd import DEFAULT_PREFIX, EtcdStore
 from runtime.storage.etcd_client import EtcdClient, b64, unb64
 from tests.support.etcd import EtcdServer, make_tls
 from tests.support.scripted_http import Answer, scripted_server
@@ -154,33 +158,48 @@ async def test_the_watch_event_of_an_own_write_answered_first_carries_its_encode
     assert (await events.__anext__()).origin is updated
     await theirs.update("/k/b", val("theirs"), expected_revision=None)
     assert (await events.__anext__()).origin is None
-    assert ours._awaited == {}  # every entry taken by its event
+    assert ours.statistics().awaited == 0  # every entry taken by its event
     await events.aclose()
     # With no watch open, nothing is kept for one.
     await ours.create("/k/c", ObjectEncoder({"metadata": {"name": "c"}}))
-    assert ours._awaited == {}
+    assert ours.statistics().awaited == 0
     await ours.aclose()
     await theirs.aclose()
 
 
-class _HeldTxn:
-    """An EtcdClient stand-in whose txn is answered only when the test says (`answer`), so a watch
-    event can be handed to the store while its write waits."""
+class _ScriptedEtcd:
+    """An EtcdClient stand-in. A txn is answered when the test says (`answer`), or at once (`hold=False`,
+    at the next revision); a read answers `revision`; a watch stream yields what the test sends (`send`),
+    so a watch event can reach the store while its write waits."""
 
-    def __init__(self) -> None:
-        self.sent = trio.Event()
+    endpoint = "http://scripted:2379"
+    timeout = 5.0
+
+    def __init__(self, *, revision: int = 10) -> None:
+        self.hold = True
+        self.revision = revision  # the newest revision this etcd has given
         self.body: dict = {}
+        self.sent = trio.Event()  # set once a txn is sent; a new one for each txn answered
+        self.watching = trio.Event()
         self._answer: dict | None = None
         self._answered = trio.Event()
+        self._messages, self._lines = trio.open_memory_channel[dict](math.inf)
 
     async def call(self, path: str, body: dict, *, idempotent: bool) -> dict:
+        if path != "/v3/kv/txn":
+            return {"header": {"revision": str(self.revision)}}
         self.body = body
         self.sent.set()
+        if not self.hold:
+            self.answer(self.revision + 1)
         await self._answered.wait()
-        assert self._answer is not None
-        return self._answer
+        answer, self._answer = self._answer, None
+        self.sent, self._answered = trio.Event(), trio.Event()
+        assert answer is not None
+        return answer
 
     def answer(self, revision: int, *, succeeded: bool = True) -> None:
+        self.revision = max(self.revision, revision)
         self._answer = {"header": {"revision": str(revision)}, "succeeded": succeeded,
                         "responses": [{"response_put": {}} if succeeded else {"response_range": {"kvs": []}}]}
         self._answered.set()
@@ -188,43 +207,74 @@ class _HeldTxn:
     def sent_value(self) -> bytes:
         return unb64(self.body["success"][0]["request_put"]["value"])
 
+    @asynccontextmanager
+    async def stream(self, path: str, body: dict) -> AsyncIterator[_ScriptedEtcd]:
+        self.watching.set()
+        yield self
+
+    async def next(self) -> dict | None:
+        return await self._lines.receive()
+
+    def send(self, message: dict) -> None:
+        """A watch message: `put(...)`'s event, or `{"header": {"revision": ...}}` (progress)."""
+        self.revision = max(self.revision, int(message["header"]["revision"]))
+        self._messages.send_nowait(message)
+
     async def aclose(self) -> None:
         pass
 
 
-def _put(store: EtcdStore, key: str, value: bytes, revision: int) -> dict:
-    """The watch event etcd sends for a create of `key` at `revision`."""
-    return {"type": "PUT", "kv": {"key": b64(store._key(key)), "value": b64(value),
-                                  "create_revision": str(revision), "mod_revision": str(revision)}}
+def put(key: str, value: bytes, revision: int) -> dict:
+    """The watch message etcd sends for a create of `key` at `revision`."""
+    kv = {"key": b64(DEFAULT_PREFIX.encode() + key.encode()), "value": b64(value),
+          "create_revision": str(revision), "mod_revision": str(revision)}
+    return {"header": {"revision": str(revision)}, "events": [{"type": "PUT", "kv": kv}]}
+
+
+async def open_watch(nursery: trio.Nursery, store: EtcdStore, client: _ScriptedEtcd
+                     ) -> trio.MemoryReceiveChannel[Event]:
+    """A watch from revision 10 on `client`'s stream, read by a task of `nursery`: its events, as they come."""
+    send, receive = trio.open_memory_channel[Event](math.inf)
+
+    async def read() -> None:
+        async for event in store.watch("/k/", after_revision=10):
+            send.send_nowait(event)
+
+    nursery.start_soon(read)
+    await client.watching.wait()
+    return receive
 
 
 async def test_the_watch_event_of_an_own_write_that_comes_before_its_answer_carries_its_encoder() -> None:
-    client = _HeldTxn()
+    client = _ScriptedEtcd()
     store = EtcdStore(client)  # type: ignore[arg-type]
-    store._watches[object()] = 10  # one watch, delivered up to revision 10
-    store._revision = 10
+    await store.current_revision()  # the store has seen revision 10: it predicts 11
     encoder = ObjectEncoder({"metadata": {"name": "a"}})
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(store.create, "/k/a", encoder)
-        await client.sent.wait()
-        event = store._event(_put(store, "/k/a", client.sent_value(), 11))  # etcd's event comes first
-        assert event.origin is encoder
-        assert decode_stored("/k/a", event.value, 11, event.origin).obj is encoder.obj  # no decode
-        client.answer(11)
-    assert store._awaited == {}
-    # The same bytes under another key are not this write's.
-    assert store._event(_put(store, "/k/b", client.sent_value(), 12)).origin is None
+        events = await open_watch(nursery, store, client)  # one watch, delivered up to revision 10
+        async with trio.open_nursery() as writes:
+            writes.start_soon(store.create, "/k/a", encoder)
+            await client.sent.wait()
+            client.send(put("/k/a", client.sent_value(), 11))  # etcd's event comes first
+            event = await events.receive()
+            assert event.origin is encoder
+            assert decode_stored("/k/a", event.value, 11, event.origin).obj is encoder.obj  # no decode
+            client.answer(11)
+        assert store.statistics().awaited == 0
+        # The same bytes under another key are not this write's.
+        client.send(put("/k/b", client.sent_value(), 12))
+        assert (await events.receive()).origin is None
+        nursery.cancel_scope.cancel()
 
 
 async def test_a_create_asks_etcd_for_no_previous_value_and_an_update_does() -> None:
     # As kube-apiserver's create (OpPut without WithPrevKV): a created key has no previous value,
     # and asking costs etcd a read per create. An update reads the key's create_revision from it.
-    client = _HeldTxn()
+    client = _ScriptedEtcd()
     store = EtcdStore(client)  # type: ignore[arg-type]
     sent = []
     for write in (partial(store.create, "/k/a", val("a")),
                   partial(store.update, "/k/a", val("b"), expected_revision=11)):
-        client.sent, client._answered = trio.Event(), trio.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(write)
             await client.sent.wait()
@@ -235,47 +285,61 @@ async def test_a_create_asks_etcd_for_no_previous_value_and_an_update_does() -> 
 
 async def test_an_own_write_whose_txn_fails_or_is_refused_leaves_nothing_for_an_event() -> None:
     for outcome in ("refused", "cancelled"):
-        client = _HeldTxn()
+        client = _ScriptedEtcd()
         store = EtcdStore(client)  # type: ignore[arg-type]
-        store._watches[object()] = 10
         async with trio.open_nursery() as nursery:
+            await open_watch(nursery, store, client)  # stays open: its close would drop what is kept
+
             async def create() -> None:
                 with pytest.raises(etcd_store.KeyExists):
                     await store.create("/k/a", ObjectEncoder({"metadata": {"name": "a"}}))
 
-            if outcome == "refused":
-                nursery.start_soon(create)
-            else:
-                nursery.start_soon(store.create, "/k/a", ObjectEncoder({"metadata": {"name": "a"}}))
-            await client.sent.wait()
-            assert len(store._awaited) == 1  # kept from the moment the txn is sent
-            if outcome == "refused":
-                client.answer(11, succeeded=False)
-            else:
-                nursery.cancel_scope.cancel()
-        assert store._awaited == {}, outcome
+            async with trio.open_nursery() as writes:
+                if outcome == "refused":
+                    writes.start_soon(create)
+                else:
+                    writes.start_soon(store.create, "/k/a", ObjectEncoder({"metadata": {"name": "a"}}))
+                await client.sent.wait()
+                assert store.statistics().awaited == 1  # kept from the moment the txn is sent
+                if outcome == "refused":
+                    client.answer(11, succeeded=False)
+                else:
+                    writes.cancel_scope.cancel()
+            assert (store.statistics().watchers, store.statistics().awaited) == (1, 0), outcome
+            nursery.cancel_scope.cancel()
 
 
 async def test_an_own_write_keeps_its_encoder_only_while_a_watch_has_yet_to_deliver_it() -> None:
-    client = _HeldTxn()
-    store = EtcdStore(client)  # type: ignore[arg-type]
-    watch = object()
-    store._watches[watch] = 10
+    client = _ScriptedEtcd()
+    store = EtcdStore(client, awaited_max=3)  # type: ignore[arg-type]
+    await store.current_revision()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(store.create, "/k/a", val("a"))
+        events = await open_watch(nursery, store, client)
+        async with trio.open_nursery() as writes:
+            writes.start_soon(store.create, "/k/a", val("a"))
+            await client.sent.wait()
+            client.send({"header": {"revision": "12"}})  # the watch went past revision 11 without the event
+            await trio.testing.wait_all_tasks_blocked()
+            assert store.statistics().delivered == 12
+            client.answer(11)
+        assert store.statistics().awaited == 0
+        # Bounded: of four writes the watch has yet to deliver, the oldest went first.
+        client.hold = False
+        for _ in range(4):
+            await store.create("/k/c", val("c"))
+        assert store.statistics().awaited == 3
+        client.send(put("/k/c", b"c@13", 13))
+        client.send(put("/k/c", b"c@16", 16))
+        assert [(await events.receive()).origin is not None for _ in range(2)] == [False, True]
+        nursery.cancel_scope.cancel()
+    # With no watch open, nothing is kept for one, not even while its txn waits.
+    assert store.statistics().watchers == 0
+    client.hold = True
+    async with trio.open_nursery() as writes:
+        writes.start_soon(store.create, "/k/b", val("b"))
         await client.sent.wait()
-        store._watches[watch] = 12  # the watch went past revision 11 without the event taking it
-        client.answer(11)
-    assert store._awaited == {}
-    # With no watch open, nothing is kept for one.
-    del store._watches[watch]
-    store._await_event("/k/b", b"b", val("b"))
-    assert store._awaited == {}
-    store._watches[watch] = 12
-    for i in range(etcd_store._AWAITED_MAX + 1):
-        store._await_event("/k/c", str(i).encode(), val("c"))
-    assert len(store._awaited) == etcd_store._AWAITED_MAX  # bounded: the oldest went first
-    assert ("/k/c", b"0") not in store._awaited
+        assert store.statistics().awaited == 0
+        client.answer(client.revision + 1)
 
 
 async def test_the_last_watch_to_close_drops_the_encoders_kept_for_it(etcd_endpoint: str) -> None:
@@ -287,9 +351,9 @@ async def test_the_last_watch_to_close_drops_the_encoders_kept_for_it(etcd_endpo
     await ours.create("/k/a", val("a"))
     await ours.create("/k/b", val("b"))
     assert (await events.__anext__()).origin is not None
-    assert len(ours._awaited) == 1  # /k/b's, its event not read yet
+    assert ours.statistics().awaited == 1  # /k/b's, its event not read yet
     await events.aclose()
-    assert ours._awaited == {}
+    assert ours.statistics().awaited == 0
     await ours.aclose()
 
 

@@ -8,8 +8,10 @@ real clock; they wait on events and watches, never on time.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
+import sqlite3
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -117,13 +119,14 @@ async def test_a_write_acknowledged_by_one_store_is_within_the_others_current_re
 
 
 async def test_a_lost_wakeup_is_made_up_by_the_next_consistent_read(tmp_path, group, nursery):
-    a, b = await _open(tmp_path / "s.db", group, 0), await _open(tmp_path / "s.db", group, 1)
-    # a announced its head when it opened: b takes that wake-up now, or the catch-up it starts
-    # could run while a writes below and see the write (a race that failed CI once).
-    await b._peers.wait()
+    # a's announcements reach nobody (its links name no peer socket): only the shared slot says it wrote.
+    # Its opening announcement reaches nobody either, so b has no wake-up from it that would start a
+    # catch-up while a writes below and let it see the write (a race that failed CI once).
+    mute = dataclasses.replace(group.links(0), peer_fds=())
+    a = await SqliteStore.open(tmp_path / "s.db", peers=SqlitePeers(mute))
+    b = await _open(tmp_path / "s.db", group, 1)
     await nursery.start(b.follow_peers)
     try:
-        a._peers._peers = []  # a's announcements reach nobody: only the shared slot says it wrote
         entry = await a.create("/k/x", val("x"))
         assert b.statistics().revision < entry.mod_revision  # b has not seen it
         assert await b.current_revision() == entry.mod_revision  # ... but knows it exists, and catches up
@@ -197,13 +200,11 @@ def test_a_peer_group_refuses_indexes_outside_it(group):
 async def test_a_store_opens_its_file_under_the_writers_lock(tmp_path: Path, group: PeerGroup,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Workers start at once: two connections turning a new file to WAL together make one fail at once.
-    from runtime.storage import sqlite
-
     probe = os.open(f"{tmp_path / 's.db'}-lock", os.O_RDWR | os.O_CREAT)
     held_while_opening: list[bool] = []
-    real = sqlite._open_writer
+    real = sqlite3.connect
 
-    def open_writer(path: str, synchronous: str):
+    def connect(*args, **kwargs):  # opening the store connects once: its writer (readers connect on first read)
         try:
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -211,9 +212,9 @@ async def test_a_store_opens_its_file_under_the_writers_lock(tmp_path: Path, gro
         else:
             fcntl.flock(probe, fcntl.LOCK_UN)
             held_while_opening.append(False)
-        return real(path, synchronous)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(sqlite, "_open_writer", open_writer)
+    monkeypatch.setattr(sqlite3, "connect", connect)
     store = await _open(tmp_path / "s.db", group, 0)
     await store.aclose()
     os.close(probe)

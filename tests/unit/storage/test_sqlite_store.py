@@ -241,7 +241,7 @@ async def test_writers_waiting_while_the_lock_is_held_commit_together_once_it_is
 
     with trio.fail_after(10):  # writers nobody wakes would park for ever: fail instead of hanging the run
         async with trio.open_nursery() as nursery:
-            async with store._group.exclusive():  # held by something other than a commit: a compaction, a catch-up
+            async with store.hold_commits():  # held by something other than a commit: a compaction, a catch-up
                 for i in range(20):
                     nursery.start_soon(writer, i)
                 await trio.testing.wait_all_tasks_blocked()
@@ -281,7 +281,7 @@ async def test_a_task_writing_in_a_loop_stops_when_cancelled(tmp_path: Path) -> 
 async def test_write_cancelled_before_its_commit_is_not_applied(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path / "s.db")
     async with trio.open_nursery() as nursery:
-        async with store._group.exclusive():  # a commit (or a compaction) is in progress
+        async with store.hold_commits():  # a commit (or a compaction) is in progress
             nursery.start_soon(store.create, "/k/a", val("a"))
             await trio.testing.wait_all_tasks_blocked()
             nursery.cancel_scope.cancel()
