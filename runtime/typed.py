@@ -42,8 +42,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
+from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
 from runtime.scheme import ResourceType
 
@@ -56,10 +56,11 @@ __all__ = ["KubeModel", "CustomResource", "bind_kind", "bound_kind", "bound_kind
 M = TypeVar("M", bound=BaseModel)
 
 
-class KubeModel(BaseModel):
-    """Base of a typed object's parts: camelCase names, unknown fields ignored, lax types (see the module doc)."""
+class KubeModel(K8sModel):
+    """Base of a typed object's parts: the built-in models' base (camelCase names, unknown fields ignored),
+    with lax types (see the module doc)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(strict=False)
 
 
 class CustomResource(KubeModel):

@@ -44,26 +44,26 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="table (default), json or yaml")
 
 
+#: The commands: (path under `miniplane`, help, module with `add_arguments` and `run`).
+_COMMANDS = (
+    (("who-can",), "every subject allowed a request, and the bindings and rules granting it", whocan),
+    (("access-matrix",), "allowed / denied per resource and verb, as rakkess prints it", matrix),
+    (("rbac", "diff"), "permissions a manifest would grant and revoke (server-side dry run)", diff),
+    (("rbac", "lint"), "dangling references, rules that never match, risky grants, stuck namespaces", lint),
+)
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register who-can, access-matrix and rbac (diff, lint) on `miniplane`'s subparsers."""
-    p = sub.add_parser("who-can", help="every subject allowed a request, and the bindings and rules granting it")
-    whocan.add_arguments(p)
-    _common(p)
-    p.set_defaults(insight=whocan.run)
-    p = sub.add_parser("access-matrix", help="allowed / denied per resource and verb, as rakkess prints it")
-    matrix.add_arguments(p)
-    _common(p)
-    p.set_defaults(insight=matrix.run)
-    rbac = sub.add_parser("rbac", help="policy-wide RBAC insight: diff, lint")
-    commands = rbac.add_subparsers(dest="rbac_command", required=True)
-    p = commands.add_parser("diff", help="permissions a manifest would grant and revoke (server-side dry run)")
-    diff.add_arguments(p)
-    _common(p)
-    p.set_defaults(insight=diff.run)
-    p = commands.add_parser("lint", help="dangling references, rules that never match, risky grants, stuck namespaces")
-    lint.add_arguments(p)
-    _common(p)
-    p.set_defaults(insight=lint.run)
+    under: dict[str, argparse._SubParsersAction] = {}
+    for path, text, module in _COMMANDS:
+        if len(path) > 1 and path[0] not in under:  # `rbac`, where its first command is listed
+            group = sub.add_parser(path[0], help="policy-wide RBAC insight: diff, lint")
+            under[path[0]] = group.add_subparsers(dest="rbac_command", required=True)
+        p = (under[path[0]] if len(path) > 1 else sub).add_parser(path[-1], help=text)
+        module.add_arguments(p)
+        _common(p)
+        p.set_defaults(insight=module.run)
 
 
 def is_insight(args: argparse.Namespace) -> bool:

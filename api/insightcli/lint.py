@@ -14,7 +14,7 @@ import argparse
 from typing import TextIO
 
 from api.insightcli.connect import Connection
-from api.insightcli.output import print_object, ref_text, table
+from api.insightcli.output import ref_text, table, table_status
 
 __all__ = ["add_arguments", "run", "SEVERITIES"]
 
@@ -28,10 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     answer = await conn.insight("RBACLint", "rbaclints", {"minSeverity": args.min_severity})
-    if args.output != "table":
-        print_object(answer, args.output, out)
+    status = table_status(answer, args.output, out)
+    if status is None:
         return 0
-    status = answer.get("status") or {}
     rows = [[f["severity"], f["kind"], ref_text(f.get("object")), f.get("path", ""), f["message"]]
             for f in status.get("findings") or ()]
     out.write(table(["SEVERITY", "KIND", "OBJECT", "PATH", "MESSAGE"], rows))

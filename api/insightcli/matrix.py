@@ -20,7 +20,7 @@ import argparse
 from typing import Any, TextIO
 
 from api.insightcli.connect import Connection
-from api.insightcli.output import LEGEND, MARKS, print_object, table
+from api.insightcli.output import LEGEND, MARKS, table, table_status
 
 __all__ = ["add_arguments", "run", "subject_spec"]
 
@@ -52,10 +52,9 @@ async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: Text
     verbs = [v.strip() for v in args.verbs.split(",") if v.strip()]
     spec = {**subject_spec(args.as_user, args.as_group), "namespace": args.namespace, "verbs": verbs}
     answer = await conn.insight("AccessMatrix", "accessmatrices", spec)
-    if args.output != "table":
-        print_object(answer, args.output, out)
+    status = table_status(answer, args.output, out)
+    if status is None:
         return 0
-    status = answer.get("status") or {}
     rows = []
     for row in status.get("rows") or ():
         name = f"{row['resource']}.{row['apiGroup']}" if row.get("apiGroup") else row["resource"]

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import yaml
 
-__all__ = ["table", "print_object", "rule_text", "ref_text", "subject_text", "MARKS", "LEGEND",
+__all__ = ["table", "print_object", "table_status", "rule_text", "ref_text", "subject_text", "MARKS", "LEGEND",
            "OUTPUT_FORMATS"]
 
 OUTPUT_FORMATS = ("table", "json", "yaml")
@@ -37,6 +37,14 @@ def print_object(obj: dict[str, Any], fmt: str, out: TextIO) -> None:
         out.write(json.dumps(obj, indent=4, ensure_ascii=False) + "\n")
     else:
         out.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+
+
+def table_status(answer: dict[str, Any], fmt: str, out: TextIO) -> dict[str, Any] | None:
+    """The answer's status for a table; None once `answer` is printed whole (`-o json`, `-o yaml`)."""
+    if fmt != "table":
+        print_object(answer, fmt, out)
+        return None
+    return answer.get("status") or {}
 
 
 def rule_text(rule: dict[str, Any] | None) -> str:

@@ -21,7 +21,7 @@ import argparse
 from typing import TextIO
 
 from api.insightcli.connect import Connection
-from api.insightcli.output import print_object, ref_text, rule_text, table
+from api.insightcli.output import ref_text, rule_text, table, table_status
 
 __all__ = ["add_arguments", "run"]
 
@@ -51,10 +51,9 @@ async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: Text
                                        "namespace": namespace, "name": args.name}}
         asked = f"{args.verb} {resolved.qualified}" + (f" {args.name!r}" if args.name else "")
     answer = await conn.insight("WhoCan", "whocans", spec)
-    if args.output != "table":
-        print_object(answer, args.output, out)
+    status = table_status(answer, args.output, out)
+    if status is None:
         return 0
-    status = answer.get("status") or {}
     rows = []
     for access in status.get("subjects") or ():
         subject = access["subject"]

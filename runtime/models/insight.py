@@ -24,7 +24,7 @@ from runtime.models.rbac import PolicyRule
 from runtime.validation.gofmt import go_quote
 
 __all__ = [
-    "InsightValue", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
+    "InsightValue", "InsightKind", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
     "BindingExplanation", "NearMiss", "ExplainedRequest", "AccessExplanationSpec",
     "AccessExplanationStatus", "AccessExplanation", "WhoCanSpec", "SubjectAccess", "WhoCanStatus",
     "WhoCan", "MatrixResource", "AccessMatrixSpec", "AccessMatrixRow", "AccessMatrixStatus",
@@ -106,6 +106,14 @@ class _Ordered:
         if type(other) is not type(self):
             return NotImplemented
         return self._key() < other._key()
+
+
+class InsightKind(K8sModel):
+    """Base of the six kinds: `apiVersion`, `kind` and `metadata`; each adds its `spec` and `status`."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    metadata: Optional[ObjectMeta] = None
 
 
 # ---- shared values ------------------------------------------------------------------------------
@@ -248,12 +256,9 @@ class AccessExplanationStatus(InsightValue):
     notes: Optional[list[str]] = _strings("Remarks, e.g. that only ClusterRoleBindings grant the resource.", [])
 
 
-class AccessExplanation(K8sModel):
+class AccessExplanation(InsightKind):
     """Explains an authorization decision: which binding, role and rule allowed it, and the near misses."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[AccessExplanationSpec] = None
     status: Optional[AccessExplanationStatus] = None
 
@@ -283,12 +288,9 @@ class WhoCanStatus(K8sModel):
     subjects: Optional[list[SubjectAccess]] = list_field(description="Every subject allowed, sorted.")
 
 
-class WhoCan(K8sModel):
+class WhoCan(InsightKind):
     """Lists every user, group and service account allowed a request, with the bindings and rules that grant it."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[WhoCanSpec] = None
     status: Optional[WhoCanStatus] = None
 
@@ -352,12 +354,9 @@ class AccessMatrixStatus(InsightValue):
         raise KeyError((api_group, resource))
 
 
-class AccessMatrix(K8sModel):
+class AccessMatrix(InsightKind):
     """A subject's access matrix: allowed, denied or allowed by a wildcard, per resource and verb."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[AccessMatrixSpec] = None
     status: Optional[AccessMatrixStatus] = None
 
@@ -429,12 +428,9 @@ class RBACLintStatus(K8sModel):
         description="Namespaces being deleted, with what keeps them.")
 
 
-class RBACLint(K8sModel):
+class RBACLint(InsightKind):
     """Lints the RBAC policy: dangling references, rules that never match, risky grants, stuck namespaces."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[RBACLintSpec] = None
     status: Optional[RBACLintStatus] = None
 
@@ -472,12 +468,9 @@ class AggregationGraphStatus(InsightValue):
     edges: Optional[list[AggregationEdge]] = list_field(description="Who aggregates whom.", default=[])
 
 
-class AggregationGraph(K8sModel):
+class AggregationGraph(InsightKind):
     """The aggregation graph of ClusterRoles: which aggregationRule selects which role."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[AggregationGraphSpec] = None
     status: Optional[AggregationGraphStatus] = None
 
@@ -536,11 +529,8 @@ class RBACDiffStatus(K8sModel):
         description="Objects of the manifest that are not RBAC policy.")
 
 
-class RBACDiff(K8sModel):
+class RBACDiff(InsightKind):
     """What applying (or deleting) RBAC objects would grant and revoke, per subject."""
 
-    api_version: Optional[str] = None
-    kind: Optional[str] = None
-    metadata: Optional[ObjectMeta] = None
     spec: Optional[RBACDiffSpec] = None
     status: Optional[RBACDiffStatus] = None

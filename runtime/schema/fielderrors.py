@@ -1,9 +1,9 @@
 """Field errors of custom-resource validation, in apimachinery's words.
 
-`runtime.validation.fielderrors.FieldError` knows the common error types;
-schema validation also reports `Too many` (maxItems, maxProperties) and the
-type errors kube-openapi reports as `FieldValueTypeInvalid` (printed
-`Invalid value`). `SchemaFieldError` is a `FieldError` that knows those too,
+`runtime.validation.fielderrors.FieldError` writes every error type, the
+schema's own included: `Too many` (maxItems, maxProperties) and the type
+errors kube-openapi reports as `FieldValueTypeInvalid` (printed `Invalid
+value`). `SchemaFieldError` is a `FieldError` whose value is decoded JSON,
 so the registry builds its 422 causes from it unchanged.
 
 Values print as apimachinery prints them: strings quoted, numbers and
@@ -14,13 +14,12 @@ with `%#v`, which has no JSON equivalent).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from runtime.validation.fielderrors import FieldError
-from runtime.validation.gofmt import go_quote, go_value
+from runtime.validation.gofmt import go_quote
 
 __all__ = [
-    "NO_VALUE",
     "SchemaFieldError",
     "duplicate",
     "forbidden",
@@ -32,33 +31,11 @@ __all__ = [
     "type_invalid",
 ]
 
-NO_VALUE: Any = FieldError("FieldValueRequired", "").value  # the sentinel FieldError uses for "no value"
-
-_HEADS = {
-    "FieldValueRequired": "Required value",
-    "FieldValueInvalid": "Invalid value",
-    "FieldValueTypeInvalid": "Invalid value",
-    "FieldValueNotSupported": "Unsupported value",
-    "FieldValueForbidden": "Forbidden",
-    "FieldValueDuplicate": "Duplicate value",
-    "FieldValueTooLong": "Too long",
-    "FieldValueTooMany": "Too many",
-}
-
-
 @dataclass(frozen=True)
 class SchemaFieldError(FieldError):
-    """A `FieldError` that also knows `FieldValueTooMany` and `FieldValueTypeInvalid`."""
+    """A `FieldError` about a decoded JSON value: nil is `null`, lists and objects JSON (see `go_value`)."""
 
-    @property
-    def message(self) -> str:
-        head = _HEADS[self.type]
-        if self.value is not NO_VALUE and self.type not in ("FieldValueTooLong",):
-            head = f"{head}: {go_value(self.value, decoded=True)}"
-        return f"{head}: {self.detail}" if self.detail else head
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
+    decoded: ClassVar[bool] = True
 
 
 def required(field: str, detail: str = "") -> SchemaFieldError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from runtime.errors import Cause, Invalid
 from runtime.validation.gofmt import go_quote, go_value
@@ -13,10 +13,26 @@ __all__ = ["FieldError", "required", "invalid", "not_supported", "forbidden", "d
 
 _NO_VALUE = object()
 
+#: What a cause message opens with, per error type (apimachinery's `field.ErrorType.String()`);
+#: TooMany and TypeInvalid come from custom-resource schemas (`runtime.schema.fielderrors`).
+_HEADS = {
+    "FieldValueRequired": "Required value",
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueTypeInvalid": "Invalid value",
+    "FieldValueNotSupported": "Unsupported value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueDuplicate": "Duplicate value",
+    "FieldValueTooLong": "Too long",
+    "FieldValueTooMany": "Too many",
+}
+
 
 @dataclass(frozen=True)
 class FieldError:
     """One broken rule: its type (FieldValueRequired, ...), field path and detail."""
+
+    #: Whether a bad value is a decoded JSON value rather than a typed field's (see `go_value`).
+    decoded: ClassVar[bool] = False
 
     type: str
     field: str
@@ -26,16 +42,9 @@ class FieldError:
     @property
     def message(self) -> str:
         """The cause message: `Required value: detail`, `Invalid value: "x": detail`."""
-        head = {
-            "FieldValueRequired": "Required value",
-            "FieldValueInvalid": "Invalid value",
-            "FieldValueNotSupported": "Unsupported value",
-            "FieldValueForbidden": "Forbidden",
-            "FieldValueDuplicate": "Duplicate value",
-            "FieldValueTooLong": "Too long",
-        }[self.type]
+        head = _HEADS[self.type]
         if self.value is not _NO_VALUE:
-            head = f"{head}: {go_value(self.value)}"
+            head = f"{head}: {go_value(self.value, decoded=self.decoded)}"
         return f"{head}: {self.detail}" if self.detail else head
 
     def __str__(self) -> str:
