@@ -193,12 +193,16 @@ class KindCache:
         current = self.list(match=match) if initial else []
         watcher = Watcher(self, match, capacity + len(current) + len(replay), bookmarks, after)
         for obj in current:
-            watcher._deliver(("ADDED", obj))
+            watcher.deliver(("ADDED", obj))
         watcher.initial_count = len(current)
         for event in replay:
             watcher.offer(event)
         self._watchers.add(watcher)
         return watcher
+
+    def drop_watcher(self, watcher: Watcher) -> None:
+        """Offer `watcher` no more events (its `close()` calls this)."""
+        self._watchers.discard(watcher)
 
     def _events_after(self, revision: int | None) -> Iterable[CacheEvent]:
         if revision is None or revision >= self.revision or not self.history:

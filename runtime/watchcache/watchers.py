@@ -106,7 +106,8 @@ class Watcher:
         """Events queued and not yet received."""
         return self._send.statistics().current_buffer_used
 
-    def _deliver(self, item: tuple[str, StoredObject]) -> None:
+    def deliver(self, item: tuple[str, StoredObject]) -> None:
+        """Queue `item` as it is (an initial ADDED); a watcher it overflows is closed (`overflowed`)."""
         try:
             self._send.send_nowait(item)
         except trio.WouldBlock:
@@ -121,9 +122,9 @@ class Watcher:
             return
         seen = as_seen(event, self.match)
         if seen is not None:
-            self._deliver(seen)
+            self.deliver(seen)
 
     def close(self) -> None:
         """Stop receiving; the reader sees the end of `events` after what is queued."""
-        self._cache._watchers.discard(self)
+        self._cache.drop_watcher(self)
         self._send.close()
