@@ -95,7 +95,9 @@ class RequestContext:
     tracked: "TrackedBody | None" = None
 
 
-#: The route and every filter: the request's context in, its answer out.
+#: The route and every filter: the request's context in, its answer (to await) out. A filter with nothing
+#: to do after the next handler is a plain function returning that handler's awaitable: one call per
+#: request rather than a coroutine resumed at every await of the request (the body read, the store).
 Handler = Callable[[RequestContext], Awaitable[Response]]
 
 
@@ -167,16 +169,16 @@ def with_status_answers(handler: Handler, answers: Responder) -> Handler:
 
 def with_connection_limit(handler: Handler, limits: RequestLimits) -> Handler:
     """429 for a request on a connection opened past `--max-connections`; else `handler`."""
-    async def limited(ctx: RequestContext) -> Response:
+    def admitted(ctx: RequestContext) -> Awaitable[Response]:
         if over_connection_limit():
             raise limits.refuse_connection()
-        return await handler(ctx)
-    return limited
+        return handler(ctx)
+    return admitted
 
 
 def with_authentication(handler: Handler, authenticator: Any, auditor: Auditor) -> Handler:
     """Who sent the request (`ctx.requester`), then `handler`; a failure (401) is audited with no user."""
-    async def authenticated(ctx: RequestContext) -> Response:
+    def authenticated(ctx: RequestContext) -> Awaitable[Response]:
         request = ctx.request
         try:
             ctx.requester = authenticator.authenticate(request.headers, peer_certificate_der(request.scope))
@@ -184,7 +186,7 @@ def with_authentication(handler: Handler, authenticator: Any, auditor: Auditor) 
             if auditor.enabled:
                 ctx.record = auditor.begin(ctx.info, None, lambda: _audit_facts(request))
             raise
-        return await handler(ctx)
+        return handler(ctx)
     return authenticated
 
 
@@ -193,17 +195,17 @@ def with_audit(handler: Handler, auditor: Auditor) -> Handler:
     if not auditor.enabled:  # fixed for the server's life: no filter at all
         return handler
 
-    async def audited(ctx: RequestContext) -> Response:
+    def audited(ctx: RequestContext) -> Awaitable[Response]:
         request = ctx.request
         ctx.record = auditor.begin(ctx.info, ctx.requester, lambda: _audit_facts(request))
-        return await handler(ctx)
+        return handler(ctx)
     return audited
 
 
 def with_impersonation(handler: Handler, decide: Callable[..., Any], domain: str) -> Handler:
     """Who the request acts as (`ctx.user`: the requester, or whom its `Impersonate-*` headers name, each
     authorized: 403), then `handler`."""
-    async def impersonating(ctx: RequestContext) -> Response:
+    def impersonating(ctx: RequestContext) -> Awaitable[Response]:
         request, requester = ctx.request, ctx.requester
         # The raw names in one pass in C (header names hold no newline): this runs for every request.
         if _IMPERSONATION.search(b"\n".join(map(itemgetter(0), request.scope.get("headers") or ()))):
@@ -212,7 +214,7 @@ def with_impersonation(handler: Handler, decide: Callable[..., Any], domain: str
             ctx.user = requester
         if ctx.record is not None:
             ctx.record.acting_as(ctx.user, requester)
-        return await handler(ctx)
+        return handler(ctx)
     return impersonating
 
 
