@@ -68,13 +68,9 @@ class StatusError(Exception):
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": self.message, "reason": self.reason,
         }
-        details: dict[str, Any] = {}
-        if self.name:
-            details["name"] = self.name
-        if self.group:
-            details["group"] = self.group
-        if self.kind:
-            details["kind"] = self.kind
+        # Go's omitempty on StatusDetails, in its field order.
+        details: dict[str, Any] = {k: v for k, v in (("name", self.name), ("group", self.group),
+                                                     ("kind", self.kind)) if v}
         if self.causes:
             details["causes"] = [c.to_dict() for c in self.causes]
         if self.retry_after is not None:

@@ -27,8 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    answer = await conn.insight("RBACLint", "rbaclints", {"minSeverity": args.min_severity})
-    status = table_status(answer, args.output, out)
+    spec = {"minSeverity": args.min_severity}
+    status = table_status(await conn.insight("RBACLint", "rbaclints", spec), args.output, out)
     if status is None:
         return 0
     rows = [[f["severity"], f["kind"], ref_text(f.get("object")), f.get("path", ""), f["message"]]

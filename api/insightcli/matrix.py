@@ -51,8 +51,7 @@ def subject_spec(user: str, groups: list[str]) -> dict[str, Any]:
 async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     verbs = [v.strip() for v in args.verbs.split(",") if v.strip()]
     spec = {**subject_spec(args.as_user, args.as_group), "namespace": args.namespace, "verbs": verbs}
-    answer = await conn.insight("AccessMatrix", "accessmatrices", spec)
-    status = table_status(answer, args.output, out)
+    status = table_status(await conn.insight("AccessMatrix", "accessmatrices", spec), args.output, out)
     if status is None:
         return 0
     rows = []

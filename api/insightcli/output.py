@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 import yaml
 
-__all__ = ["table", "print_object", "table_status", "rule_text", "ref_text", "subject_text", "MARKS", "LEGEND",
-           "OUTPUT_FORMATS"]
+__all__ = ["table", "print_object", "table_status", "rule_text", "ref_text", "subject_text", "MARKS",
+           "LEGEND", "OUTPUT_FORMATS"]
 
 OUTPUT_FORMATS = ("table", "json", "yaml")
 #: The access matrix cells, as rakkess marks them, plus allowed-by-wildcard.

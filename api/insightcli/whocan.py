@@ -50,8 +50,7 @@ async def run(conn: Connection, args: argparse.Namespace, out: TextIO, err: Text
                                        "resource": resolved.resource, "subresource": resolved.subresource,
                                        "namespace": namespace, "name": args.name}}
         asked = f"{args.verb} {resolved.qualified}" + (f" {args.name!r}" if args.name else "")
-    answer = await conn.insight("WhoCan", "whocans", spec)
-    status = table_status(answer, args.output, out)
+    status = table_status(await conn.insight("WhoCan", "whocans", spec), args.output, out)
     if status is None:
         return 0
     rows = []

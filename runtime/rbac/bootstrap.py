@@ -100,6 +100,12 @@ def _merge_metadata(result: dict[str, Any], existing: Mapping[str, Any],
     return changed
 
 
+def _merged_metadata(existing: Mapping[str, Any], wanted: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A copy of `existing` with `wanted`'s labels and annotations merged in, and whether that changed it."""
+    result = copy.deepcopy(dict(existing))
+    return result, _merge_metadata(result, existing, wanted)
+
+
 def reconcile_role(existing: Mapping[str, Any] | None,
                    wanted: Mapping[str, Any]) -> dict[str, Any] | None:
     """Return the (Cluster)Role to write so `existing` holds `wanted`, or None if nothing changes.
@@ -111,8 +117,7 @@ def reconcile_role(existing: Mapping[str, Any] | None,
         return copy.deepcopy(dict(wanted))
     if _protected(existing):
         return None
-    result = copy.deepcopy(dict(existing))
-    changed = _merge_metadata(result, existing, wanted)
+    result, changed = _merged_metadata(existing, wanted)
 
     _, missing = covers(existing.get("rules") or (), wanted.get("rules") or ())
     if missing:
@@ -154,8 +159,7 @@ def reconcile_binding(existing: Mapping[str, Any] | None,
         return copy.deepcopy(dict(wanted))
     if _protected(existing):
         return None
-    result = copy.deepcopy(dict(existing))
-    changed = _merge_metadata(result, existing, wanted)
+    result, changed = _merged_metadata(existing, wanted)
     if (existing.get("roleRef") or {}) != (wanted.get("roleRef") or {}):
         result["roleRef"] = copy.deepcopy(wanted.get("roleRef"))
         meta = result.get("metadata") or {}

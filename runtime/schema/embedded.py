@@ -12,20 +12,14 @@ namespace is given, names as path segments), under the embedded path.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from runtime.schema.fielderrors import invalid, required
-from runtime.schema.structural import Structural
+from runtime.schema.structural import Structural, value_children
 from runtime.validation.fielderrors import FieldError
-from runtime.validation.names import validate_object_meta
+from runtime.validation.names import dns1035_label_errors, validate_object_meta
 
 __all__ = ["embedded_errors", "embedded_resource_errors"]
-
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-                "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
 
 
 def embedded_errors(obj: Any, schema: Structural | None, *, path: str = "") -> list[FieldError]:
@@ -38,31 +32,14 @@ def embedded_errors(obj: Any, schema: Structural | None, *, path: str = "") -> l
 def _walk(x: Any, s: Structural | None, path: str, out: list[FieldError], *, root: bool = False) -> None:
     if s is None:
         return
-    if isinstance(x, dict):
-        if s.x_embedded_resource and not root:
-            out.extend(embedded_resource_errors(x, path))
-        for key, value in x.items():
-            prop = s.properties.get(key)
-            if prop is not None:
-                _walk(value, prop, f"{path}.{key}" if path else key, out)
-            elif s.additional_schema is not None:
-                _walk(value, s.additional_schema, f"{path}[{key}]", out)
-    elif isinstance(x, list):
-        for i, item in enumerate(x):
-            _walk(item, s.items, f"{path}[{i}]", out)
+    if isinstance(x, dict) and s.x_embedded_resource and not root:
+        out.extend(embedded_resource_errors(x, path))
+    for value, child, where in value_children(x, s, path):
+        _walk(value, child, where, out)
 
 
 def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def _dns1035_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1035.match(value):
-        errs.append(_DNS1035_MSG)
-    return errs
 
 
 def embedded_resource_errors(x: dict, path: str) -> list[FieldError]:
@@ -87,7 +64,7 @@ def embedded_resource_errors(x: dict, path: str) -> list[FieldError]:
             out.append(invalid(_child(path, "kind"), kind, "must be a string"))
         elif not kind:
             out.append(invalid(_child(path, "kind"), kind, "must not be empty"))
-        elif problems := _dns1035_errors(kind.lower()):
+        elif problems := dns1035_label_errors(kind.lower()):
             out.append(invalid(_child(path, "kind"), kind,
                                "may have mixed case, but should otherwise match: " + ",".join(problems)))
     if "metadata" in x:

@@ -29,7 +29,7 @@ from typing import Any
 from runtime.schema.cel_program import CELCompileError, Program, compile_expression
 from runtime.schema.regex import Pattern, PatternError, compile_pattern
 
-__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural"]
+__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural", "value_children"]
 
 
 class _NoDefault:
@@ -134,6 +134,10 @@ class Structural:
         prop = self.properties.get(key)
         return prop if prop is not None else self.additional_schema
 
+    def declares(self, key: str) -> bool:
+        """Whether object key `key` is declared: a property, or any key by additionalProperties."""
+        return key in self.properties or self.additional_properties is not None
+
     def at(self, path: str | Sequence[str | int]) -> Structural | None:
         """The node at a field path (`"spec.ports"`, `("spec", "ports", 0)`); None if undeclared."""
         node: Structural | None = self
@@ -159,6 +163,21 @@ class Structural:
             yield from self.items.walk()
         if self.additional_schema is not None:
             yield from self.additional_schema.walk()
+
+
+def value_children(x: Any, s: Structural, path: str) -> Iterator[tuple[Any, Structural, str]]:
+    """The parts of value `x` that schema `s` gives a schema, with it and their field path: the walk every
+    validation of a value shares (properties `path.key`, additionalProperties `path[key]`, items `path[i]`)."""
+    if isinstance(x, dict):
+        for key, value in x.items():
+            prop = s.properties.get(key)
+            if prop is not None:
+                yield value, prop, f"{path}.{key}" if path else key
+            elif s.additional_schema is not None:
+                yield value, s.additional_schema, f"{path}[{key}]"
+    elif isinstance(x, list) and s.items is not None:
+        for i, item in enumerate(x):
+            yield item, s.items, f"{path}[{i}]"
 
 
 def _steps(path: str | Sequence[str | int]) -> list[str | int]:
@@ -257,21 +276,21 @@ def _parse(d: Mapping[str, Any]) -> Structural:
     )
 
 
+def _compiled(expression: str) -> tuple[Any, str]:
+    """The CEL program of `expression` and "", or None and why it does not compile (None and "" if blank)."""
+    if not expression.strip():
+        return None, ""
+    try:
+        return compile_expression(expression), ""
+    except CELCompileError as exc:
+        return None, str(exc)
+
+
 def _rule(d: Mapping[str, Any]) -> Rule:
     text = _str(d.get("rule"))
     message_expression = _str(d.get("messageExpression"))
-    program, error = None, ""
-    if text.strip():
-        try:
-            program = compile_expression(text)
-        except CELCompileError as exc:
-            error = str(exc)
-    message_program, message_error = None, ""
-    if message_expression.strip():
-        try:
-            message_program = compile_expression(message_expression)
-        except CELCompileError as exc:
-            message_error = str(exc)
+    program, error = _compiled(text)
+    message_program, message_error = _compiled(message_expression)
     reason = d.get("reason")
     optional = d.get("optionalOldSelf")
     return Rule(

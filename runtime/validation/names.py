@@ -24,12 +24,16 @@ from runtime.validation.labels import label_key_errors, label_value_errors
 from runtime.validation.ownerrefs import owner_reference_errors
 
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
-           "path_segment_errors", "dns1123_label_errors", "validate_object_meta",
+           "path_segment_errors", "dns1123_label_errors", "dns1035_label_errors", "validate_object_meta",
            "qualified_name_errors", "label_value_errors", "validate_object_meta_update", "STANDARD_FINALIZERS",
            "finalizer_warnings"]
 
 # Matched with fullmatch: Python's `$` also matches before a trailing newline, Go's does not.
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                     "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+                     "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -49,13 +53,22 @@ def is_dns1123_subdomain(value: str) -> bool:
     return len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.fullmatch(value))
 
 
-def dns1123_label_errors(value: str) -> list[str]:
+def _label_errors(value: str, pattern: re.Pattern[str], message: str) -> list[str]:
     out = []
     if len(value) > 63:
         out.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.fullmatch(value):
-        out.append(DNS1123_LABEL_MSG)
+    if not pattern.fullmatch(value):
+        out.append(message)
     return out
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    return _label_errors(value, _DNS1123_LABEL, DNS1123_LABEL_MSG)
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    """apimachinery's `IsDNS1035Label`: a DNS-1123 label that starts with a letter."""
+    return _label_errors(value, _DNS1035_LABEL, _DNS1035_LABEL_MSG)
 
 
 def path_segment_errors(value: str) -> list[str]:
