@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from runtime.schema.fielderrors import invalid, required
-from runtime.schema.structural import Structural, value_children
+from runtime.schema.structural import Structural
 from runtime.validation.fielderrors import FieldError
 from runtime.validation.names import dns1035_label_errors, validate_object_meta
 
@@ -32,10 +32,18 @@ def embedded_errors(obj: Any, schema: Structural | None, *, path: str = "") -> l
 def _walk(x: Any, s: Structural | None, path: str, out: list[FieldError], *, root: bool = False) -> None:
     if s is None:
         return
-    if isinstance(x, dict) and s.x_embedded_resource and not root:
-        out.extend(embedded_resource_errors(x, path))
-    for value, child, where in value_children(x, s, path):
-        _walk(value, child, where, out)
+    if isinstance(x, dict):
+        if s.x_embedded_resource and not root:
+            out.extend(embedded_resource_errors(x, path))
+        for key, value in x.items():
+            prop = s.properties.get(key)
+            if prop is not None:
+                _walk(value, prop, f"{path}.{key}" if path else key, out)
+            elif s.additional_schema is not None:
+                _walk(value, s.additional_schema, f"{path}[{key}]", out)
+    elif isinstance(x, list):
+        for i, item in enumerate(x):
+            _walk(item, s.items, f"{path}[{i}]", out)
 
 
 def _child(path: str, key: str) -> str:

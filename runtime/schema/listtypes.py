@@ -15,7 +15,7 @@ from typing import Any
 
 from runtime.schema.fielderrors import SchemaFieldError, duplicate, invalid
 from runtime.schema.openapi import json_equal
-from runtime.schema.structural import Structural, value_children
+from runtime.schema.structural import Structural
 
 __all__ = ["list_type_errors"]
 
@@ -32,12 +32,20 @@ def list_type_errors(obj: Any, schema: Structural | None, *, path: str = "") -> 
 def _walk(x: Any, s: Structural | None, path: str, out: list[SchemaFieldError]) -> None:
     if s is None:
         return
-    if isinstance(x, list) and s.x_list_type == "set":
-        _set(x, path, out)
-    elif isinstance(x, list) and s.x_list_type == "map":
-        _map(x, s.x_list_map_keys, path, out)
-    for value, child, where in value_children(x, s, path):
-        _walk(value, child, where, out)
+    if isinstance(x, dict):
+        for key, value in x.items():
+            prop = s.properties.get(key)
+            if prop is not None:
+                _walk(value, prop, f"{path}.{key}" if path else key, out)
+            elif s.additional_schema is not None:
+                _walk(value, s.additional_schema, f"{path}[{key}]", out)
+    elif isinstance(x, list):
+        if s.x_list_type == "set":
+            _set(x, path, out)
+        elif s.x_list_type == "map":
+            _map(x, s.x_list_map_keys, path, out)
+        for i, item in enumerate(x):
+            _walk(item, s.items, f"{path}[{i}]", out)
 
 
 def _set(items: list, path: str, out: list[SchemaFieldError]) -> None:

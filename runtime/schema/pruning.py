@@ -47,11 +47,6 @@ def _record(pruned: list[str], path: list[str], key: str) -> None:
     pruned.append("".join(_key(path, key)))
 
 
-def _prune_child(x: Any, s: Structural | None, path: list[str], pruned: list[str]) -> None:
-    """`_prune` of a value its parent declares: embedded when its own schema says so."""
-    _prune(x, s, path, pruned, embedded=bool(s and s.x_embedded_resource))
-
-
 def _prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, embedded: bool) -> None:
     if s is not None and s.x_preserve_unknown_fields:
         _skip_prune(x, s, path, pruned, embedded=embedded)
@@ -66,8 +61,12 @@ def _prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, 
             value = x[key]
             if embedded and key in _META_FIELDS:
                 continue
-            if s.declares(key):
-                _prune_child(value, s.child(key), _key(path, key), pruned)
+            prop = s.properties.get(key)
+            if prop is not None:
+                _prune(value, prop, _key(path, key), pruned, embedded=prop.x_embedded_resource)
+            elif s.additional_properties is not None:
+                child = s.additional_schema
+                _prune(value, child, _key(path, key), pruned, embedded=bool(child and child.x_embedded_resource))
             else:
                 if key not in _META_FIELDS or path:
                     _record(pruned, path, key)
@@ -75,7 +74,7 @@ def _prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, 
     elif isinstance(x, list):
         items = s.items if s is not None else None
         for i, value in enumerate(x):
-            _prune_child(value, items, [*path, f"[{i}]"], pruned)
+            _prune(value, items, [*path, f"[{i}]"], pruned, embedded=bool(items and items.x_embedded_resource))
 
 
 def _skip_prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, embedded: bool) -> None:
@@ -85,8 +84,12 @@ def _skip_prune(x: Any, s: Structural | None, path: list[str], pruned: list[str]
         for key, value in x.items():
             if embedded and key in _META_FIELDS:
                 continue
-            if s.declares(key):
-                _prune_child(value, s.child(key), _key(path, key), pruned)
+            prop = s.properties.get(key)
+            if prop is not None:
+                _prune(value, prop, _key(path, key), pruned, embedded=prop.x_embedded_resource)
+            elif s.additional_properties is not None:
+                child = s.additional_schema
+                _prune(value, child, _key(path, key), pruned, embedded=bool(child and child.x_embedded_resource))
     elif isinstance(x, list):
         for i, value in enumerate(x):
             items = s.items

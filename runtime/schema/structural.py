@@ -29,7 +29,7 @@ from typing import Any
 from runtime.schema.cel_program import CELCompileError, Program, compile_expression
 from runtime.schema.regex import Pattern, PatternError, compile_pattern
 
-__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural", "value_children"]
+__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural"]
 
 
 class _NoDefault:
@@ -134,10 +134,6 @@ class Structural:
         prop = self.properties.get(key)
         return prop if prop is not None else self.additional_schema
 
-    def declares(self, key: str) -> bool:
-        """Whether object key `key` is declared: a property, or any key by additionalProperties."""
-        return key in self.properties or self.additional_properties is not None
-
     def at(self, path: str | Sequence[str | int]) -> Structural | None:
         """The node at a field path (`"spec.ports"`, `("spec", "ports", 0)`); None if undeclared."""
         node: Structural | None = self
@@ -163,21 +159,6 @@ class Structural:
             yield from self.items.walk()
         if self.additional_schema is not None:
             yield from self.additional_schema.walk()
-
-
-def value_children(x: Any, s: Structural, path: str) -> Iterator[tuple[Any, Structural, str]]:
-    """The parts of value `x` that schema `s` gives a schema, with it and their field path: the walk every
-    validation of a value shares (properties `path.key`, additionalProperties `path[key]`, items `path[i]`)."""
-    if isinstance(x, dict):
-        for key, value in x.items():
-            prop = s.properties.get(key)
-            if prop is not None:
-                yield value, prop, f"{path}.{key}" if path else key
-            elif s.additional_schema is not None:
-                yield value, s.additional_schema, f"{path}[{key}]"
-    elif isinstance(x, list) and s.items is not None:
-        for i, item in enumerate(x):
-            yield item, s.items, f"{path}[{i}]"
 
 
 def _steps(path: str | Sequence[str | int]) -> list[str | int]:
