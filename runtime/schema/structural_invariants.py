@@ -27,7 +27,7 @@ Errors are sorted by their text, as Kubernetes sorts them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runtime.schema.fielderrors import SchemaFieldError, forbidden, invalid, required
@@ -49,6 +49,15 @@ def invariant_errors(d: Mapping[str, Any], path: str) -> list[SchemaFieldError]:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _junctors(d: Mapping[str, Any], path: str) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """The schemas under `d`'s allOf, anyOf, oneOf and not, with their paths."""
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(d.get(key) or []):
+            yield _map(sub), f"{path}.{key}[{i}]"
+    if isinstance(d.get("not"), Mapping):
+        yield d["not"], f"{path}.not"
 
 
 def _props(d: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -189,11 +198,8 @@ def _completeness(d: Mapping[str, Any], path: str, out: list[SchemaFieldError]) 
         if s is None:
             out.append(required(s_path, f"because it is defined in {v_path}"))
             return
-        for key in ("allOf", "anyOf", "oneOf"):
-            for i, sub in enumerate(v.get(key) or []):
-                nested(_map(sub), s, s_path, f"{v_path}.{key}[{i}]")
-        if isinstance(v.get("not"), Mapping):
-            nested(v["not"], s, s_path, f"{v_path}.not")
+        for sub, sub_path in _junctors(v, v_path):
+            nested(sub, s, s_path, sub_path)
         if isinstance(v.get("items"), Mapping):
             items = s.get("items")
             nested(v["items"], items if isinstance(items, Mapping) else None, f"{s_path}.items", f"{v_path}.items")
@@ -203,11 +209,8 @@ def _completeness(d: Mapping[str, Any], path: str, out: list[SchemaFieldError]) 
                    f"{v_path}.properties[{key}]")
 
     def walk(s: Mapping[str, Any], s_path: str) -> None:
-        for key in ("allOf", "anyOf", "oneOf"):
-            for i, sub in enumerate(s.get(key) or []):
-                nested(_map(sub), s, s_path, f"{s_path}.{key}[{i}]")
-        if isinstance(s.get("not"), Mapping):
-            nested(s["not"], s, s_path, f"{s_path}.not")
+        for sub, sub_path in _junctors(s, s_path):
+            nested(sub, s, s_path, sub_path)
         if isinstance(s.get("items"), Mapping):
             walk(s["items"], f"{s_path}.items")
         for key, prop in _props(s).items():
