@@ -36,6 +36,7 @@ from runtime.patch.errors import CorruptManagedFields, PatchError
 from runtime.patch.fieldpath import FieldSet, PathElement
 from runtime.patch.schema import Node, merge_node
 from runtime.patch.typed import compare, to_field_set
+from runtime.validation.gofmt import go_quote
 
 __all__ = [
     "ManagerKey", "Ownership", "Managed", "STRIPPED_FIELDS", "fields_of", "decode_managed_fields",
@@ -78,7 +79,7 @@ class ManagerKey:
         """The manager as conflict messages print it: `"kubectl" ` or `"x" using v1`."""
         text = json.dumps(self.manager)
         if self.subresource:
-            text += f" with subresource {json.dumps(self.subresource)}"
+            text += f" with subresource {go_quote(self.subresource)}"
         if self.operation == "Update":
             text += f" using {self.api_version}"
         return text
@@ -152,7 +153,7 @@ def decode_managed_fields(entries: Any) -> Managed:
             raise CorruptManagedFields("apiVersion must not be empty")
         fields_type = entry.get("fieldsType") or ""
         if fields_type != "FieldsV1":
-            raise CorruptManagedFields(f"invalid fieldsType {json.dumps(fields_type)} in managed fields entry {i}"
+            raise CorruptManagedFields(f"invalid fieldsType {go_quote(fields_type)} in managed fields entry {i}"
                              if fields_type else f"missing fieldsType in managed fields entry {i}")
         key = ManagerKey(str(entry.get("manager") or ""), operation,
                          api_version if operation == "Update" else "", str(entry.get("subresource") or ""))

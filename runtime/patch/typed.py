@@ -21,7 +21,6 @@ deduced schema (objects granular, lists atomic).
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from runtime.patch.errors import PatchNotApplicable
 from runtime.patch.fieldpath import FieldSet, Path, PathElement, path_string
 from runtime.patch.json_patch import json_equal
 from runtime.patch.schema import UNTYPED, ListNode, MapNode, Node, Scalar, Struct
+from runtime.validation.gofmt import go_quote
 
 __all__ = ["MISSING", "Comparison", "to_field_set", "compare", "merge", "remove_items",
            "ensure_named_fields", "item_element", "index_items", "walk_kind"]
@@ -88,7 +88,7 @@ def item_element(item: Any, node: ListNode, index: int, *, strict: bool, prefix:
         if strict:
             missing = next((k for k in node.map_keys if not isinstance(item, dict) or k not in item), "")
             raise PatchNotApplicable(f"{path_string(prefix)}: element {index}: associative list with keys has an "
-                             f"element that omits key field {json.dumps(missing)} (and doesn't have default value)")
+                             f"element that omits key field {go_quote(missing)} (and doesn't have default value)")
         return PathElement.index(index)
     if node.list_type == "set" and not isinstance(item, (dict, list)):
         return PathElement.value(item)
