@@ -46,6 +46,7 @@ from api.authn import impersonate, peer_certificate_der
 from api.health import CHECKS, HEALTH_ENDPOINTS
 from api.limits import MUTATING, READ_ONLY, RequestLimits, is_read_only
 from api.metrics import APIServerMetrics, request_labels
+from api.negotiation import content_media_type
 from api.request_class import MiniplaneRequest, current_request
 from api.requestinfo import RequestInfo, request_info
 from api.responses import Responder
@@ -63,6 +64,9 @@ log = logging.getLogger(__name__)
 #: kube-apiserver's words for a request past its deadline (`NewTimeoutError(..., 0)` adds "Timeout: ").
 TIMED_OUT = "Timeout: request did not complete within requested timeout - context deadline exceeded"
 
+#: The methods whose request may carry a body (whose Content-Type is parsed).
+_WITH_BODY = frozenset(["POST", "PUT", "PATCH", "DELETE"])
+
 #: A header name `Impersonate-*` among newline-joined raw header names.
 _IMPERSONATION = re.compile(rb"(?:^|\n)impersonate-", re.IGNORECASE)
 
@@ -77,13 +81,15 @@ class RequestContext:
     """One request as the filters and the route see it (kube's request context): set by the filter that
     learns each part, read by those inside it.
 
-    `labels`: (verb, group, version, resource, subresource, scope, dry_run) of its metrics;
+    `content_type`: the media type of its body (`content_media_type`, parsed once; "" for a method
+    without a body); `labels`: (verb, group, version, resource, subresource, scope, dry_run) of its metrics;
     `body_read`/`body_incomplete`: the route read the body / stopped before its end;
     `tracked`: a watch's answer body, counted when it ends.
     """
 
     request: MiniplaneRequest
     info: RequestInfo
+    content_type: str
     labels: tuple[str, ...]
     began: float
     requester: UserInfo | None = None
@@ -118,7 +124,8 @@ def with_request_info(handler: Handler, scheme: Scheme) -> Callable[[str], Await
     async def view(path: str) -> Response:
         request = current_request()
         info = request_info(request.method, "/" + path, request.args)
-        return await handler(RequestContext(request, info, _metric_labels(scheme, request, info),
+        media = content_media_type(request.headers.get("Content-Type")) if request.method in _WITH_BODY else ""
+        return await handler(RequestContext(request, info, media, _metric_labels(scheme, request, info, media),
                                             trio.current_time()))
     return view
 
@@ -307,7 +314,7 @@ def track_watch(ctx: RequestContext, limits: RequestLimits, metrics: APIServerMe
 # ---- labels and facts ------------------------------------------------------------------------
 
 
-def _metric_labels(scheme: Scheme, request: MiniplaneRequest, info: RequestInfo) -> tuple[str, ...]:
+def _metric_labels(scheme: Scheme, request: MiniplaneRequest, info: RequestInfo, media: str) -> tuple[str, ...]:
     """(verb, group, version, resource, subresource, scope, dry_run) of the request's metrics.
 
     Resources and paths the server does not serve are `other`: a client cannot grow the label sets.
@@ -319,8 +326,7 @@ def _metric_labels(scheme: Scheme, request: MiniplaneRequest, info: RequestInfo)
     else:
         group = version = resource = ""
         subresource = _path_label(scheme, info.path)
-    apply = info.verb == "patch" and (request.headers.get("Content-Type") or "").startswith(
-        "application/apply-patch")
+    apply = info.verb == "patch" and media.startswith("application/apply-patch")
     labels = request_labels(info.verb, request.method, is_resource=info.is_resource, group=group,
                             version=version, resource=resource, subresource=subresource,
                             namespace=info.namespace, name=info.name, path=subresource, apply=apply)

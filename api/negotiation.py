@@ -12,8 +12,11 @@ Pure functions of header values, after Kubernetes' `apiserver/pkg/endpoints/hand
   `g`/`v`). A range whose conversion cannot be served here is skipped, so
   `...;as=Table...,application/json` falls back to full objects. None fits:
   `NotAcceptable` (406) naming the media types that would.
-- `request_codec(content_type, ...)` names the decoder of a request body,
-  independently of Accept; unknown: `UnsupportedMediaType` (415).
+- `content_media_type(header)`: a Content-Type's media type (`type/subtype`,
+  lower-cased, parameters dropped), parsed once per request (`api.filters`)
+  and handed down; `request_codec(media_type, ...)` names the decoder of a
+  request body of that type, independently of Accept; unknown:
+  `UnsupportedMediaType` (415).
 - `wants_pretty(...)`: pretty-printed JSON (`?pretty=true`, or a curl, Wget or
   browser User-Agent, as Kubernetes does).
 
@@ -38,7 +41,7 @@ from functools import lru_cache
 
 from runtime import errors
 
-__all__ = ["MediaRange", "Choice", "parse_accept", "negotiate", "request_codec", "protobuf_types",
+__all__ = ["MediaRange", "Choice", "parse_accept", "negotiate", "content_media_type", "request_codec", "protobuf_types",
            "wants_pretty", "PROTOBUF", "JSON", "YAML", "CBOR", "CBOR_SEQ", "CONVERSIONS"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -190,14 +193,18 @@ def _negotiate(accept: str, domain: str, cbor: bool, allowed_as: tuple[str, ...]
                                + ", ".join(supported_types(domain, cbor=cbor, stream=stream)))
 
 
-def request_codec(content_type: str | None, *, domain: str, cbor: bool = False) -> str:
-    """Return the decoder of a request body by its Content-Type (none means JSON).
+def content_media_type(content_type: str | None) -> str:
+    """The media type of a Content-Type header: `type/subtype`, lower-cased, without parameters; "" for none."""
+    return content_type.split(";", 1)[0].strip().lower() if content_type else ""
+
+
+def request_codec(mtype: str, *, domain: str, cbor: bool = False) -> str:
+    """Return the decoder of a request body by its media type (`content_media_type`; none means JSON).
 
     Raises `UnsupportedMediaType` (415) for any other type, for
     `application/cbor` while the CBOR gate is off, and for
     `application/cbor-seq` (a body is one item).
     """
-    mtype = (content_type or JSON).split(";")[0].strip().lower()
     if mtype in (JSON, ""):
         return "json"
     if mtype == YAML:

@@ -128,8 +128,7 @@ class ResourceRoutes:
                 return None
             raise errors.BadRequest("the body of the request was empty")
         if codec is None:
-            codec = request_codec(request.headers.get("Content-Type"), domain=self.domain,
-                                  cbor=self.gate("CBORServingAndStorage"))
+            codec = request_codec(ctx.content_type, domain=self.domain, cbor=self.gate("CBORServingAndStorage"))
         if codec == "protobuf" and rt is not None and not protobuf.supports(rt.api_version, rt.kind):
             accepted = "application/json, application/yaml" + (
                 ", application/cbor" if self.gate("CBORServingAndStorage") else "")
@@ -237,10 +236,9 @@ async def update(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, names
 async def patch(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namespace: str) -> Response:
     choice = r.answers.choice()
     request, info = ctx.request, ctx.info
-    content_type = request.headers.get("Content-Type") or ""
-    kind = patch_type(content_type, cbor=r.gate("CBORServingAndStorage"),
+    kind = patch_type(ctx.content_type, cbor=r.gate("CBORServingAndStorage"),
                       strategic=rt.strategy.supports_strategic_merge)
-    body = await r.body(ctx, codec=_APPLY_CODECS.get(content_type.split(";")[0].strip().lower(), "json"))
+    body = await r.body(ctx, codec=_APPLY_CODECS.get(ctx.content_type, "json"))
     result = await r.registry.patch(ctx.user, rt, namespace, info.name, kind, body,
                                     write_options(request.args, request.headers.get("User-Agent", ""),
                                                   method=request.method), subresource=info.subresource)

@@ -16,7 +16,7 @@ from runtime.rbac.user import UserInfo
 
 def _context(headers: list[tuple[bytes, bytes]] = ()) -> RequestContext:
     request = SimpleNamespace(scope={"headers": list(headers)}, headers={}, method="GET", path="/version")
-    return RequestContext(request, request_info("GET", "/version", {}), ("",) * 7, 0.0)  # type: ignore[arg-type]
+    return RequestContext(request, request_info("GET", "/version", {}), "", ("",) * 7, 0.0)  # type: ignore[arg-type]
 
 
 async def test_a_filter_is_a_function_of_the_next_handler():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from api.negotiation import Choice, negotiate, parse_accept, protobuf_types, request_codec, wants_pretty
+from api.negotiation import (Choice, content_media_type, negotiate, parse_accept, protobuf_types, request_codec,
+                             wants_pretty)
 from runtime import errors
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -141,14 +142,21 @@ def test_a_stream_parameter_other_than_watch_is_not_acceptable() -> None:
     ("application/yaml", "yaml"), ("application/vnd.kubernetes.protobuf", "protobuf"),
     ("application/vnd.svc.protobuf", "protobuf"), ("Application/CBOR", "cbor")])
 def test_request_body_decoder_follows_content_type(content_type: str | None, codec: str) -> None:
-    assert request_codec(content_type, domain="svc.io", cbor=True) == codec
+    assert request_codec(content_media_type(content_type), domain="svc.io", cbor=True) == codec
+
+
+@pytest.mark.parametrize("content_type,media_type", [
+    (None, ""), ("", ""), ("application/json", "application/json"),
+    (" Application/Apply-Patch+YAML ; charset=utf-8", "application/apply-patch+yaml")])
+def test_the_content_type_is_parsed_once_into_its_media_type(content_type: str | None, media_type: str) -> None:
+    assert content_media_type(content_type) == media_type
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/cbor-seq",
                                           "application/vnd.other.protobuf"])
 def test_unsupported_request_content_type_is_415(content_type: str) -> None:
     with pytest.raises(errors.UnsupportedMediaType) as info:
-        request_codec(content_type, domain="svc.io", cbor=True)
+        request_codec(content_media_type(content_type), domain="svc.io", cbor=True)
     assert info.value.code == 415
     assert str(info.value).startswith("the body of the request was in an unknown format - accepted media types "
                                       "include: application/json, application/yaml")
