@@ -42,3 +42,11 @@ def test_strategic_patch_directive_error_prints_the_map_as_go():
     with pytest.raises(MalformedPatch) as info:
         apply_strategic_merge_patch({}, {"$patch": "bogus", "n": 1e-05}, Namespace)
     assert str(info.value) == "unknown patch type: bogus in map: map[$patch:bogus n:1e-05]"
+
+
+def test_a_managed_fields_error_quotes_its_fields_type_as_go():
+    from runtime.patch.errors import CorruptManagedFields
+    from runtime.patch.managed_fields import decode_managed_fields
+    with pytest.raises(CorruptManagedFields) as info:
+        decode_managed_fields([{"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "é"}])
+    assert str(info.value) == 'invalid fieldsType "é" in managed fields entry 0'
