@@ -113,7 +113,8 @@ class ServeFlag:
 
 
 def serve_flags() -> tuple[ServeFlag, ...]:
-    """The flags of `miniplane serve`, in the order `--help` lists them (the leader election's apart)."""
+    """The flags of `miniplane serve`, in the order `--help` lists them; the four leader-election ones
+    after `--leader-elect` are added by `add_leader_election_arguments`, shared with `miniplane controllers`."""
     return _SERVE_FLAGS
 
 
