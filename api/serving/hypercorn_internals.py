@@ -1,5 +1,6 @@
-"""What this server uses of Hypercorn beyond its documented API (`hypercorn.config.Config`): the one module
-that touches Hypercorn's internals.
+"""What this server uses of Hypercorn beyond its documented API (`hypercorn.config.Config`,
+`hypercorn.trio.serve`): the one module that touches Hypercorn's internals
+(tests/unit/api/test_hypercorn_boundary.py checks it).
 
 Contract:
 - `serve_connections(app, config, on_connection)` does what `hypercorn.trio.serve`
@@ -15,7 +16,7 @@ Contract:
   per read when no read timeout is set (the server sets none).
 - The protocol-level names `api.serving.http1` builds on (Hypercorn's
   events, `HTTPStream`, its typing) are re-exported here, so that no other
-  module imports from Hypercorn but `hypercorn.config`.
+  module imports more of Hypercorn than its documented API.
 
 Caveats:
     Built on Hypercorn's trio worker internals as of Hypercorn 0.18 (the
