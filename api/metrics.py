@@ -241,8 +241,10 @@ class InstrumentedStore:
     """A `Store` whose calls are timed into `etcd_request_duration_seconds{operation,type}`.
 
     `type` is the resource the key belongs to (`resource_of(key)`), as
-    kube-apiserver labels its etcd calls; every other attribute is the
-    wrapped store's.
+    kube-apiserver labels its etcd calls. Its members are the `Store`
+    protocol's, each written out (nothing forwarded by `__getattr__`), and
+    `follow` when the wrapped store has one (a store of this process hands
+    each write to the watch cache as it commits: `runtime.storage.fanout`).
     """
 
     def __init__(self, store: Any, histogram: Histogram, resource_of: Callable[[str], str]) -> None:
@@ -250,9 +252,9 @@ class InstrumentedStore:
         self._histogram = histogram
         self._resource_of = resource_of
         self._children: dict[tuple[str, str], Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        follow = getattr(store, "follow", None)
+        if follow is not None:  # optional: the watch cache asks for it, and watches otherwise
+            self.follow = follow
 
     def _observe(self, operation: str, key: str, began: float) -> None:
         labels = (operation, self._resource_of(key))
@@ -299,6 +301,18 @@ class InstrumentedStore:
     def watch(self, prefix: str, *, after_revision: int) -> Any:
         return self._store.watch(prefix, after_revision=after_revision)
 
+    async def current_revision(self) -> int:
+        return await self._store.current_revision()
+
+    async def compacted_revision(self) -> int:
+        return await self._store.compacted_revision()
+
+    async def compact(self, revision: int) -> None:
+        await self._store.compact(revision)
+
+    async def aclose(self) -> None:
+        await self._store.aclose()
+
 
 class CountingAuthorizer:
     """An authorizer that counts the decisions of `delegate` and tells `on_decision` of each."""
@@ -307,9 +321,6 @@ class CountingAuthorizer:
         self.delegate = delegate
         self._metrics = metrics
         self._on_decision = on_decision
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.delegate, name)
 
     def authorize(self, attrs: Any) -> Any:
         decision = self.delegate.authorize(attrs)
