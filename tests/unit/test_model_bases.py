@@ -20,3 +20,15 @@ def test_the_insight_kinds_share_their_type_meta_and_their_results_are_the_statu
     assert all(issubclass(k.model_fields["status"].annotation.__args__[0], (insight.InsightValue, K8sModel))
                for k in kinds)
     assert list(insight.WhoCan.model_fields) == ["api_version", "kind", "metadata", "spec", "status"]
+
+
+def test_a_result_built_unvalidated_equals_the_validated_one_and_json_is_still_decoded_strictly():
+    import pydantic
+    import pytest
+    fast = insight.Permission.of("", "get", "", "pods")
+    assert fast == insight.Permission("", "get", "", "pods") and hash(fast) == hash(insight.Permission("", "get",
+                                                                                                        "", "pods"))
+    assert insight.AttributeCheck.of("verb", False, "", ("a",)).allowed == ["a"]  # tuples become lists
+    assert sorted([insight.Permission.of("b", "x"), fast]) == [fast, insight.Permission.of("b", "x")]
+    with pytest.raises(pydantic.ValidationError):
+        insight.AccessExplanation.model_validate({"status": {"allowed": "yes"}})

@@ -40,11 +40,11 @@ def terminating_namespace(namespace: Mapping[str, Any], remaining: Iterable[Mapp
     """Return the `TerminatingNamespace` of `namespace` given the objects still in it (sorted)."""
     meta = namespace.get("metadata") or {}
     blockers = sorted(
-        NamespaceBlocker(obj.get("kind") or "", (obj.get("metadata") or {}).get("name") or "",
-                obj.get("apiVersion") or "",
-                tuple((obj.get("metadata") or {}).get("finalizers") or ()),
-                (obj.get("metadata") or {}).get("deletionTimestamp") or "")
-        for obj in remaining)
+        (NamespaceBlocker.of(obj.get("kind") or "", (obj.get("metadata") or {}).get("name") or "",
+                          obj.get("apiVersion") or "",
+                          tuple((obj.get("metadata") or {}).get("finalizers") or ()),
+                          (obj.get("metadata") or {}).get("deletionTimestamp") or "")
+         for obj in remaining), key=NamespaceBlocker.sort_key)
     return TerminatingNamespace(meta.get("name") or "", meta.get("deletionTimestamp") or "",
                                 tuple((namespace.get("spec") or {}).get("finalizers") or ()),
                                 tuple(meta.get("finalizers") or ()), tuple(blockers),
@@ -53,21 +53,21 @@ def terminating_namespace(namespace: Mapping[str, Any], remaining: Iterable[Mapp
 
 def blocker_findings(t: TerminatingNamespace) -> list[LintFinding]:
     """Return the lint findings of one terminating namespace (see the module doc)."""
-    ref = InsightObjectRef(_NAMESPACE_KIND, t.name)
+    ref = InsightObjectRef.of(_NAMESPACE_KIND, t.name)
     held = [b for b in t.blockers if b.finalizers]
     summary = (f"namespace {t.name!r} is terminating (since {t.deletion_timestamp}): "
                f"{len(t.blockers)} object(s) remain, {len(held)} held by finalizers")
     if t.unchecked:
         summary += f"; not checked: {', '.join(t.unchecked)}"
-    found = [LintFinding(Severity.INFO, "NamespaceTerminating", ref, summary, "metadata.deletionTimestamp")]
+    found = [LintFinding.of(Severity.INFO, "NamespaceTerminating", ref, summary, "metadata.deletionTimestamp")]
     for b in held:
-        found.append(LintFinding(
-            Severity.MEDIUM, "FinalizerBlocksNamespace", InsightObjectRef(b.kind, b.name, t.name),
+        found.append(LintFinding.of(
+            Severity.MEDIUM, "FinalizerBlocksNamespace", InsightObjectRef.of(b.kind, b.name, t.name),
             f"{b.kind} {t.name}/{b.name} holds finalizers {', '.join(b.finalizers)}: namespace "
             f"{t.name!r} cannot finish terminating until they are removed", "metadata.finalizers"))
     if not t.blockers and (t.finalizers or t.metadata_finalizers):
         pending = [*t.finalizers, *t.metadata_finalizers]
-        found.append(LintFinding(
+        found.append(LintFinding.of(
             Severity.MEDIUM, "NamespaceFinalizerPending", ref,
             f"namespace {t.name!r} is empty but still holds finalizers {', '.join(pending)}",
             "spec.finalizers" if t.finalizers else "metadata.finalizers"))

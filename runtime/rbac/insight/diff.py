@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from runtime.models.insight import InsightSubject, Permission, SubjectDiff
+from runtime.models.insight import InsightSubject, Permission, SubjectDiff, permission_rule
 from runtime.rbac.escalation import breakdown_rule, covers
 from runtime.rbac.insight.aggregate import policy_objects
 from runtime.rbac.insight.refs import binding_namespace, object_ref, probe_user, role_ref, subject_of, user_name
@@ -39,27 +39,31 @@ from runtime.rbac.source import PolicySource
 __all__ = ["diff", "subjects_in", "changed_subjects"]
 
 
-def _permissions(rules: Iterable[RuleDict], namespace: str) -> list[Permission]:
-    found: dict[Permission, None] = {}
+#: A permission while the diff computes: `Permission`'s fields in order, as a tuple (hashed and sorted
+#: by the ten thousand; the `Permission` models are built for the answer only).
+_Atom = tuple[str, str, str, str, str, str]
+
+
+def _permissions(rules: Iterable[RuleDict], namespace: str) -> list[_Atom]:
+    found: dict[_Atom, None] = {}
     for rule in rules:
         for atom in breakdown_rule(rule):
             urls = atom.get("nonResourceURLs")
             if urls:
                 if not namespace:
-                    found[Permission("", atom["verbs"][0], non_resource_url=urls[0])] = None
+                    found[("", atom["verbs"][0], "", "", "", urls[0])] = None
                 continue
             names = atom.get("resourceNames") or ("",)
-            found[Permission(namespace, atom["verbs"][0], atom["apiGroups"][0],
-                             atom["resources"][0], names[0])] = None
+            found[(namespace, atom["verbs"][0], atom["apiGroups"][0], atom["resources"][0], names[0], "")] = None
     return list(found)
 
 
-def _held(rules: Sequence[RuleDict], permission: Permission) -> bool:
-    return covers(rules, [permission.as_policy_rule()])[0]
+def _held(rules: Sequence[RuleDict], atom: _Atom) -> bool:
+    return covers(rules, [permission_rule(*atom)])[0]
 
 
 def _changes(gained: Sequence[RuleDict], lost: Sequence[RuleDict], wider: Sequence[RuleDict],
-             namespace: str) -> list[Permission]:
+             namespace: str) -> list[_Atom]:
     """Permissions of `gained` that neither `lost` nor `wider` cover."""
     return [p for p in _permissions(gained, namespace)
             if not _held(lost, p) and not (wider and _held(wider, p))]
@@ -113,7 +117,8 @@ def _subject_diff(subject: InsightSubject, namespaces: set[str], before: PolicyS
         after_n, _ = policy_rules_for(user, namespace, after)
         granted += _changes(after_n, before_n, after_c, namespace)
         revoked += _changes(before_n, after_n, before_c, namespace)
-    return SubjectDiff(subject, tuple(sorted(set(granted))), tuple(sorted(set(revoked))))
+    return SubjectDiff.of(subject, [Permission.of(*p) for p in sorted(set(granted))],
+                       [Permission.of(*p) for p in sorted(set(revoked))])
 
 
 def diff(before: PolicySource, after: PolicySource,
@@ -130,7 +135,8 @@ def diff(before: PolicySource, after: PolicySource,
     pooled: dict[tuple[str, str], set[str]] = {}
     for subject, spaces in named.items():
         pooled.setdefault(_identity(subject), set()).update(spaces)
-    wanted = sorted(changed_subjects(before, after) if subjects is None else set(subjects))
+    wanted = sorted(changed_subjects(before, after) if subjects is None else set(subjects),
+                    key=InsightSubject.sort_key)
     out = []
     for subject in wanted:
         change = _subject_diff(subject, pooled.get(_identity(subject), set()), before, after)

@@ -58,7 +58,7 @@ def _bindings(source: PolicySource) -> Iterator[Mapping[str, Any]]:
 
 
 def _orphan(ref: InsightObjectRef) -> LintFinding:
-    return LintFinding(Severity.LOW, "NamespaceNotFound", ref,
+    return LintFinding.of(Severity.LOW, "NamespaceNotFound", ref,
                    f"{ref} is in namespace {ref.namespace!r}, which does not exist", "metadata.namespace")
 
 
@@ -69,14 +69,14 @@ def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[Li
             yield _orphan(ref)
         _, error = resolve_role_ref(binding.get("roleRef") or {}, namespace, source)
         if error:
-            yield LintFinding(Severity.MEDIUM, "RoleRefNotFound", ref,
+            yield LintFinding.of(Severity.MEDIUM, "RoleRefNotFound", ref,
                           f"roleRef of {ref} does not resolve ({error}); creating "
                           f"{role_ref(binding)} grants its rules to the subjects at once", "roleRef")
         for i, subject in enumerate(binding.get("subjects") or ()):
             path = f"subjects[{i}]"
             problem = subject_problem(subject)
             if problem:
-                yield LintFinding(Severity.LOW, "InvalidSubject", ref, f"{problem}: it matches nobody",
+                yield LintFinding.of(Severity.LOW, "InvalidSubject", ref, f"{problem}: it matches nobody",
                               path)
                 continue
             if subject.get("kind") != SERVICE_ACCOUNT_KIND:
@@ -84,11 +84,11 @@ def _binding_findings(source: PolicySource, namespaces: Set[str]) -> Iterator[Li
             sa_namespace = subject.get("namespace") or namespace
             name = subject.get("name") or ""
             if not sa_namespace:
-                yield LintFinding(Severity.LOW, "ServiceAccountNamespaceMissing", ref,
+                yield LintFinding.of(Severity.LOW, "ServiceAccountNamespaceMissing", ref,
                               f"ServiceAccount {name!r} has no namespace, which a "
                               f"ClusterRoleBinding cannot default: it matches nobody", path)
             elif sa_namespace not in namespaces:
-                yield LintFinding(Severity.MEDIUM, "SubjectNamespaceNotFound", ref,
+                yield LintFinding.of(Severity.MEDIUM, "SubjectNamespaceNotFound", ref,
                               f"ServiceAccount {name!r} is in namespace {sa_namespace!r}, which "
                               f"does not exist: whoever creates it gets this grant", path)
 
@@ -121,26 +121,26 @@ def _rule_findings(role: Mapping[str, Any]) -> Iterator[LintFinding]:
         path = f"rules[{i}]"
         unknown = _unknown_verbs(rule)
         if unknown:
-            yield LintFinding(Severity.LOW, "UnknownVerb", ref,
+            yield LintFinding.of(Severity.LOW, "UnknownVerb", ref,
                           f"{path} has verbs no request ever has: {', '.join(unknown)}",
                           f"{path}.verbs")
         why = _never_matches(rule, unknown)
         if why:
-            yield LintFinding(Severity.LOW, "RuleNeverMatches", ref, f"{path} never matches: {why}",
+            yield LintFinding.of(Severity.LOW, "RuleNeverMatches", ref, f"{path} never matches: {why}",
                           path)
         if ref.kind == "Role" and rule.get("nonResourceURLs"):
-            yield LintFinding(Severity.LOW, "NonResourceURLInRole", ref,
+            yield LintFinding.of(Severity.LOW, "NonResourceURLInRole", ref,
                           f"{path} names nonResourceURLs, which a Role never grants: "
                           f"non-resource requests have no namespace", f"{path}.nonResourceURLs")
         collection = [v for v in ("create", "deletecollection") if v in (rule.get("verbs") or ())]
         if rule.get("resourceNames") and collection:
-            yield LintFinding(Severity.LOW, "ResourceNamesNeverMatch", ref,
+            yield LintFinding.of(Severity.LOW, "ResourceNamesNeverMatch", ref,
                           f"{path} limits {', '.join(collection)} to resourceNames, but those "
                           f"requests carry no name, so it never allows them", f"{path}.resourceNames")
         risks = rule_risks(rule)
         if risks:
             titles = "; ".join(f"{title} ({severity.value})" for severity, title in risks)
-            yield LintFinding(risks[0][0], "RiskyGrant", ref, f"{path} grants: {titles}", path)
+            yield LintFinding.of(risks[0][0], "RiskyGrant", ref, f"{path} grants: {titles}", path)
 
 
 def _aggregation_findings(role: Mapping[str, Any],
@@ -151,17 +151,17 @@ def _aggregation_findings(role: Mapping[str, Any],
     try:
         aggregation_selectors(role)
     except SelectorError as exc:
-        yield LintFinding(Severity.LOW, "AggregationSelectorInvalid", ref,
+        yield LintFinding.of(Severity.LOW, "AggregationSelectorInvalid", ref,
                       f"aggregationRule does not parse, so the role is never aggregated: {exc}",
                       "aggregationRule")
         return
     for i, origins in enumerate(aggregation_sources(role, cluster_roles)):
         path = f"rules[{i}]"
         if origins:
-            yield LintFinding(Severity.INFO, "AggregatedRule", ref,
+            yield LintFinding.of(Severity.INFO, "AggregatedRule", ref,
                           f"{path} comes from ClusterRole {', '.join(origins)}", path)
         else:
-            yield LintFinding(Severity.LOW, "AggregatedRuleWithoutSource", ref,
+            yield LintFinding.of(Severity.LOW, "AggregatedRuleWithoutSource", ref,
                           f"{path} is in no ClusterRole the aggregationRule selects: the "
                           f"aggregation controller removes it", path)
 
@@ -173,7 +173,7 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 def finding_sort_key(finding: LintFinding) -> tuple[Any, ...]:
     """Severity (highest first), then object, path (`rules[2]` before `rules[10]`), kind and message."""
-    return (-finding.level.rank, finding.object, _natural(finding.path), finding.kind, finding.message)
+    return (-finding.level.rank, finding.object.sort_key(), _natural(finding.path), finding.kind, finding.message)
 
 
 def lint(source: PolicySource, namespaces: Iterable[str]) -> tuple[LintFinding, ...]:

@@ -60,14 +60,14 @@ def object_ref(obj: Mapping[str, Any]) -> InsightObjectRef:
     meta = obj.get("metadata") or {}
     kind = obj.get("kind") or ""
     namespace = "" if kind in ("ClusterRole", "ClusterRoleBinding") else meta.get("namespace") or ""
-    return InsightObjectRef(kind, meta.get("name") or "", namespace)
+    return InsightObjectRef.of(kind, meta.get("name") or "", namespace)
 
 
 def role_ref(binding: Mapping[str, Any]) -> InsightObjectRef:
     """Return what the binding's roleRef names (a Role in the binding's namespace)."""
     ref = binding.get("roleRef") or {}
     kind = ref.get("kind") or ""
-    return InsightObjectRef(kind, ref.get("name") or "", binding_namespace(binding) if kind == "Role" else "")
+    return InsightObjectRef.of(kind, ref.get("name") or "", binding_namespace(binding) if kind == "Role" else "")
 
 
 def subject_of(subject: Mapping[str, Any], binding_ns: str) -> InsightSubject | None:
@@ -78,8 +78,8 @@ def subject_of(subject: Mapping[str, Any], binding_ns: str) -> InsightSubject | 
     name = subject.get("name") or ""
     if kind == SERVICE_ACCOUNT_KIND:
         namespace = subject.get("namespace") or binding_ns
-        return InsightSubject(kind, name, namespace) if namespace else None
-    return InsightSubject(kind, name)
+        return InsightSubject.of(kind, name, namespace) if namespace else None
+    return InsightSubject.of(kind, name)
 
 
 def probe_user(subject: InsightSubject) -> UserInfo:

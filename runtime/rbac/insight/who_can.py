@@ -70,7 +70,7 @@ def who_can_attributes(attrs: Attributes, source: PolicySource) -> tuple[Subject
                 held.extend(g for g in grants if g not in held)
     masters = InsightSubject(GROUP_KIND, SYSTEM_MASTERS)
     found.setdefault(masters, [])
-    return tuple(SubjectAccess(s, tuple(found[s]), s == masters) for s in sorted(found))
+    return tuple(SubjectAccess(s, tuple(found[s]), s == masters) for s in sorted(found, key=InsightSubject.sort_key))
 
 
 def who_can(verb: str, resource: str, *, group: str = "", subresource: str = "",
