@@ -41,6 +41,13 @@ log = logging.getLogger("miniplane")
 class ListenError(OSError):
     """The server's address cannot be bound: `ListenError(errno, "cannot listen on HOST:PORT: address already in use")`."""
 
+    @classmethod
+    def of(cls, exc: OSError, address: str) -> ListenError:
+        """`exc`, raised binding `address` (HOST:PORT), in these words (bind's own name no address)."""
+        # The errno's own words: socket.create_server's strerror appends the address as a tuple.
+        reason = os.strerror(exc.errno) if exc.errno else (exc.strerror or str(exc))
+        return cls(exc.errno, f"cannot listen on {address}: {reason[:1].lower()}{reason[1:]}")
+
 
 class _TLSConfig(HypercornConfig):
     """Hypercorn's config, with the TLS context recording peer certificates for client-cert auth."""
@@ -52,9 +59,8 @@ class _TLSConfig(HypercornConfig):
     def create_sockets(self) -> Sockets:
         try:
             return super().create_sockets()
-        except OSError as exc:  # bind's error names no address: say which one
-            reason = exc.strerror or str(exc)
-            raise ListenError(exc.errno, f"cannot listen on {self.bind[0]}: {reason[:1].lower()}{reason[1:]}") from exc
+        except OSError as exc:
+            raise ListenError.of(exc, self.bind[0]) from exc
 
 
 def _hypercorn_config(options: ServeOptions, cert_file: str, key_file: str) -> _TLSConfig:

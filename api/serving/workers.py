@@ -52,6 +52,7 @@ from typing import Callable
 
 from api import certs
 from api.assembly import ServeOptions, WorkerSpec, peer_group, prepare_data_dir
+from api.serving.server import ListenError
 from runtime.kubeconfig import write_kubeconfig
 
 __all__ = ["run_workers", "resolve_workers", "STOP_GRACE", "MAX_RESTART_DELAY"]
@@ -83,7 +84,11 @@ def resolve_workers(text: str) -> int:
 
 def _listen(options: ServeOptions) -> socket.socket:
     family = socket.AF_INET6 if ":" in options.bind else socket.AF_INET
-    sock = socket.create_server((options.bind, options.port), family=family, backlog=_BACKLOG)
+    try:
+        sock = socket.create_server((options.bind, options.port), family=family, backlog=_BACKLOG)
+    except OSError as exc:  # as one server says it (api.serving.server)
+        host = options.bind if ":" not in options.bind else f"[{options.bind}]"
+        raise ListenError.of(exc, f"{host}:{options.port}") from exc
     sock.set_inheritable(True)
     return sock
 

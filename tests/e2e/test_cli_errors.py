@@ -54,6 +54,16 @@ async def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_1(tmp_path):
     assert (code, err) == (1, [f"miniplane: error: cannot listen on 127.0.0.1:{port}: address already in use"])
 
 
+async def test_serve_with_workers_on_a_port_in_use_says_so_in_the_same_words(tmp_path):
+    # The parent of --workers binds the port itself (api/serving/workers.py), not through Hypercorn.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = await miniplane("serve", "--data-dir", str(tmp_path), "--workers", "2", "--port", str(port))
+    assert (code, err) == (1, [f"miniplane: error: cannot listen on 127.0.0.1:{port}: address already in use"])
+
+
 @pytest.mark.parametrize("flag", ["--token-auth-file", "--client-ca-file", "--audit-policy-file"])
 async def test_serve_with_a_file_option_that_does_not_read_says_which_in_one_line_and_exits_2(tmp_path, flag):
     missing = tmp_path / "missing.file"
