@@ -12,7 +12,6 @@ but for the fields a class keeps in `_KEEP_EMPTY`).
 from __future__ import annotations
 
 import enum
-import types
 import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar, Optional, Self
@@ -26,12 +25,12 @@ from runtime.models.rbac import PolicyRule
 from runtime.validation.gofmt import go_quote
 
 __all__ = [
-    "InsightValue", "InsightKind", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck", "RuleExplanation",
-    "BindingExplanation", "NearMiss", "ExplainedRequest", "AccessExplanationSpec",
+    "InsightValue", "InsightKind", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck",
+    "RuleExplanation", "BindingExplanation", "NearMiss", "ExplainedRequest", "AccessExplanationSpec",
     "AccessExplanationStatus", "AccessExplanation", "WhoCanSpec", "SubjectAccess", "WhoCanStatus",
     "WhoCan", "MatrixResource", "AccessMatrixSpec", "AccessMatrixRow", "AccessMatrixStatus",
-    "AccessMatrix", "Access", "Severity", "LintFinding", "NamespaceBlocker", "TerminatingNamespace", "RBACLintSpec",
-    "RBACLintStatus", "RBACLint", "AggregationNode", "AggregationEdge", "AggregationGraphSpec",
+    "AccessMatrix", "Access", "Severity", "LintFinding", "NamespaceBlocker", "TerminatingNamespace",
+    "RBACLintSpec", "RBACLintStatus", "RBACLint", "AggregationNode", "AggregationEdge", "AggregationGraphSpec",
     "AggregationGraphStatus", "AggregationGraph", "Permission", "permission_rule", "SubjectDiff", "RBACDiffSpec",
     "RBACDiffStatus", "RBACDiff",
 ]
@@ -47,16 +46,8 @@ def _strings(description: str, default: Any = None) -> Any:
 
 # ---- the base of results ------------------------------------------------------------------------
 
-def _optional_inner(annotation: Any) -> Any:
-    """`X` of `Optional[X]` (every field of a result is optional), else the annotation itself."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    return args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1 \
-        else annotation
-
 def _json(value: Any) -> Any:
-    if isinstance(value, InsightValue):
-        return value.to_dict()
-    if isinstance(value, K8sModel):
+    if isinstance(value, K8sModel):  # an InsightValue, or a PolicyRule in one
         return value.to_dict()
     if isinstance(value, Mapping):
         return {str(k): _json(v) for k, v in value.items()}
@@ -68,10 +59,11 @@ def _json(value: Any) -> Any:
 class InsightValue(K8sModel):
     """Base of the insight results: frozen (hashable when its fields are), built by position or by name.
 
-    Built by position (fields' order is their meaning) or name, tuples taken as
-    lists; `of(...)` builds one so without validating, for code that makes many. `to_dict()` leaves out None always, "" and empty collections unless
-    the field is in `_KEEP_EMPTY` (where "" means something: the core group,
-    no subresource). Booleans and numbers are always written.
+    By position, fields' order is their meaning; tuples are taken as lists.
+    `of(...)` builds one so without validating, for code that makes many.
+    `to_dict()` leaves out None always, "" and empty collections unless the
+    field is in `_KEEP_EMPTY` (where "" means something: the core group, no
+    subresource). Booleans and numbers are always written.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -82,6 +74,7 @@ class InsightValue(K8sModel):
     _defaults: ClassVar[dict[str, Any]] = {}
     _containers: ClassVar[tuple[str, ...]] = ()
     _all_fields: ClassVar[frozenset[str]] = frozenset()
+    _json_keys: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -90,8 +83,9 @@ class InsightValue(K8sModel):
         cls._field_names = tuple(cls.model_fields)
         cls._defaults = {name: info.default for name, info in cls.model_fields.items()}
         cls._all_fields = frozenset(cls._field_names)
-        cls._containers = tuple(name for name, info in cls.model_fields.items()
-                                if typing.get_origin(_optional_inner(info.annotation)) in (list, dict))
+        cls._json_keys = tuple((name, info.alias or name) for name, info in cls.model_fields.items())
+        cls._containers = tuple(name for name, info in cls.model_fields.items()  # Optional[list[...]] ones
+                                if typing.get_origin(typing.get_args(info.annotation)[0]) in (list, dict))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """Validate a result given by position (in field order) or by name; nested JSON comes here too."""
@@ -140,14 +134,15 @@ class InsightValue(K8sModel):
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: camelCase keys, empty fields omitted (see the class doc)."""
         out: dict[str, Any] = {}
-        for name, info in type(self).model_fields.items():
-            value = getattr(self, name)
+        values = self.__dict__
+        for name, key in self._json_keys:
+            value = values[name]
             if value is None:
                 continue
             if (value == "" or (isinstance(value, (list, tuple, Mapping)) and not value)) \
                     and name not in self._KEEP_EMPTY:
                 continue
-            out[info.alias or name] = _json(value)
+            out[key] = _json(value)
         return out
 
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from runtime.models.insight import InsightSubject, Permission, SubjectDiff, permission_rule
 from runtime.rbac.escalation import breakdown_rule, covers
 from runtime.rbac.insight.aggregate import policy_objects
-from runtime.rbac.insight.refs import binding_namespace, object_ref, probe_user, role_ref, subject_of, user_name
+from runtime.rbac.insight.refs import binding_namespace, object_key, probe_user, role_key, subject_of, user_name
 from runtime.rbac.resolver import policy_rules_for
 from runtime.rbac.rules import RuleDict
 from runtime.rbac.source import PolicySource
@@ -86,15 +86,15 @@ def subjects_in(source: PolicySource) -> dict[InsightSubject, set[str]]:
 def changed_subjects(before: PolicySource, after: PolicySource) -> set[InsightSubject]:
     """Return the subjects whose permissions may differ: named by a binding that differs between the
     sides, or by a binding (either side) whose role differs. Every other subject holds the same rules."""
-    old = {object_ref(o): o for o in policy_objects(before)}
-    new = {object_ref(o): o for o in policy_objects(after)}
+    old = {object_key(o): o for o in policy_objects(before)}
+    new = {object_key(o): o for o in policy_objects(after)}
     changed = {ref for ref in old.keys() | new.keys() if old.get(ref) != new.get(ref)}
     found: set[InsightSubject] = set()
     for side in (old, new):
         for ref, binding in side.items():
             if not binding.get("roleRef"):
                 continue
-            if ref in changed or role_ref(binding) in changed:
+            if ref in changed or role_key(binding) in changed:
                 namespace = binding_namespace(binding)
                 found.update(s for s in (subject_of(raw, namespace) for raw in binding.get("subjects") or ())
                              if s is not None)

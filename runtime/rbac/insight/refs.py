@@ -29,7 +29,8 @@ from runtime.rbac.subjects import (
 from runtime.rbac.user import UserInfo, service_account_username
 
 __all__ = [
-    "object_ref", "role_ref", "subject_of", "rule_of", "user_name", "probe_user", "binding_namespace",
+    "object_ref", "role_ref", "object_key", "role_key", "subject_of", "rule_of", "user_name", "probe_user",
+    "binding_namespace",
 ]
 
 _RULE_FIELDS = {"verbs": "verbs", "apiGroups": "api_groups", "resources": "resources",
@@ -55,19 +56,29 @@ def binding_namespace(binding: Mapping[str, Any]) -> str:
     return (binding.get("metadata") or {}).get("namespace") or ""
 
 
-def object_ref(obj: Mapping[str, Any]) -> InsightObjectRef:
-    """Return the `InsightObjectRef` of a role or binding dict."""
+def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The (kind, name, namespace) of a role or binding dict: `object_ref`'s fields, cheap to hash."""
     meta = obj.get("metadata") or {}
     kind = obj.get("kind") or ""
     namespace = "" if kind in ("ClusterRole", "ClusterRoleBinding") else meta.get("namespace") or ""
-    return InsightObjectRef.of(kind, meta.get("name") or "", namespace)
+    return kind, meta.get("name") or "", namespace
+
+
+def role_key(binding: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The (kind, name, namespace) the binding's roleRef names (a Role in the binding's namespace)."""
+    ref = binding.get("roleRef") or {}
+    kind = ref.get("kind") or ""
+    return kind, ref.get("name") or "", binding_namespace(binding) if kind == "Role" else ""
+
+
+def object_ref(obj: Mapping[str, Any]) -> InsightObjectRef:
+    """Return the `InsightObjectRef` of a role or binding dict."""
+    return InsightObjectRef.of(*object_key(obj))
 
 
 def role_ref(binding: Mapping[str, Any]) -> InsightObjectRef:
     """Return what the binding's roleRef names (a Role in the binding's namespace)."""
-    ref = binding.get("roleRef") or {}
-    kind = ref.get("kind") or ""
-    return InsightObjectRef.of(kind, ref.get("name") or "", binding_namespace(binding) if kind == "Role" else "")
+    return InsightObjectRef.of(*role_key(binding))
 
 
 def subject_of(subject: Mapping[str, Any], binding_ns: str) -> InsightSubject | None:
