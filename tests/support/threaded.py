@@ -13,7 +13,8 @@ run their examples synchronously and share this one server across them.
   only its head and first events matter to a caller that checks answers.
 - `plane.revision()`: the store's current revision (every write moves it).
 - `plane.session()`: a `requests.Session` whose `http://miniplane` URLs
-  reach the app through `plane.request` (what schemathesis calls with).
+  reach the app through `plane.request` (what schemathesis calls with);
+  each answer has a urllib3 response as `raw`, where schemathesis reads headers.
 - `plane.call(async_fn, *args)`: run any coroutine function in the server's
   loop (`trio.from_thread.run`).
 
@@ -23,6 +24,7 @@ the real one (no MockClock in another thread).
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
@@ -32,6 +34,7 @@ import requests
 import trio
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
+from urllib3 import HTTPHeaderDict, HTTPResponse
 
 from tests.support.server import IN_PROCESS_URL, Server, start_in_process
 
@@ -126,15 +129,6 @@ class ThreadedPlane:
         return session
 
 
-class _Answered(requests.Response):
-    """A requests Response whose body is given whole, as requests keeps a body it has read (`_content`):
-    no urllib3 response under it (`raw` stays None, as schemathesis expects of an adapter's answer)."""
-
-    def __init__(self, content: bytes) -> None:
-        super().__init__()
-        self._content = content
-
-
 class _Adapter(BaseAdapter):
     """requests -> the threaded plane's in-process app (no socket)."""
 
@@ -147,10 +141,16 @@ class _Adapter(BaseAdapter):
         headers = dict(request.headers)
         body = request.body.encode() if isinstance(request.body, str) else (request.body or b"")
         answer = self._plane.request(request.method or "GET", path, token=None, headers=headers, content=body)
-        response = _Answered(answer.content)
+        # The body is decoded already: its encoding and length no longer describe it.
+        kept = HTTPHeaderDict([(k, v) for k, v in answer.headers.multi_items()
+                               if k.lower() not in ("content-encoding", "content-length")])
+        # A urllib3 answer under it, as requests' own adapter gives: schemathesis reads the headers from `raw`.
+        raw = HTTPResponse(body=io.BytesIO(answer.content), headers=kept, status=answer.status_code,
+                           version=11, preload_content=False, decode_content=False)
+        response = requests.Response()
+        response.raw = raw
         response.status_code = answer.status_code
-        response.headers = CaseInsensitiveDict({k: v for k, v in answer.headers.items()
-                                                if k.lower() not in ("content-encoding", "content-length")})
+        response.headers = CaseInsensitiveDict(kept)
         response.url = request.url or ""
         response.request = request
         response.encoding = "utf-8"
