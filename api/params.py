@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from runtime import errors
 from runtime.models.meta import DeleteOptions as DeleteOptionsModel
 from runtime.kinds.decoding import type_error_message
-from runtime.requests import FIELD_VALIDATION_LEVELS, Body, DeleteOptions, ListOptions, WriteOptions
+from runtime.requests import FIELD_VALIDATION_LEVELS, Body, ListOptions, ParsedDeleteOptions, WriteOptions
 
 __all__ = ["write_options", "list_options", "delete_options", "int_param"]
 
@@ -105,7 +105,7 @@ def list_options(args: Any) -> ListOptions:
         send_initial_events=None if send_initial is None else _truthy(send_initial))
 
 
-def delete_options(args: Any, body: Body | None) -> DeleteOptions:
+def delete_options(args: Any, body: Body | None) -> ParsedDeleteOptions:
     """A DeleteOptions body merged with the query parameters of the same names; the body wins per field.
 
     Raises BadRequest for a body that is not a DeleteOptions (wrong kind, wrong
@@ -138,7 +138,7 @@ def delete_options(args: Any, body: Body | None) -> DeleteOptions:
             raise errors.BadRequest(f'strconv.ParseInt: parsing {json.dumps(value)}: invalid syntax') from None
 
     dry = _dry_run(data["dryRun"] if data.get("dryRun") is not None else args.getlist("dryRun"), "DeleteOptions")
-    return DeleteOptions(
+    return ParsedDeleteOptions(
         dry_run=dry, grace_period_seconds=pick("gracePeriodSeconds", parse_int),
         preconditions=data.get("preconditions"), orphan_dependents=pick("orphanDependents", _go_bool),
         propagation_policy=pick("propagationPolicy", str),

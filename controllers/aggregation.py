@@ -37,7 +37,7 @@ from runtime.kinds import AGGREGATION_MANAGER
 from runtime.manager import Manager
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
 from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
-from runtime.selectors import LabelSelector, SelectorError
+from runtime.selectors import ParsedLabelSelector, SelectorError
 
 __all__ = ["FIELD_MANAGER", "AGGREGATING_INDEX", "AggregationController", "aggregate_rules", "same_rules",
            "setup"]
@@ -63,16 +63,16 @@ class AggregationController:
         self.rt = roles.kind
         roles.add_indexers({AGGREGATING_INDEX: _aggregating, LABEL_INDEX: label_index_values})
         # Parsed selectors of the aggregating roles, by name, with the resourceVersion they were read at.
-        self._selectors: dict[str, tuple[str, list[LabelSelector] | SelectorError]] = {}
+        self._selectors: dict[str, tuple[str, list[ParsedLabelSelector] | SelectorError]] = {}
 
-    def selectors(self, role: dict[str, Any]) -> list[LabelSelector]:
+    def selectors(self, role: dict[str, Any]) -> list[ParsedLabelSelector]:
         """`aggregation_selectors(role)`, parsed once per version of the role. Raises SelectorError."""
         meta = object_meta(role)
         name, version = meta.get("name") or "", meta.get("resourceVersion") or ""
         known = self._selectors.get(name)
         if known is None or known[0] != version:
             try:
-                parsed: list[LabelSelector] | SelectorError = aggregation_selectors(role)
+                parsed: list[ParsedLabelSelector] | SelectorError = aggregation_selectors(role)
             except SelectorError as exc:
                 parsed = exc
             known = self._selectors[name] = (version, parsed)

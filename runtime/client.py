@@ -49,8 +49,8 @@ from pydantic import BaseModel
 
 from runtime import errors
 from runtime.requests import (
-    APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, DeleteOptions, ListOptions, PatchType,
-    WriteOptions, patch_content_type,
+    APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, ListOptions, ParsedDeleteOptions,
+    PatchType, WriteOptions, patch_content_type,
 )
 from runtime.scheme import ResourceType, Scheme
 from runtime.typed import bound_kind, bound_kind_of
@@ -352,9 +352,9 @@ class BaseClient(abc.ABC):
                      preconditions: Mapping[str, str] | None = None, propagation_policy: str | None = None,
                      grace_period_seconds: int | None = None, dry_run: bool = False) -> dict[str, Any]:
         rt = self.resource(kind)
-        opts = DeleteOptions(dry_run=dry_run, grace_period_seconds=grace_period_seconds,
-                             preconditions=dict(preconditions) if preconditions else None,
-                             propagation_policy=propagation_policy)
+        opts = ParsedDeleteOptions(dry_run=dry_run, grace_period_seconds=grace_period_seconds,
+                                   preconditions=dict(preconditions) if preconditions else None,
+                                   propagation_policy=propagation_policy)
         return await self._delete(rt, namespace if rt.namespaced else "", name, opts)
 
     async def delete_collection(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
@@ -362,7 +362,7 @@ class BaseClient(abc.ABC):
         rt = self.resource(kind)
         opts = ListOptions(label_selector=label_selector, field_selector=field_selector)
         return await self._delete_collection(rt, namespace if rt.namespaced else "", opts,
-                                             DeleteOptions(dry_run=dry_run))
+                                             ParsedDeleteOptions(dry_run=dry_run))
 
     # ---- transport primitives --------------------------------------------------------------------
 
@@ -395,10 +395,10 @@ class BaseClient(abc.ABC):
         raise NotImplementedError
 
     @abc.abstractmethod
-    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> dict[str, Any]:
+    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: ParsedDeleteOptions) -> dict[str, Any]:
         raise NotImplementedError
 
     @abc.abstractmethod
     async def _delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions,
-                                 opts: DeleteOptions) -> dict[str, Any]:
+                                 opts: ParsedDeleteOptions) -> dict[str, Any]:
         raise NotImplementedError

@@ -35,7 +35,7 @@ import httpx
 from runtime import errors
 from runtime.client import BaseClient, DecodeError, ObjectList, TransportError, WatchEvent, WatchStream
 from runtime.codec import protobuf
-from runtime.requests import DeleteOptions, ListOptions, WriteOptions
+from runtime.requests import ListOptions, ParsedDeleteOptions, WriteOptions
 from runtime.kubeconfig import KubeConfig, ssl_context
 from runtime.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
 
@@ -286,7 +286,7 @@ class HTTPClient(BaseClient):
                                    params=self._write_params(opts), body=body, content_type=patch_type)
 
     @staticmethod
-    def _delete_body(opts: DeleteOptions) -> bytes:
+    def _delete_body(opts: ParsedDeleteOptions) -> bytes:
         doc: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if opts.dry_run:
             doc["dryRun"] = ["All"]
@@ -298,12 +298,12 @@ class HTTPClient(BaseClient):
             doc["propagationPolicy"] = opts.propagation_policy
         return json.dumps(doc).encode()
 
-    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> dict[str, Any]:
+    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: ParsedDeleteOptions) -> dict[str, Any]:
         return await self._request("DELETE", self._path(rt, namespace, name), body=self._delete_body(opts),
                                    content_type="application/json")
 
     async def _delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions,
-                                 opts: DeleteOptions) -> dict[str, Any]:
+                                 opts: ParsedDeleteOptions) -> dict[str, Any]:
         return await self._request("DELETE", self._path(rt, namespace), params=self._list_params(list_opts),
                                    body=self._delete_body(opts), content_type="application/json")
 

@@ -24,7 +24,7 @@ from runtime.client import BaseClient, ObjectList, WatchEvent, WatchStream
 from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
-from runtime.requests import Body, DeleteOptions, ListOptions, WriteOptions
+from runtime.requests import Body, ListOptions, ParsedDeleteOptions, WriteOptions
 from runtime.scheme import ResourceType
 
 __all__ = ["LocalClient"]
@@ -135,10 +135,10 @@ class LocalClient(BaseClient):
                                            self._opts(opts), subresource=subresource)
         return result.obj.copy_dict()
 
-    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> dict[str, Any]:
+    async def _delete(self, rt: ResourceType, namespace: str, name: str, opts: ParsedDeleteOptions) -> dict[str, Any]:
         result = await self.registry.delete(self.user, rt, namespace, name, opts)
         return _plain(result.body)
 
     async def _delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions,
-                                 opts: DeleteOptions) -> dict[str, Any]:
+                                 opts: ParsedDeleteOptions) -> dict[str, Any]:
         return await self.registry.delete_collection(self.user, rt, namespace, list_opts, opts)

@@ -25,7 +25,7 @@ from typing import Any
 
 from runtime.client import object_meta
 from runtime.informer import Informer
-from runtime.selectors import LabelSelector, Operator, Requirement
+from runtime.selectors import Operator, ParsedLabelSelector, Requirement
 
 __all__ = ["LABEL_INDEX", "label_index_values", "by_label_selector"]
 
@@ -51,7 +51,7 @@ def _buckets(requirement: Requirement) -> list[str] | None:
     return None
 
 
-def by_label_selector(informer: Informer, selector: LabelSelector) -> list[dict[str, Any]]:
+def by_label_selector(informer: Informer, selector: ParsedLabelSelector) -> list[dict[str, Any]]:
     """Cached objects `selector` matches, in no particular order, through `LABEL_INDEX` (see the module docs).
 
     Raises KeyError when the informer has no `LABEL_INDEX`.

@@ -5,8 +5,11 @@ send them), so an out-of-process controller loads this module and no server
 code. Everything here is plain data.
 
 - `WriteOptions` (create, update, patch), `ListOptions` (list, watch,
-  deletecollection), `DeleteOptions` (delete): the query parameters of the
-  spec, already parsed.
+  deletecollection), `ParsedDeleteOptions` (delete): the query parameters of the
+  spec, already parsed. `ParsedDeleteOptions` is a DeleteOptions body merged
+  with its query parameters; the wire model `metav1.DeleteOptions` (which the
+  body is checked against, and which OpenAPI and protobuf describe) is
+  `runtime.models.meta.DeleteOptions`.
 - `Body`: a decoded request body and the keys the decoder saw twice.
 - `PATCH_TYPES`: the patch Content-Types, in the order a 415 lists them, and
   `patch_type(content_type)`, the one check of a PATCH's media type;
@@ -23,7 +26,7 @@ from typing import Any
 from runtime.errors import UnsupportedMediaType
 
 __all__ = [
-    "WriteOptions", "ListOptions", "DeleteOptions", "Body", "PatchType", "PATCH_TYPES",
+    "WriteOptions", "ListOptions", "ParsedDeleteOptions", "Body", "PatchType", "PATCH_TYPES",
     "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "APPLY_PATCH", "APPLY_PATCH_JSON",
     "APPLY_PATCH_CBOR", "FIELD_VALIDATION_LEVELS", "patch_type", "patch_content_type",
 ]
@@ -59,7 +62,7 @@ class ListOptions:
 
 
 @dataclass(frozen=True)
-class DeleteOptions:
+class ParsedDeleteOptions:
     """A DeleteOptions body merged with its query parameters (the body wins)."""
 
     dry_run: bool = False

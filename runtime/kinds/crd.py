@@ -28,7 +28,7 @@ from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.kinds.parts import SchemeObserver
 from runtime.kinds.subresources import StatusSubresource
 from runtime.kinds.customresource import CustomKinds, schema_errors
-from runtime.requests import DeleteOptions
+from runtime.requests import ParsedDeleteOptions
 from runtime.validation import FieldError, is_dns1123_subdomain
 from runtime.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.validation.names import DNS1123_SUBDOMAIN_MSG
@@ -156,7 +156,7 @@ class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
 
     # ---- deletion ----------------------------------------------------------------------------------
 
-    def deletion_finalizers(self, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    def deletion_finalizers(self, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
         result = super().deletion_finalizers(finalizers, options)
         return result if CLEANUP_FINALIZER in result else [*result, CLEANUP_FINALIZER]
 

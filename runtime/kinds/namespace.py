@@ -22,7 +22,7 @@ from runtime.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.kinds.propagation import namespace_deletion_finalizers
 from runtime.kinds.subresources import ObjectSubresource, StatusSubresource
-from runtime.requests import DeleteOptions
+from runtime.requests import ParsedDeleteOptions
 from runtime.validation import FieldError
 from runtime.validation.fielderrors import invalid
 from runtime.validation.names import STANDARD_FINALIZERS, qualified_name_errors
@@ -139,7 +139,7 @@ class NamespaceStrategy(Strategy):
     def has_finalizers(self, obj: dict[str, Any]) -> bool:
         return super().has_finalizers(obj) or bool((obj.get("spec") or {}).get("finalizers"))
 
-    def deletion_finalizers(self, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    def deletion_finalizers(self, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
         return namespace_deletion_finalizers(finalizers, options)
 
     def prepare_for_delete(self, obj: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from runtime.kinds.decoding import decode_object
 from runtime.kinds.propagation import deletion_finalizers
 from runtime.kinds.subresources import ObjectSubresource
 from runtime.rbac.user import UserInfo
-from runtime.requests import Body, DeleteOptions
+from runtime.requests import Body, ParsedDeleteOptions
 from runtime.validation import FieldError, validate_object_meta
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class DeleteStrategy(KindStrategy):
         """Whether something must still happen before the object may go."""
         return bool(obj["metadata"].get("finalizers"))
 
-    def deletion_finalizers(self, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    def deletion_finalizers(self, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
         """The garbage collector's finalizers a first delete with `options` leaves (see `propagation`)."""
         return deletion_finalizers(finalizers, options)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from runtime.requests import DeleteOptions
+from runtime.requests import ParsedDeleteOptions
 
 __all__ = ["ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
            "namespace_deletion_finalizers"]
@@ -44,7 +44,7 @@ def _first_gc_finalizer(finalizers: list[str]) -> str | None:
     return next((f for f in finalizers if f in GC_FINALIZERS), None)
 
 
-def _should_orphan(options: DeleteOptions, finalizers: list[str]) -> bool:
+def _should_orphan(options: ParsedDeleteOptions, finalizers: list[str]) -> bool:
     if options.orphan_dependents is not None:
         return options.orphan_dependents
     if options.propagation_policy is not None:
@@ -52,7 +52,7 @@ def _should_orphan(options: DeleteOptions, finalizers: list[str]) -> bool:
     return _first_gc_finalizer(finalizers) == ORPHAN_FINALIZER  # else the default: Background
 
 
-def _should_delete_dependents(options: DeleteOptions, finalizers: list[str]) -> bool:
+def _should_delete_dependents(options: ParsedDeleteOptions, finalizers: list[str]) -> bool:
     if options.orphan_dependents is not None:
         return False
     if options.propagation_policy is not None:
@@ -60,7 +60,7 @@ def _should_delete_dependents(options: DeleteOptions, finalizers: list[str]) -> 
     return _first_gc_finalizer(finalizers) == FOREGROUND_FINALIZER
 
 
-def _namespace_should(options: DeleteOptions, finalizer: str, have: bool) -> bool:
+def _namespace_should(options: ParsedDeleteOptions, finalizer: str, have: bool) -> bool:
     # Kubernetes' shouldHaveOrphanFinalizer / shouldHaveDeleteDependentsFinalizer (namespace storage).
     orphan = finalizer == ORPHAN_FINALIZER
     if options.orphan_dependents is not None:
@@ -79,7 +79,7 @@ def _finalizers(current: list[str], orphan: bool, foreground: bool) -> list[str]
     return result
 
 
-def deletion_finalizers(finalizers: Iterable[str], options: DeleteOptions) -> list[str]:
+def deletion_finalizers(finalizers: Iterable[str], options: ParsedDeleteOptions) -> list[str]:
     """The `metadata.finalizers` an object gets from a first delete with `options` (generic store).
 
     Returns the input list (as a new list) when nothing changes. Validation of
@@ -89,7 +89,7 @@ def deletion_finalizers(finalizers: Iterable[str], options: DeleteOptions) -> li
     return _finalizers(current, _should_orphan(options, current), _should_delete_dependents(options, current))
 
 
-def namespace_deletion_finalizers(finalizers: Iterable[str], options: DeleteOptions) -> list[str]:
+def namespace_deletion_finalizers(finalizers: Iterable[str], options: ParsedDeleteOptions) -> list[str]:
     """`deletion_finalizers` as the namespace REST storage decides them."""
     current = list(finalizers)
     return _finalizers(current, _namespace_should(options, ORPHAN_FINALIZER, ORPHAN_FINALIZER in current),

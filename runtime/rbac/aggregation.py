@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runtime.selectors import LabelSelector, label_selector_from_dict
+from runtime.selectors import ParsedLabelSelector, label_selector_from_dict
 
 __all__ = ["aggregation_selectors", "aggregate_rules", "same_rules"]
 
@@ -25,7 +25,7 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def aggregation_selectors(role: Mapping[str, Any]) -> list[LabelSelector]:
+def aggregation_selectors(role: Mapping[str, Any]) -> list[ParsedLabelSelector]:
     """Return the parsed `aggregationRule.clusterRoleSelectors` of `role` ([] when none).
 
     Raises `SelectorError` for a malformed selector.

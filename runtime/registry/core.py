@@ -51,7 +51,9 @@ from runtime.registry.namespace_gate import NamespaceGate
 from runtime.registry.settling import SettledWrites
 from runtime.requests import ListOptions, WriteOptions
 from runtime.scheme import ResourceType, Scheme
-from runtime.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
+from runtime.selectors import (
+    FieldSelector, ParsedLabelSelector, SelectorError, parse_field_selector, parse_label_selector,
+)
 from runtime.storage import Entry, RevisionConflict, Store
 from runtime.tokenauth import SignedTokenAuthenticator, TokenAuthenticator
 from runtime.tokens import TokenSigner
@@ -85,7 +87,7 @@ class Selection:
     """
 
     namespace: str
-    labels: LabelSelector
+    labels: ParsedLabelSelector
     fields: FieldSelector
     selectable: Callable[[dict[str, Any]], dict[str, str]]
 

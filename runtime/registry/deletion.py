@@ -51,7 +51,7 @@ from runtime.rbac.user import UserInfo
 from runtime.registry.common import DeleteResult, not_found, now_rfc3339, store_errors
 from runtime.registry.core import RegistryCore
 from runtime.registry.listing import select
-from runtime.requests import DeleteOptions, ListOptions
+from runtime.requests import ListOptions, ParsedDeleteOptions
 from runtime.scheme import ResourceType
 from runtime.storage import RevisionConflict
 from runtime.validation import FieldError, invalid_error
@@ -66,14 +66,14 @@ UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
 _FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
 
-def _effective(core: RegistryCore, options: DeleteOptions) -> DeleteOptions:
+def _effective(core: RegistryCore, options: ParsedDeleteOptions) -> ParsedDeleteOptions:
     """The options as the server honours them: the force option is dropped while its gate is off."""
     if options.ignore_store_read_error and not core.gate(FORCE_DELETE_GATE):
         return replace(options, ignore_store_read_error=False)
     return options
 
 
-def validate_delete_options(options: DeleteOptions) -> None:
+def validate_delete_options(options: ParsedDeleteOptions) -> None:
     """apimachinery's ValidateDeleteOptions. Raises Invalid (422, `DeleteOptions.meta.k8s.io "" is invalid`)."""
     errs: list[FieldError] = []
     if options.orphan_dependents is not None and options.propagation_policy is not None:
@@ -94,7 +94,7 @@ def validate_delete_options(options: DeleteOptions) -> None:
         raise invalid_error("DeleteOptions", "DeleteOptions.meta.k8s.io", "", errs)
 
 
-def _check_preconditions(rt: ResourceType, current: StoredObject, options: DeleteOptions) -> None:
+def _check_preconditions(rt: ResourceType, current: StoredObject, options: ParsedDeleteOptions) -> None:
     """UID first, then resourceVersion (409 in the kind's words: `Strategy.precondition_failed`)."""
     pre = options.preconditions or {}
     meta = current.obj["metadata"]
@@ -110,7 +110,7 @@ def _success(rt: ResourceType, current: StoredObject) -> dict[str, Any]:
 
 
 async def delete(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                 options: DeleteOptions) -> DeleteResult:
+                 options: ParsedDeleteOptions) -> DeleteResult:
     """DELETE one object. See the module doc."""
     core.authorize_request(user, "delete", rt, namespace, name)
     core.check_verb(rt, "delete")
@@ -118,7 +118,7 @@ async def delete(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
 
 
 async def _delete_object(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                         options: DeleteOptions) -> DeleteResult:
+                         options: ParsedDeleteOptions) -> DeleteResult:
     """`delete` once authorized (also each item of a collection delete)."""
     options = _effective(core, options)
     validate_delete_options(options)
@@ -133,7 +133,7 @@ async def _delete_object(core: RegistryCore, user: UserInfo, rt: ResourceType, n
 
 
 async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                         options: DeleteOptions) -> DeleteResult:
+                         options: ParsedDeleteOptions) -> DeleteResult:
     """`delete` once the options are checked: set the deletion timestamp, or remove."""
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     strategy = rt.strategy
@@ -223,7 +223,7 @@ async def _delete_corrupt(core: RegistryCore, user: UserInfo, rt: ResourceType, 
 
 
 async def delete_collection(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,
-                            list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
+                            list_opts: ListOptions, options: ParsedDeleteOptions) -> dict[str, Any]:
     """DELETE on a collection: every object the list (selectors, limit/continue, resourceVersion) gives.
 
     Each is deleted as by `delete` with the same options (objects deleted

@@ -17,7 +17,7 @@ from runtime.rbac.user import UserInfo
 from runtime.registry import deletion, listing, patching, reads, reviews, subresources, watching, writes
 from runtime.registry.common import DeleteResult, ListResult, WriteResult
 from runtime.registry.core import RegistryCore
-from runtime.requests import Body, DeleteOptions, ListOptions, PatchType, WriteOptions, patch_type
+from runtime.requests import Body, ListOptions, ParsedDeleteOptions, PatchType, WriteOptions, patch_type
 from runtime.scheme import ResourceType
 
 __all__ = ["Registry"]
@@ -76,7 +76,7 @@ class Registry(RegistryCore):
         return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, subresource))
 
     async def delete(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                     options: DeleteOptions = DeleteOptions()) -> DeleteResult:
+                     options: ParsedDeleteOptions = ParsedDeleteOptions()) -> DeleteResult:
         """DELETE: two-phase when the object has finalizers (see `runtime.registry.deletion`)."""
         deleted = await deletion.delete(self, user, rt, namespace, name, options)
         if isinstance(deleted.body, StoredObject):
@@ -84,7 +84,7 @@ class Registry(RegistryCore):
         return deleted
 
     async def delete_collection(self, user: UserInfo, rt: ResourceType, namespace: str,
-                                list_opts: ListOptions, options: DeleteOptions) -> dict[str, Any]:
+                                list_opts: ListOptions, options: ParsedDeleteOptions) -> dict[str, Any]:
         """DELETE on a collection: every matching object, as single deletes; a success Status."""
         return await deletion.delete_collection(self, user, rt, namespace, list_opts, options)
 

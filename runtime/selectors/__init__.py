@@ -5,7 +5,7 @@ Contract:
 - `parse_label_selector(text)` parses the `labelSelector` query syntax
   (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`, `a<1`,
   comma = AND) exactly as `labels.Parse` does, validating keys and values, and
-  returns a `LabelSelector`. The empty string selects everything.
+  returns a `ParsedLabelSelector`. The empty string selects everything.
 - `label_selector_from_dict(sel)` converts a `metav1.LabelSelector` dict as
   `metav1.LabelSelectorAsSelector` does: ``None`` selects nothing, ``{}``
   everything.
@@ -45,13 +45,13 @@ from runtime.selectors.conversions import (
 from runtime.selectors.fields import (
     FieldRequirement, FieldSelector, escape_field_value, parse_field_selector, unescape_field_value,
 )
-from runtime.selectors.labels import LabelSelector, Requirement
+from runtime.selectors.labels import ParsedLabelSelector, Requirement
 from runtime.selectors.parser import parse_label_selector
 from runtime.selectors.selection import Operator, SelectorError
 from runtime.validation.labels import label_key_errors, label_value_errors
 
 __all__ = [
-    "SelectorError", "Operator", "Requirement", "LabelSelector", "FieldRequirement",
+    "SelectorError", "Operator", "Requirement", "ParsedLabelSelector", "FieldRequirement",
     "FieldSelector", "parse_label_selector", "label_selector_from_dict",
     "label_selector_from_set", "parse_field_selector", "requirements_from_review",
     "field_requirements_from_review", "escape_field_value", "unescape_field_value",

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from runtime.selectors.fields import FieldRequirement, FieldSelector
-from runtime.selectors.labels import LabelSelector, Requirement
+from runtime.selectors.labels import ParsedLabelSelector, Requirement
 from runtime.selectors.selection import Operator, SelectorError
 from runtime.validation.gofmt import go_quote
 
@@ -59,7 +59,7 @@ def _expression(expr: Any) -> Requirement:
     return Requirement(key if isinstance(key, str) else "", _DICT_OPS[op], values)
 
 
-def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
+def label_selector_from_dict(sel: Mapping[str, Any] | None) -> ParsedLabelSelector:
     """Returns the selector a `metav1.LabelSelector` dict denotes (`LabelSelectorAsSelector`).
 
     None selects nothing; a selector with no `matchLabels` and no
@@ -67,28 +67,28 @@ def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
     operator, key or value, In/NotIn without values, or Exists/DoesNotExist with values.
     """
     if sel is None:
-        return LabelSelector.nothing()
+        return ParsedLabelSelector.nothing()
     match_labels = sel.get("matchLabels") or {}
     if not isinstance(match_labels, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in match_labels.items()):
         raise SelectorError("matchLabels: must be a map of strings to strings")
     reqs = [Requirement(k, Operator.EQUALS, (v,)) for k, v in match_labels.items()]
     reqs.extend(_expression(e) for e in sel.get("matchExpressions") or ())
-    return LabelSelector(tuple(reqs))
+    return ParsedLabelSelector(tuple(reqs))
 
 
-def label_selector_from_set(labels: Mapping[str, str] | None) -> LabelSelector:
+def label_selector_from_set(labels: Mapping[str, str] | None) -> ParsedLabelSelector:
     """Returns the selector matching exactly `labels` (`ValidatedSelectorFromSet`); raises SelectorError."""
-    return LabelSelector(tuple(Requirement(k, Operator.EQUALS, (v,)) for k, v in (labels or {}).items()))
+    return ParsedLabelSelector(tuple(Requirement(k, Operator.EQUALS, (v,)) for k, v in (labels or {}).items()))
 
 
-def requirements_from_review(reqs: Iterable[Mapping[str, Any]] | None) -> LabelSelector:
+def requirements_from_review(reqs: Iterable[Mapping[str, Any]] | None) -> ParsedLabelSelector:
     """Returns the selector of an access review's `labelSelector.requirements` (empty: everything).
 
     Operators are In, NotIn, Exists, DoesNotExist; values only (and then at
     least one) with In and NotIn. Raises SelectorError otherwise.
     """
-    return LabelSelector(tuple(_expression(e) for e in reqs or ()))
+    return ParsedLabelSelector(tuple(_expression(e) for e in reqs or ()))
 
 
 def field_requirements_from_review(reqs: Iterable[Mapping[str, Any]] | None) -> FieldSelector:

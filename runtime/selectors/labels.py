@@ -3,10 +3,12 @@
 Contract: a `Requirement` is validated on construction as
 `labels.NewRequirement` validates it (keys and values by
 `runtime.validation.labels`, the one label validator) and raises
-`SelectorError` otherwise; `LabelSelector` ANDs requirements, kept sorted by
-key. `matches()` follows Kubernetes: `!=` and `notin` match objects that
-lack the key; `in`, `=`, `==`, `>` and `<` require it. `str()` is
-`labels.Selector.String()`, the canonical form.
+`SelectorError` otherwise; `ParsedLabelSelector` (`labels.Selector`) ANDs
+requirements, kept sorted by key. `matches()` follows Kubernetes: `!=` and
+`notin` match objects that lack the key; `in`, `=`, `==`, `>` and `<` require
+it. `str()` is `labels.Selector.String()`, the canonical form. The wire form,
+`metav1.LabelSelector` (matchLabels, matchExpressions), is the model
+`runtime.models.meta.LabelSelector`; `label_selector_from_dict` turns it into this.
 
 Pure: no I/O.
 """
@@ -24,7 +26,7 @@ from runtime.selectors.selection import (
 )
 from runtime.validation.labels import label_key_errors, label_value_errors
 
-__all__ = ["Requirement", "LabelSelector"]
+__all__ = ["Requirement", "ParsedLabelSelector"]
 
 _INT64 = re.compile(r"[+-]?[0-9]+")
 
@@ -110,11 +112,11 @@ def _as_int64(text: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class LabelSelector:
+class ParsedLabelSelector:
     """A conjunction of label requirements, kept sorted by key (stable).
 
     `selectable=False` is Kubernetes' `labels.Nothing()`: it matches no object
-    and prints as ``""``. Build it with `LabelSelector.nothing()`.
+    and prints as ``""``. Build it with `ParsedLabelSelector.nothing()`.
     """
 
     requirements: tuple[Requirement, ...] = ()
@@ -124,12 +126,12 @@ class LabelSelector:
         object.__setattr__(self, "requirements", tuple(sorted(self.requirements, key=lambda r: r.key)))
 
     @classmethod
-    def everything(cls) -> LabelSelector:
+    def everything(cls) -> ParsedLabelSelector:
         """Returns the selector that matches every object (`labels.Everything()`)."""
         return cls()
 
     @classmethod
-    def nothing(cls) -> LabelSelector:
+    def nothing(cls) -> ParsedLabelSelector:
         """Returns the selector that matches no object (`labels.Nothing()`)."""
         return cls((), selectable=False)
 
@@ -143,11 +145,11 @@ class LabelSelector:
         labels = labels or {}
         return self.selectable and all(r.matches(labels) for r in self.requirements)
 
-    def add(self, *requirements: Requirement) -> LabelSelector:
+    def add(self, *requirements: Requirement) -> ParsedLabelSelector:
         """Returns a copy with `requirements` ANDed in (Nothing stays Nothing)."""
         if not self.selectable:
             return self
-        return LabelSelector(self.requirements + requirements)
+        return ParsedLabelSelector(self.requirements + requirements)
 
     def exact_match(self, key: str) -> str | None:
         """Returns the one value the first requirement on `key` pins (=, ==, single-value in), else None."""

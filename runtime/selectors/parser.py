@@ -1,6 +1,6 @@
 """The label selector query syntax (apimachinery `labels.Parse`): a lexer and a recursive-descent parser.
 
-Contract: `parse_label_selector(text)` returns the `LabelSelector` `text`
+Contract: `parse_label_selector(text)` returns the `ParsedLabelSelector` `text`
 denotes, or raises `SelectorError` with Kubernetes' message. Grammar:
 `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`, `a<1`,
 comma = AND; whitespace between tokens is ignored; "" selects everything.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 
-from runtime.selectors.labels import LabelSelector, Requirement
+from runtime.selectors.labels import ParsedLabelSelector, Requirement
 from runtime.selectors.selection import (
     BINARY_OPERATORS, SET_OPERATORS, Operator, SelectorError, invalid_message,
 )
@@ -181,10 +181,10 @@ class _LabelParser:
         return {lit}
 
 
-def parse_label_selector(text: str) -> LabelSelector:
+def parse_label_selector(text: str) -> ParsedLabelSelector:
     """Returns the selector `text` denotes (`labels.Parse`); "" selects everything.
 
     Raises SelectorError on bad syntax, keys or values, with Kubernetes' message.
     """
-    return LabelSelector(tuple(_LabelParser(text).parse()))
+    return ParsedLabelSelector(tuple(_LabelParser(text).parse()))
 

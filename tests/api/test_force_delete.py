@@ -195,7 +195,7 @@ async def test_a_corrupt_write_seen_by_the_running_cache_is_skipped_and_can_be_f
     """The cache's live path: garbage arriving as a change neither stops the cache nor reaches readers."""
     from runtime.bootstrap import SYSTEM_USER
     from runtime import errors
-    from runtime.requests import Body, DeleteOptions, WriteOptions
+    from runtime.requests import Body, ParsedDeleteOptions, WriteOptions
     from runtime.objects import CorruptObject
 
     rt = registry.scheme.by_kind("ClusterRole")
@@ -212,7 +212,7 @@ async def test_a_corrupt_write_seen_by_the_running_cache_is_skipped_and_can_be_f
     await registry.create(SYSTEM_USER, rt, "", Body(cr(registry.scheme.domain, "after")), WriteOptions())
     assert (await registry.get(SYSTEM_USER, rt, "", "after")).name == "after"
     registry.feature_gates["AllowUnsafeMalformedObjectDeletion"] = True
-    result = await registry.delete(SYSTEM_USER, rt, "", "victim", DeleteOptions(ignore_store_read_error=True))
+    result = await registry.delete(SYSTEM_USER, rt, "", "victim", ParsedDeleteOptions(ignore_store_read_error=True))
     assert result.code == 200 and result.body["status"] == "Success"
     with pytest.raises(errors.NotFound):
         await registry.get(SYSTEM_USER, rt, "", "victim")

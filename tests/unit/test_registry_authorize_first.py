@@ -23,7 +23,7 @@ from runtime.rbac import Decision
 from runtime.rbac.attributes import Attributes
 from runtime.rbac.user import UserInfo
 from runtime.registry import Registry
-from runtime.requests import Body, DeleteOptions, ListOptions, PatchType, WriteOptions
+from runtime.requests import Body, ListOptions, ParsedDeleteOptions, PatchType, WriteOptions
 from runtime.scheme import Scheme
 from runtime.storage import MemoryStore
 
@@ -127,7 +127,7 @@ def requests() -> list[tuple[str, str, Call]]:
         ("watch", "watch", watch),
         ("create", "create", lambda r: r.create(CALLER, rt(r), "", Body(cluster_role("new")))),
         ("deletecollection", "deletecollection", lambda r: r.delete_collection(
-            CALLER, rt(r), "", ListOptions(label_selector="none=here"), DeleteOptions())),
+            CALLER, rt(r), "", ListOptions(label_selector="none=here"), ParsedDeleteOptions())),
         ("get-status", "get", lambda r: r.get(CALLER, rt(r, "Namespace"), "", "default", subresource="status")),
         ("update-status", "update", lambda r: r.update(
             CALLER, rt(r, "Namespace"), "", "default", Body(namespace("default")), subresource="status")),

@@ -6,7 +6,7 @@ import pytest
 
 from runtime import selectors
 from runtime.selectors import (
-    LabelSelector,
+    ParsedLabelSelector,
     Operator,
     Requirement,
     SelectorError,
@@ -26,7 +26,7 @@ VALUE_REGEX_HINT = ("a valid label must be an empty string or consist of alphanu
                     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 
 
-def sel(text: str) -> LabelSelector:
+def sel(text: str) -> ParsedLabelSelector:
     return parse_label_selector(text)
 
 
@@ -292,19 +292,19 @@ def test_requirement_accepts_operator_strings():
 
 def test_none_label_selector_matches_nothing():
     s = label_selector_from_dict(None)
-    assert s == LabelSelector.nothing()
+    assert s == ParsedLabelSelector.nothing()
     assert not s.matches({}) and not s.matches({"a": "b"})
     assert not s.empty and str(s) == ""
 
 
 def test_nothing_stays_nothing_when_requirements_are_added():
-    assert not LabelSelector.nothing().add(Requirement("a", Operator.EXISTS)).matches({"a": ""})
+    assert not ParsedLabelSelector.nothing().add(Requirement("a", Operator.EXISTS)).matches({"a": ""})
 
 
 def test_empty_label_selector_dict_matches_everything():
     for empty in ({}, {"matchLabels": {}, "matchExpressions": []}, {"matchLabels": None}):
         s = label_selector_from_dict(empty)
-        assert s.empty and s.matches({}) and s == LabelSelector.everything()
+        assert s.empty and s.matches({}) and s == ParsedLabelSelector.everything()
 
 
 def test_match_labels_and_expressions_are_anded():
@@ -440,8 +440,8 @@ def test_apimachinery_lexer_sequence_table(text, tokens):
     assert [t for t, _ in lex(text)] == [_T[t] for t in tokens.split()]
 
 
-def _reqs(*specs: tuple[str, Operator, tuple[str, ...]]) -> LabelSelector:
-    return LabelSelector(tuple(Requirement(k, op, v) for k, op, v in specs))
+def _reqs(*specs: tuple[str, Operator, tuple[str, ...]]) -> ParsedLabelSelector:
+    return ParsedLabelSelector(tuple(Requirement(k, op, v) for k, op, v in specs))
 
 
 _IN, _NOTIN, _EXISTS = Operator.IN, Operator.NOT_IN, Operator.EXISTS

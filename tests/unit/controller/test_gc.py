@@ -6,7 +6,7 @@ import trio
 
 from controllers import gc
 from runtime.finalizers import remove_finalizer
-from runtime.requests import DeleteOptions
+from runtime.requests import ParsedDeleteOptions
 from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.scheme import Scheme
 from runtime.testing import ADMIN, open_test_env
@@ -59,39 +59,39 @@ async def current(env, kind: str, name: str, ns: str = "") -> dict:
 SCHEME = Scheme()
 
 
-def deletion_finalizers(kind: str, finalizers: list[str], options: DeleteOptions) -> list[str]:
+def deletion_finalizers(kind: str, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
     """What a first delete leaves, as the kind's strategy decides."""
     return SCHEME.by_kind(kind).strategy.deletion_finalizers(finalizers, options)
 
 
 def test_the_default_policy_of_every_kind_is_background_so_no_finalizer_is_added():
     for kind in ("Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Lease"):
-        assert deletion_finalizers(kind, [HOLD], DeleteOptions()) == [HOLD]
+        assert deletion_finalizers(kind, [HOLD], ParsedDeleteOptions()) == [HOLD]
 
 
 def test_foreground_adds_foreground_deletion_and_orphan_adds_orphan():
-    assert deletion_finalizers("Role", [HOLD], DeleteOptions(propagation_policy="Foreground")) == \
+    assert deletion_finalizers("Role", [HOLD], ParsedDeleteOptions(propagation_policy="Foreground")) == \
         [HOLD, FOREGROUND_FINALIZER]
-    assert deletion_finalizers("Role", [], DeleteOptions(propagation_policy="Orphan")) == [ORPHAN_FINALIZER]
-    assert deletion_finalizers("Role", [], DeleteOptions(orphan_dependents=True)) == [ORPHAN_FINALIZER]
+    assert deletion_finalizers("Role", [], ParsedDeleteOptions(propagation_policy="Orphan")) == [ORPHAN_FINALIZER]
+    assert deletion_finalizers("Role", [], ParsedDeleteOptions(orphan_dependents=True)) == [ORPHAN_FINALIZER]
 
 
 def test_an_explicit_option_replaces_a_gc_finalizer_already_there():
-    assert deletion_finalizers("Role", [ORPHAN_FINALIZER, HOLD], DeleteOptions(propagation_policy="Background")) \
+    assert deletion_finalizers("Role", [ORPHAN_FINALIZER, HOLD], ParsedDeleteOptions(propagation_policy="Background")) \
         == [HOLD]
-    assert deletion_finalizers("Role", [ORPHAN_FINALIZER], DeleteOptions(propagation_policy="Foreground")) == \
+    assert deletion_finalizers("Role", [ORPHAN_FINALIZER], ParsedDeleteOptions(propagation_policy="Foreground")) == \
         [FOREGROUND_FINALIZER]
-    assert deletion_finalizers("Role", [FOREGROUND_FINALIZER], DeleteOptions(orphan_dependents=False)) == []
+    assert deletion_finalizers("Role", [FOREGROUND_FINALIZER], ParsedDeleteOptions(orphan_dependents=False)) == []
 
 
 def test_without_options_a_gc_finalizer_already_there_is_kept():
-    assert deletion_finalizers("Role", [FOREGROUND_FINALIZER], DeleteOptions()) == [FOREGROUND_FINALIZER]
-    assert deletion_finalizers("Namespace", [ORPHAN_FINALIZER], DeleteOptions()) == [ORPHAN_FINALIZER]
+    assert deletion_finalizers("Role", [FOREGROUND_FINALIZER], ParsedDeleteOptions()) == [FOREGROUND_FINALIZER]
+    assert deletion_finalizers("Namespace", [ORPHAN_FINALIZER], ParsedDeleteOptions()) == [ORPHAN_FINALIZER]
 
 
 def test_orphan_dependents_false_on_a_namespace_means_foreground():
-    assert deletion_finalizers("Namespace", [], DeleteOptions(orphan_dependents=False)) == [FOREGROUND_FINALIZER]
-    assert deletion_finalizers("Role", [], DeleteOptions(orphan_dependents=False)) == []
+    assert deletion_finalizers("Namespace", [], ParsedDeleteOptions(orphan_dependents=False)) == [FOREGROUND_FINALIZER]
+    assert deletion_finalizers("Role", [], ParsedDeleteOptions(orphan_dependents=False)) == []
 
 
 # ---- pure rules of the collector -----------------------------------------------------------------
@@ -313,7 +313,7 @@ async def test_orphan_dependents_true_orphans_too(autojump_clock):
         owner = await env.client.create(cluster_role("owner"))
         await env.client.create(role("kept", owners=[ref(owner)]))
         await env.registry.delete(ADMIN, env.scheme.by_kind("ClusterRole"), "", "owner",
-                                  DeleteOptions(orphan_dependents=True))
+                                  ParsedDeleteOptions(orphan_dependents=True))
         await gone(env, "ClusterRole", "owner")
         await trio.sleep(30)
         assert "ownerReferences" not in (await current(env, "Role", "kept", "default"))["metadata"]
