@@ -8,7 +8,6 @@ option validation refuses).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -18,6 +17,7 @@ from runtime import errors
 from runtime.models.meta import DeleteOptions as DeleteOptionsModel
 from runtime.kinds.decoding import type_error_message
 from runtime.requests import FIELD_VALIDATION_LEVELS, Body, ListOptions, ParsedDeleteOptions, WriteOptions
+from runtime.validation.gofmt import go_quote
 
 __all__ = ["write_options", "list_options", "delete_options", "int_param"]
 
@@ -59,7 +59,7 @@ def _dry_run(values: Sequence[str], kind: str) -> bool:
     (`CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"x"}: ...`).
     """
     if any(v not in ("", "All") for v in values):
-        listed = ", ".join(json.dumps(v) for v in values)
+        listed = ", ".join(go_quote(v) for v in values)
         raise _options_invalid(kind, "dryRun", "FieldValueNotSupported",
                                f'Unsupported value: []string{{{listed}}}: supported values: "All"')
     return bool(values)
@@ -78,7 +78,7 @@ def write_options(args: Any, user_agent: str, *, method: str = "POST") -> WriteO
     level = args.get("fieldValidation") or "Warn"
     if level not in FIELD_VALIDATION_LEVELS:
         raise _options_invalid(kind, "fieldValidation", "FieldValueNotSupported",
-                               f'Unsupported value: {json.dumps(level)}: supported values: "", "Ignore", '
+                               f'Unsupported value: {go_quote(level)}: supported values: "", "Ignore", '
                                '"Strict", "Warn"')
     manager = args.get("fieldManager", "")
     if len(manager.encode()) > 128:
@@ -87,7 +87,7 @@ def write_options(args: Any, user_agent: str, *, method: str = "POST") -> WriteO
     for i, ch in enumerate(manager):
         if not ch.isprintable():
             raise _options_invalid(kind, "fieldManager", "FieldValueInvalid",
-                                   f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} "
+                                   f"Invalid value: {go_quote(manager)}: invalid character U+{ord(ch):04X} "
                                    f"(at position {i})")
     return WriteOptions(dry_run=_dry_run(args.getlist("dryRun"), kind), field_manager=manager,
                         field_validation=level, force=_go_bool(args.get("force")) if "force" in args else False,
@@ -135,7 +135,7 @@ def delete_options(args: Any, body: Body | None) -> ParsedDeleteOptions:
         try:
             return int(value)
         except ValueError:
-            raise errors.BadRequest(f'strconv.ParseInt: parsing {json.dumps(value)}: invalid syntax') from None
+            raise errors.BadRequest(f'strconv.ParseInt: parsing {go_quote(value)}: invalid syntax') from None
 
     dry = _dry_run(data["dryRun"] if data.get("dryRun") is not None else args.getlist("dryRun"), "DeleteOptions")
     return ParsedDeleteOptions(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
@@ -33,7 +32,20 @@ from runtime.objects import StoredObject, dumps_json
 from runtime.registry import DeleteResult, ListResult, WatchStream
 from runtime.scheme import ResourceType
 
-__all__ = ["Responder", "not_modified"]
+__all__ = ["Responder", "not_modified", "warning_header"]
+
+
+def warning_header(text: str) -> str | None:
+    """apimachinery's `net.NewWarningHeader(299, "-", text)`: `299 - "text"`, or None where it refuses.
+
+    Only `"` and `\\` are escaped (its `makeQuotedString`, not Go's `%q`): é
+    stays é, UTF-8 on the wire. A text with a control character or a lone
+    surrogate (not valid UTF-8) is refused, and Kubernetes' warning recorder
+    drops it: None.
+    """
+    if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
+        return None
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class Responder:
@@ -94,7 +106,8 @@ class Responder:
         if not isinstance(body, bytes):
             response.timeout = None
         for w in warnings:
-            response.headers.add("Warning", f'299 - {json.dumps(w)}')
+            if (header := warning_header(w)) is not None:
+                response.headers.add("Warning", header)
         return response
 
     def _stream_body(self, chunks: Iterator[bytes], headers: dict[str, str], compressible: bool

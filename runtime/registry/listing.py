@@ -46,7 +46,6 @@ Caveats:
 
 from __future__ import annotations
 
-import json
 from typing import Protocol
 
 from runtime import errors
@@ -59,6 +58,7 @@ from runtime.registry.common import (
 from runtime.registry.core import READ_WAIT, RegistryCore, Selection
 from runtime.requests import ListOptions
 from runtime.scheme import ResourceType
+from runtime.validation.gofmt import go_quote
 from runtime.watchcache import SortedObjects
 
 __all__ = ["list_objects", "validate_list_options", "SNAPSHOT_GATE"]
@@ -83,8 +83,8 @@ def _forbidden(field: str, detail: str) -> tuple[str, str, str]:
 
 
 def _not_supported(field: str, value: str, supported: tuple[str, ...]) -> tuple[str, str, str]:
-    values = ", ".join(json.dumps(v) for v in supported)
-    return field, f"Unsupported value: {json.dumps(value)}: supported values: {values}", "FieldValueNotSupported"
+    values = ", ".join(go_quote(v) for v in supported)
+    return field, f"Unsupported value: {go_quote(value)}: supported values: {values}", "FieldValueNotSupported"
 
 
 def validate_list_options(opts: ListOptions, *, watch: bool) -> None:
