@@ -89,7 +89,9 @@ def everything_reads_back(plane: ThreadedPlane) -> None:
     for path in (ROLES, CLUSTER_ROLES, LEASES, SAS, "/api/v1/namespaces"):
         listed = plane.request("GET", path)
         assert listed.status_code == 200, listed.text[:400]
-        for item in json.loads(listed.content)["items"]:
+        items = json.loads(listed.content)["items"]
+        assert items or path not in (CLUSTER_ROLES, "/api/v1/namespaces"), path  # bootstrapped: never empty
+        for item in items:
             name = item["metadata"]["name"]
             api_version = json.loads(listed.content)["apiVersion"]
             kind = json.loads(listed.content)["kind"].removesuffix("List")

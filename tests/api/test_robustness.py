@@ -312,6 +312,7 @@ async def test_every_watcher_sees_every_revision_once_in_order_under_concurrent_
     # Only this test writes, and only ClusterRoles: every revision after the start is one of its events.
     expected = list(range(start + 1, final + 1))
     assert len(expected) == 6 * (15 * 2 + 5) + 1
+    assert sorted(seen) == [0, 1, 2, 3]  # every watcher started and recorded
     for i, revisions in seen.items():
         assert revisions == expected, f"watcher {i}: out of order, repeated or missing revisions"
 
@@ -351,9 +352,11 @@ async def test_a_client_that_disconnects_mid_list_stream_leaves_no_task(nursery,
         async with srv.client() as c:
             async with c.stream("GET", f"{srv.rbac}/clusterroles") as r:
                 assert r.status_code == 200
+                chunks = []
                 async for chunk in r.aiter_raw():
-                    assert chunk
+                    chunks.append(chunk)
                     break  # the first piece of a ~4 MB list, then hang up
+                assert chunks and chunks[0]
     await settle(lambda: count_tasks() <= tasks)
     async with srv.client() as c:  # and the server still answers
         assert len((await c.get(f"{srv.rbac}/clusterroles", params={"limit": "10"})).json()["items"]) == 10

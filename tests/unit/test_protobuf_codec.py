@@ -545,5 +545,6 @@ def test_generated_modules_are_what_the_script_produces(tmp_path: Path) -> None:
     generated = sorted((tmp_path / "runtime" / "codec" / "proto").glob("*_pb2.py"))
     checked_in = sorted((REPO / "runtime" / "codec" / "proto").glob("*_pb2.py"))
     assert [p.name for p in generated] == [p.name for p in checked_in]
+    assert checked_in, "no generated module found: nothing compared"
     for new, old in zip(generated, checked_in):
         assert new.read_bytes() == old.read_bytes(), old.name

@@ -8,6 +8,8 @@ from runtime.rbac import (
 
 
 def test_exports_exist():
+    assert {"SelectorRequirement", "UserInfo", "non_resource_attributes", "resource_attributes",
+            "service_account_user", "split_service_account_username"} <= set(rbac.__all__)
     for name in rbac.__all__:
         assert hasattr(rbac, name), name
 

@@ -540,6 +540,8 @@ def _protocol_methods() -> list[str]:
 
 @pytest.mark.parametrize("backend", [MemoryStore, SqliteStore, EtcdStore])
 def test_backends_implement_every_store_method_with_its_signature(backend: type) -> None:
+    assert set(_protocol_methods()) == {"create", "update", "delete", "get", "list", "watch", "current_revision",
+                                        "compacted_revision", "compact", "aclose"}
     for name in _protocol_methods():
         want = inspect.signature(getattr(Store, name))
         have = inspect.signature(getattr(backend, name))
