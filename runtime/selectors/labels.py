@@ -15,7 +15,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from runtime.selectors.selection import (
     BINARY_OPERATORS, EXACT_OPERATORS, ORDER_OPERATORS, SET_OPERATORS, UNARY_OPERATORS, Operator,
     SelectorError, aggregate_messages, invalid_message,
 )
+from runtime.validation.gofmt import go_quote
 from runtime.validation.labels import label_key_errors, label_value_errors
 
 __all__ = ["Requirement", "ParsedLabelSelector"]
@@ -46,8 +46,8 @@ class Requirement:
 
     def __post_init__(self) -> None:
         if self.operator not in set(Operator):
-            supported = ", ".join(json.dumps(o.value) for o in (*BINARY_OPERATORS, *UNARY_OPERATORS))
-            raise SelectorError(f"operator: Unsupported value: {json.dumps(str(self.operator))}: "
+            supported = ", ".join(go_quote(o.value) for o in (*BINARY_OPERATORS, *UNARY_OPERATORS))
+            raise SelectorError(f"operator: Unsupported value: {go_quote(str(self.operator))}: "
                                 f"supported values: {supported}")
         object.__setattr__(self, "operator", Operator(self.operator))
         object.__setattr__(self, "values", tuple(self.values))

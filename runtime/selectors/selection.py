@@ -11,15 +11,14 @@ Pure: no I/O.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from runtime.validation.gofmt import go_quote
+from runtime.validation.gofmt import go_json, go_quote
 
 __all__ = [
     "SelectorError", "Operator", "SET_OPERATORS", "EXACT_OPERATORS", "UNARY_OPERATORS",
-    "ORDER_OPERATORS", "BINARY_OPERATORS", "go_quote", "invalid_message", "aggregate_messages",
+    "ORDER_OPERATORS", "BINARY_OPERATORS", "invalid_message", "aggregate_messages",
 ]
 
 
@@ -50,11 +49,12 @@ BINARY_OPERATORS = (*SET_OPERATORS, *EXACT_OPERATORS, *ORDER_OPERATORS)
 
 
 def invalid_message(path: str, bad: Any, detail: str) -> str:
-    """Return `field.Invalid(path, bad, detail).Error()`: strings as Go's `%q`, lists as compact JSON (empty: null)."""
+    """Return `field.Invalid(path, bad, detail).Error()`: strings as Go's `%q`, lists as its `json.Marshal`
+    (empty: null)."""
     if isinstance(bad, str):
         shown = go_quote(bad)
     else:
-        shown = json.dumps(list(bad), separators=(",", ":")) if bad else "null"
+        shown = go_json(list(bad)) if bad else "null"
     return f"{path}: Invalid value: {shown}: {detail}"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runtime import selectors
@@ -282,6 +284,17 @@ def test_requirement_equals_needs_exactly_one_value():
 def test_requirement_unknown_operator_is_rejected():
     with pytest.raises(SelectorError, match='operator: Unsupported value: "In"'):
         Requirement("a", "In", ("x",))  # type: ignore[arg-type]
+
+
+def test_requirement_unknown_operator_is_quoted_as_go_quotes_it():
+    with pytest.raises(SelectorError, match='operator: Unsupported value: "Iné": supported values: "in", '):
+        Requirement("a", "Iné", ("x",))  # type: ignore[arg-type]
+
+
+def test_requirement_values_are_shown_as_go_marshals_them():
+    # field.Invalid of a []string: json.Marshal, which keeps é and escapes <, > and &.
+    with pytest.raises(SelectorError, match=re.escape('values: Invalid value: ["é","\\u003cy\\u003e"]: exact-match')):
+        Requirement("a", Operator.EQUALS, ("é", "<y>"))
 
 
 def test_requirement_accepts_operator_strings():
