@@ -136,4 +136,4 @@ async def test_open_http_client_discovers_the_api_domain(nursery, tmp_path):
     async with open_http_client(load_kubeconfig(server.kubeconfig)) as client:
         assert client.scheme.domain == "k8s.io"
         page = await client.list(client.scheme.by_kind("ClusterRole"))
-    assert all(r["apiVersion"] == "rbac.authorization.k8s.io/v1" for r in page.items)
+    assert page.items and all(r["apiVersion"] == "rbac.authorization.k8s.io/v1" for r in page.items)

@@ -44,7 +44,8 @@ async def test_manager_is_started_only_once_its_informers_have_synced(autojump_c
         manager.controller().for_(env.scheme.by_kind("Role")).complete(reconcile)
         manager.controller().for_(env.scheme.by_kind("Namespace")).complete(reconcile)
         await env.start(manager)
-        assert all(i.has_synced() for i in manager.informers.informers())
+        informers = manager.informers.informers()
+        assert len(informers) == 2 and all(i.has_synced() for i in informers)  # one per kind: Role, Namespace
         assert {s.name: s.running for s in manager.statistics().runnables.values()} == {
             "role": True, "namespace": True}
 

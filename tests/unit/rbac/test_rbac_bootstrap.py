@@ -15,7 +15,7 @@ def by_name(objs, kind):
 
 def test_bootstrap_policy_substitutes_the_domain():
     objs = load_bootstrap_policy("example.org")
-    assert all(o["apiVersion"] == "rbac.authorization.example.org/v1" for o in objs)
+    assert objs and all(o["apiVersion"] == "rbac.authorization.example.org/v1" for o in objs)
     assert default_policy_path().read_text().count("${DOMAIN}") > 0
     assert "${DOMAIN}" not in repr(objs)
     roles = by_name(objs, "ClusterRole")
