@@ -41,6 +41,7 @@ def parse_error(text: str) -> str:
 # --- label grammar ---------------------------------------------------------------
 
 def test_all_exports_exist():
+    assert {"parse_label_selector", "parse_field_selector", "label_selector_from_dict"} <= set(selectors.__all__)
     assert all(hasattr(selectors, name) for name in selectors.__all__)
 
 
