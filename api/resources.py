@@ -34,7 +34,7 @@ from api.tables import partial_object_metadata
 from runtime import errors
 from runtime.codec import protobuf
 from runtime.rbac import resource_attributes
-from runtime.requests import Body, patch_type
+from runtime.requests import Body, WriteOptions, patch_type
 from runtime.scheme import ResourceType
 
 __all__ = ["ResourceRoutes", "ROUTES", "ResourceHandler"]
@@ -181,15 +181,19 @@ async def watch(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namesp
                                     track=lambda chunks: track_watch(ctx, r.limits, r.metrics, chunks))
 
 
+def _write_options(ctx: RequestContext) -> WriteOptions:
+    """The request's write options (dryRun, fieldManager, fieldValidation; its User-Agent names a default manager)."""
+    request = ctx.request
+    return write_options(request.args, request.headers.get("User-Agent", ""), method=request.method)
+
+
 async def create(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namespace: str) -> Response:
     if rt.virtual:
         return await review(r, ctx, rt, namespace)
     # Writes answer in any negotiated form, Table included, as Kubernetes' transformResponseObject.
     choice = r.answers.choice()
-    request = ctx.request
     result = await r.registry.create(ctx.user, rt, namespace, await r.body(ctx, rt=rt),
-                                     write_options(request.args, request.headers.get("User-Agent", ""),
-                                                   method=request.method))
+                                     _write_options(ctx))
     return r.answers.object_response(201, result.obj, choice, rt, warnings=result.warnings)
 
 
@@ -197,10 +201,8 @@ async def review(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, names
     """A create of a virtual kind (a review): its evaluation, 201."""
     # No Table (reviews have no table convertor in Kubernetes); the metadata form as for any object.
     choice = r.answers.choice(allowed_as=("", "PartialObjectMetadata", "PartialObjectMetadataList"))
-    request = ctx.request
     result = await r.registry.create(ctx.user, rt, namespace, await r.body(ctx, rt=rt),
-                                     write_options(request.args, request.headers.get("User-Agent", ""),
-                                                   method=request.method))
+                                     _write_options(ctx))
     if choice.as_kind == "PartialObjectMetadataList":
         raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not a list")
     doc = result.obj.obj
@@ -212,10 +214,9 @@ async def review(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, names
 async def create_subresource(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namespace: str) -> Response:
     """A POST to a subresource that is another kind (a ServiceAccount's token): its answer, 201, as a review's."""
     choice = r.answers.choice(allowed_as=("", "PartialObjectMetadata"))
-    request, info = ctx.request, ctx.info
+    info = ctx.info
     result = await r.registry.create(ctx.user, rt, namespace, await r.body(ctx),
-                                     write_options(request.args, request.headers.get("User-Agent", ""),
-                                                   method=request.method), name=info.name,
+                                     _write_options(ctx), name=info.name,
                                      subresource=info.subresource)
     doc = result.obj.obj
     if choice.as_kind == "PartialObjectMetadata":
@@ -225,23 +226,21 @@ async def create_subresource(r: ResourceRoutes, ctx: RequestContext, rt: Resourc
 
 async def update(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namespace: str) -> Response:
     choice = r.answers.choice()
-    request, info = ctx.request, ctx.info
+    info = ctx.info
     result = await r.registry.update(ctx.user, rt, namespace, info.name, await r.body(ctx, rt=rt),
-                                     write_options(request.args, request.headers.get("User-Agent", ""),
-                                                   method=request.method), subresource=info.subresource)
+                                     _write_options(ctx), subresource=info.subresource)
     return r.answers.object_response(201 if result.created else 200, result.obj, choice, rt,
                                      warnings=result.warnings)
 
 
 async def patch(r: ResourceRoutes, ctx: RequestContext, rt: ResourceType, namespace: str) -> Response:
     choice = r.answers.choice()
-    request, info = ctx.request, ctx.info
+    info = ctx.info
     kind = patch_type(ctx.content_type, cbor=r.gate("CBORServingAndStorage"),
                       strategic=rt.strategy.supports_strategic_merge)
     body = await r.body(ctx, codec=_APPLY_CODECS.get(ctx.content_type, "json"))
     result = await r.registry.patch(ctx.user, rt, namespace, info.name, kind, body,
-                                    write_options(request.args, request.headers.get("User-Agent", ""),
-                                                  method=request.method), subresource=info.subresource)
+                                    _write_options(ctx), subresource=info.subresource)
     return r.answers.object_response(201 if result.created else 200, result.obj, choice, rt,
                                      warnings=result.warnings)
 
