@@ -45,22 +45,14 @@ def kubeconfig_of(tmp_path: Path, server: str) -> Path:
     return path
 
 
-async def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_1(tmp_path):
+# The parent of --workers binds the port itself (api/serving/workers.py), one server through Hypercorn.
+@pytest.mark.parametrize("serving", [["--store", "memory"], ["--workers", "2"]], ids=["one-server", "workers"])
+async def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_1(tmp_path, serving):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code, err = await miniplane("serve", "--data-dir", str(tmp_path), "--store", "memory", "--port", str(port))
-    assert (code, err) == (1, [f"miniplane: error: cannot listen on 127.0.0.1:{port}: address already in use"])
-
-
-async def test_serve_with_workers_on_a_port_in_use_says_so_in_the_same_words(tmp_path):
-    # The parent of --workers binds the port itself (api/serving/workers.py), not through Hypercorn.
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        code, err = await miniplane("serve", "--data-dir", str(tmp_path), "--workers", "2", "--port", str(port))
+        code, err = await miniplane("serve", "--data-dir", str(tmp_path), *serving, "--port", str(port))
     assert (code, err) == (1, [f"miniplane: error: cannot listen on 127.0.0.1:{port}: address already in use"])
 
 
