@@ -75,7 +75,6 @@ def storage_version(spec: dict[str, Any]) -> str:
 class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
     """See the module doc."""
 
-    status_subresource = True
     subresources = {"status": StatusSubresource()}
     counts_generation = True  # spec changes, as Kubernetes' CRD strategy
     name_rule = "dns-subdomain"

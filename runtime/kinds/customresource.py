@@ -188,8 +188,7 @@ class CustomResourceStrategy(Strategy):
         self.version = version
         self.structural = Structural.from_openapi((version.get("schema") or {}).get("openAPIV3Schema") or {})
         sub = version.get("subresources") or {}
-        self.status_subresource = sub.get("status") is not None
-        self.subresources = {**({"status": StatusSubresource()} if self.status_subresource else {}),
+        self.subresources = {**({"status": StatusSubresource()} if sub.get("status") is not None else {}),
                              **({"scale": ScaleSubresource(sub["scale"])} if sub.get("scale") is not None else {})}
         self._merge_schema = schema_node(self.structural, metadata=schema_for(ObjectMeta), name=rt.kind)
         self.openapi_schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}

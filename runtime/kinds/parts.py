@@ -28,7 +28,7 @@ from runtime import errors
 from runtime.kinds.columns import DEFAULT_COLUMNS, Columns
 from runtime.kinds.decoding import decode_object
 from runtime.kinds.propagation import deletion_finalizers
-from runtime.kinds.subresources import ObjectSubresource
+from runtime.kinds.subresources import ObjectSubresource, StatusSubresource
 from runtime.rbac.user import UserInfo
 from runtime.requests import Body, ParsedDeleteOptions
 from runtime.validation import FieldError, validate_object_meta
@@ -143,13 +143,16 @@ class CreateStrategy(KindStrategy):
 class UpdateStrategy(CreateStrategy):
     """RESTUpdateStrategy: what an update keeps, counts and validates (the create rules plus its own).
 
-    `status_subresource`: spec and status are written apart (the `status`
-    subresource). `allow_create_on_update`: a PUT of a missing object
-    creates it (Kubernetes' AllowCreateOnUpdate).
+    `allow_create_on_update`: a PUT of a missing object creates it
+    (Kubernetes' AllowCreateOnUpdate).
     """
 
     allow_create_on_update = True
-    status_subresource = False
+
+    @property
+    def status_subresource(self) -> bool:
+        """Spec and status are written apart: the kind has a `status` subresource (`StatusSubresource`)."""
+        return isinstance(self.subresources.get("status"), StatusSubresource)
 
     @property
     def merge_schema(self) -> Any:
