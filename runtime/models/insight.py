@@ -426,8 +426,10 @@ class Severity(str, enum.Enum):
     @property
     def rank(self) -> int:
         """4 for CRITICAL down to 0 for INFO."""
-        return {"Critical": 4, "High": 3, "Medium": 2, "Low": 1, "Info": 0}[self.value]
+        return _SEVERITY_RANKS[self]
 
+
+_SEVERITY_RANKS = {severity: len(Severity) - 1 - i for i, severity in enumerate(Severity)}  # declared highest first
 
 class LintFinding(InsightValue):
     """One finding about an object, at a path inside it."""
