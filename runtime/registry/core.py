@@ -186,27 +186,21 @@ class RegistryCore:
         """The authorizer's decision on `attrs` (never raises)."""
         return self.authorizer.authorize(attrs)
 
-    def authorize(self, attrs: Attributes) -> None:
-        """Raise Forbidden unless the authorizer allows `attrs`."""
+    def authorize(self, attrs: Attributes, refuse: Callable[[Attributes, str], errors.Forbidden] = forbidden) -> None:
+        """Raise Forbidden (`refuse(attrs, reason)`) unless the authorizer allows `attrs`."""
         decision = self.decide(attrs)
         if not decision.allowed:
-            raise forbidden(attrs, decision.reason)
+            raise refuse(attrs, decision.reason)
 
     def authorize_request(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
                           subresource: str = "") -> None:
         """Authorize `verb` on `rt` in the scope its strategy gives the request."""
-        self.authorize(resource_attributes(
-            user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
-            namespace=rt.strategy.authorization_namespace(namespace, name), name=name, subresource=subresource))
+        self.authorize(_request_attributes(user, verb, rt, namespace, name, subresource))
 
     def authorize_create_on_update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str) -> None:
         """The `create` an update or apply that creates needs besides its own verb (Kubernetes'
         withAuthorization, asked once, where admission validates). Raises Forbidden in its words."""
-        attrs = resource_attributes(user, "create", rt.plural, api_group=rt.group, api_version=rt.version,
-                                    namespace=rt.strategy.authorization_namespace(namespace, name), name=name)
-        decision = self.decide(attrs)
-        if not decision.allowed:
-            raise create_forbidden(attrs, decision.reason)
+        self.authorize(_request_attributes(user, "create", rt, namespace, name), create_forbidden)
 
     def check_verb(self, rt: ResourceType, verb: str, subresource: str = "") -> None:
         """405 MethodNotAllowed unless the kind (or its subresource) offers `verb`."""
@@ -471,3 +465,11 @@ def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:
     a = dict(new, metadata={k: v for k, v in new["metadata"].items() if k != "resourceVersion"})
     b = dict(old, metadata={k: v for k, v in old["metadata"].items() if k != "resourceVersion"})
     return a == b
+
+
+def _request_attributes(user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
+                        subresource: str = "") -> Attributes:
+    """A request's attributes on `rt`, in the scope its strategy gives the request."""
+    return resource_attributes(user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
+                               namespace=rt.strategy.authorization_namespace(namespace, name), name=name,
+                               subresource=subresource)
