@@ -23,7 +23,6 @@ from typing import Any, Awaitable, Callable
 import trio
 from quart import Response
 
-from api.audit import current_record
 from api.codecs import decode_body
 from api.filters import RequestContext, track_watch
 from api.negotiation import request_codec
@@ -135,9 +134,8 @@ class ResourceRoutes:
             raise errors.UnsupportedMediaType("the body of the request was in an unknown format - accepted media "
                                               f"types include: {accepted}")
         body = decode_body(codec, raw)
-        record = current_record()
-        if record is not None:
-            record.log_request_object(body.data)
+        if ctx.record is not None:
+            ctx.record.log_request_object(body.data)
         return body
 
 

@@ -296,8 +296,8 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 #: The `--leader-elect-*` timing flags and their defaults (LeaderElectionConfig's).
-_TIMING = {name: f.default for f in dataclasses.fields(LeaderElectionConfig)
-           for name in ("lease_duration", "renew_deadline", "retry_period") if f.name == name}
+_TIMING = {f.name: f.default for f in dataclasses.fields(LeaderElectionConfig)
+           if f.name in ("lease_duration", "renew_deadline", "retry_period")}
 
 
 def go_duration(text: str) -> float:
