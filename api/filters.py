@@ -115,7 +115,7 @@ def build_handler_chain(route: Handler, state: Any, answers: Responder) -> Calla
     handler = with_authentication(handler, state.authenticator, state.auditor)
     handler = with_connection_limit(handler, state.limits)
     handler = with_status_answers(handler, answers)
-    handler = with_accounting(handler, state)
+    handler = with_accounting(handler, state.metrics, state.max_body_bytes, state.body_timeout)
     return with_request_info(handler, state.registry.scheme)
 
 
@@ -130,10 +130,9 @@ def with_request_info(handler: Handler, scheme: Scheme) -> Callable[[str], Await
     return view
 
 
-def with_accounting(handler: Handler, state: Any) -> Handler:
-    """`handler`'s answer, then the body drained, the audit ID named, the request counted and audited."""
-    metrics: APIServerMetrics = state.metrics
-
+def with_accounting(handler: Handler, metrics: APIServerMetrics, max_body_bytes: int, body_timeout: float) -> Handler:
+    """`handler`'s answer, then the body drained (up to `max_body_bytes`, within `body_timeout`), the audit ID
+    named, the request counted and audited."""
     def finished(ctx: RequestContext, code: int, panicked: bool) -> None:
         metrics.observe(ctx.labels[:6], ctx.labels[6], code, trio.current_time() - ctx.began)
         if ctx.record is not None:
@@ -141,7 +140,7 @@ def with_accounting(handler: Handler, state: Any) -> Handler:
 
     async def accounted(ctx: RequestContext) -> Response:
         response = await handler(ctx)
-        await _finish_body(ctx, response, state.max_body_bytes, state.body_timeout)
+        await _finish_body(ctx, response, max_body_bytes, body_timeout)
         if over_connection_limit():
             _close_connection(ctx, response)
         # Every answer names its audit ID, audited or not (kube-apiserver's WithAuditInit echoes a sent one).
