@@ -1,5 +1,8 @@
 """One model layer: every model, built-in, insight result or a user's typed model, has one camelCase base."""
 
+import pydantic
+import pytest
+
 from runtime.models import insight
 from runtime.models.base import K8sModel
 from runtime.typed import KubeModel
@@ -23,12 +26,14 @@ def test_the_insight_kinds_share_their_type_meta_and_their_results_are_the_statu
 
 
 def test_a_result_built_unvalidated_equals_the_validated_one_and_json_is_still_decoded_strictly():
-    import pydantic
-    import pytest
     fast = insight.Permission.of("", "get", "", "pods")
     assert fast == insight.Permission("", "get", "", "pods") and hash(fast) == hash(insight.Permission("", "get",
                                                                                                         "", "pods"))
     assert insight.AttributeCheck.of("verb", False, "", ("a",)).allowed == ["a"]  # tuples become lists
     assert sorted([insight.Permission.of("b", "x"), fast]) == [fast, insight.Permission.of("b", "x")]
+    # Fields not given take their defaults, an empty list a fresh one each time (as validation copies it).
+    held = insight.TerminatingNamespace.of("ns", "now")
+    assert held == insight.TerminatingNamespace("ns", "now")
+    assert held.blockers == [] and held.blockers is not insight.TerminatingNamespace.of("ns", "now").blockers
     with pytest.raises(pydantic.ValidationError):
         insight.AccessExplanation.model_validate({"status": {"allowed": "yes"}})
