@@ -46,7 +46,6 @@ from runtime.kubeconfig import KubeConfig
 from runtime.leaderelection import LeaderElectionConfig
 from runtime.storage import StoreError
 from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
-from runtime.tokens import DEFAULT_ISSUER
 
 __all__ = ["main", "parser", "serve_options", "serve_flags", "ServeFlag", "leaf_cause", "describe_error", "DEBUG_ENV"]
 
