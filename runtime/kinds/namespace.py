@@ -25,7 +25,7 @@ from runtime.kinds.subresources import ObjectSubresource, StatusSubresource
 from runtime.requests import ParsedDeleteOptions
 from runtime.validation import FieldError
 from runtime.validation.fielderrors import invalid
-from runtime.validation.names import STANDARD_FINALIZERS, qualified_name_errors
+from runtime.validation.names import is_standard_or_qualified_finalizer, qualified_name_errors
 
 __all__ = ["NAMESPACE", "NamespaceStrategy", "NamespaceStatus", "NamespaceFinalize", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
@@ -120,7 +120,7 @@ class NamespaceStrategy(Strategy):
         errs: list[FieldError] = []
         for fin in (obj.get("spec") or {}).get("finalizers") or []:
             errs.extend(invalid("spec.finalizers", fin, p) for p in qualified_name_errors(fin))
-            if "/" not in fin and fin not in STANDARD_FINALIZERS:
+            if not is_standard_or_qualified_finalizer(fin):
                 errs.append(invalid("spec.finalizers", fin,
                                     "name is neither a standard finalizer name nor is it fully qualified"))
         return errs

@@ -26,7 +26,7 @@ from runtime.validation.ownerrefs import owner_reference_errors
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "is_path_segment_name",
            "path_segment_errors", "dns1123_label_errors", "dns1035_label_errors", "validate_object_meta",
            "qualified_name_errors", "label_value_errors", "validate_object_meta_update", "STANDARD_FINALIZERS",
-           "finalizer_warnings"]
+           "is_standard_or_qualified_finalizer", "finalizer_warnings"]
 
 # Matched with fullmatch: Python's `$` also matches before a trailing newline, Go's does not.
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -154,11 +154,16 @@ def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: s
 STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
 
 
+def is_standard_or_qualified_finalizer(name: str) -> bool:
+    """Core validation's finalizer rule: a standard name, or a fully qualified one (with a `/`)."""
+    return "/" in name or name in STANDARD_FINALIZERS
+
+
 def _kube_finalizer_errors(finalizers: list[str]) -> list[FieldError]:
     """validateKubeFinalizerName, each at its index (`metadata.finalizers[0]`, unlike the rules above)."""
     return [invalid(f"metadata.finalizers[{i}]", f, "name is neither a standard finalizer name nor is it fully "
                                                     "qualified")
-            for i, f in enumerate(finalizers) if "/" not in f and f not in STANDARD_FINALIZERS]
+            for i, f in enumerate(finalizers) if not is_standard_or_qualified_finalizer(f)]
 
 
 def finalizer_warnings(finalizers: list[str], old_finalizers: list[str] | None = None) -> list[str]:
@@ -169,7 +174,7 @@ def finalizer_warnings(finalizers: list[str], old_finalizers: list[str] | None =
     for finalizer in sorted(set(finalizers) - set(old_finalizers or [])):
         shown = go_quote(finalizer)
         out.extend(f"metadata.finalizers: {shown}: {p}" for p in qualified_name_errors(finalizer))
-        if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
+        if not is_standard_or_qualified_finalizer(finalizer):
             out.append(f"metadata.finalizers: {shown}: prefer a domain-qualified finalizer name including a path (/) "
                        "to avoid accidental conflicts with other finalizer writers")
     return out
