@@ -41,7 +41,8 @@ from runtime.kinds.tokenreview import TOKEN_REVIEW, TokenReviewStrategy
 
 __all__ = [
     "KindInfo", "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
-    "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext", "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
+    "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext",
+    "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
