@@ -235,7 +235,6 @@ async def select(core: RegistryCore, rt: ResourceType, namespace: str, opts: Lis
     """`list_objects` once authorized: the objects `match` selects, as the list table says."""
     validate_list_options(opts, watch=False)
     prefix = rt.namespace_prefix(namespace if rt.namespaced else None)
-    kind = core.kind_cache(rt)
     tokens = core.continue_tokens
     rv, rv_match, limit = opts.resource_version or "", opts.resource_version_match, max(0, opts.limit)
     wait = READ_WAIT if not opts.timeout_seconds or opts.timeout_seconds <= 0 else \

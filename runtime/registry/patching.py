@@ -173,7 +173,7 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
     if creates:
         core.check_verb(rt, "create")
     check_patch_options(kind, opts)
-    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
+    if subresource and isinstance(rt.strategy.subresources.get(subresource), ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         if kind not in (PatchType.JSON, PatchType.MERGE):

@@ -9,10 +9,8 @@ runs every stage and stops right before the store write.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
 
 from runtime.kinds import ViewSubresource
-from runtime.objects import StoredObject
 from runtime.rbac.user import UserInfo
 from runtime.registry.common import WriteResult, check_name, claim_namespace, conflict, invalid_object, not_found
 from runtime.registry.core import RegistryCore
@@ -57,7 +55,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     core.check_verb(rt, "update", subresource)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
-    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
+    if subresource and isinstance(rt.strategy.subresources.get(subresource), ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         return await update_view(core, user, rt, key, name, body.data, opts, subresource, current)

@@ -36,8 +36,8 @@ def _selectors(role: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
         return (), str(exc)
 
 
-def aggregation_graph(source: PolicySource) -> AggregationGraph:
-    """Return the `AggregationGraph` of the ClusterRoles in `source`."""
+def aggregation_graph(source: PolicySource) -> AggregationGraphStatus:
+    """Return the `AggregationGraph` status of the ClusterRoles in `source`."""
     roles = sorted(source.list_cluster_roles(), key=_name)
     edges: list[AggregationEdge] = []
     in_graph: set[str] = set()
