@@ -1,7 +1,7 @@
 """miniplane's HTTP layer: the Quart-trio app, negotiation and codecs, authentication,
 discovery, OpenAPI and the TLS material the server and its kubeconfig need.
 
-Contract: handlers are HTTP only and reach data through the `runtime.registry`
+Contract: handlers are HTTP only and reach data through the `runtime.server.registry`
 facade. `api.assembly` is the one module that opens a store and wires the
 registry, the compactor, the built-in controllers and the app; `api.serving.server`
 puts it behind Hypercorn and TLS; `api.cli` is the `miniplane` command.

@@ -29,10 +29,10 @@ from api.request_class import MiniplaneRequest
 from api.resources import ResourceRoutes
 from api.responses import Responder, not_modified
 from api.ui import ui_answer
-from runtime import errors
-from runtime.objects import dumps_json
-from runtime.rbac import non_resource_attributes
-from runtime.registry import Registry
+from runtime.machinery import errors
+from runtime.machinery.storedobject import dumps_json
+from runtime.server.rbac import non_resource_attributes
+from runtime.server.registry import Registry
 
 __all__ = ["ServerState", "create_app", "PATHS"]
 

@@ -21,7 +21,7 @@ server runs them, another takes over when its lease expires.
 
 With `--workers N` (`api.serving.workers`) each of N processes runs this assembly
 with a `WorkerSpec`: its SQLite store shares the file with the others
-(`runtime.storage.sqlite_peers`), and only worker 0, the primary, runs the
+(`runtime.server.storage.sqlite.peers`), and only worker 0, the primary, runs the
 bootstrap, the compactor and the built-in controllers, so they run once.
 On a store several servers share, the service account signing key lives in
 the store too (`SERVICE_ACCOUNT_KEY`), unless `--service-account-signing-key-file`
@@ -50,20 +50,20 @@ from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, Live
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
-from runtime.bootstrap import SYSTEM_USER, bootstrap
-from runtime.client_local import LocalClient
-from runtime.featuregates import DEFAULT_GATES
-from runtime.leaderelection import LeaderElectionConfig, default_identity
-from runtime.manager import Manager
-from runtime.rbac import RBACAuthorizer, RBACIndex
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry, watch_cache_for
-from runtime.scheme import DEFAULT_DOMAIN, Scheme
-from runtime.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
-from runtime.storage.compaction import run_compactor, run_shared_compactor
-from runtime.storage.sqlite_peers import PeerGroup, PeerLinks, SqlitePeers
-from runtime.tokenauth import SignedTokenAuthenticator
-from runtime.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
+from runtime.server.bootstrap import SYSTEM_USER, bootstrap
+from runtime.client.local import LocalClient
+from runtime.server.featuregates import DEFAULT_GATES
+from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
+from runtime.controller.manager import Manager
+from runtime.server.rbac import RBACAuthorizer, RBACIndex
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import Registry, watch_cache_for
+from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
+from runtime.server.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
+from runtime.server.storage.compaction import run_compactor, run_shared_compactor
+from runtime.server.storage.sqlite.peers import PeerGroup, PeerLinks, SqlitePeers
+from runtime.server.tokenauth import SignedTokenAuthenticator
+from runtime.server.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
            "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "SERVICE_ACCOUNT_KEY", "CONTROLLERS_LEASE", "is_shared_store"]

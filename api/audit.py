@@ -43,7 +43,7 @@ import yaml
 
 from api.auditlog import AuditLog
 from api.requestinfo import RequestInfo
-from runtime.rbac.user import UserInfo
+from runtime.server.rbac.user import UserInfo
 
 __all__ = ["Auditor", "AuditRecord", "Policy", "PolicyRule", "PolicyError", "load_policy", "current_record",
            "LEVELS", "STAGES", "RequestFacts", "GroupResources", "source_ips", "request_uri", "new_audit_id"]

@@ -8,7 +8,7 @@ As kube-apiserver's authentication chain (`k8s.io/apiserver/pkg/authentication`)
   SHA-256 digest and compared with `hmac.compare_digest`: looking a token up
   takes no time that depends on how much of it matches a known one.
 - Service account tokens: JWTs the server signed, checked by the
-  `runtime.tokenauth.SignedTokenAuthenticator` the assembly gives (signature,
+  `runtime.server.tokenauth.SignedTokenAuthenticator` the assembly gives (signature,
   issuer, audiences, expiry, the service account still there with the same uid).
 - `Authenticator.authenticate(headers, client_cert_der) -> UserInfo`, in
   Kubernetes' order: client certificate (CN = user, each O = a group,
@@ -55,17 +55,17 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from runtime.errors import BadRequest, Forbidden, Unauthorized
-from runtime.rbac.attributes import Attributes, resource_attributes
-from runtime.rbac.authorizer import Decision
-from runtime.rbac.describe import forbidden_status_message
-from runtime.rbac.user import (
+from runtime.machinery.errors import BadRequest, Forbidden, Unauthorized
+from runtime.server.rbac.attributes import Attributes, resource_attributes
+from runtime.server.rbac.authorizer import Decision
+from runtime.server.rbac.describe import forbidden_status_message
+from runtime.server.rbac.user import (
     ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo, service_account_groups,
     split_service_account_username,
 )
-from runtime.scheme import DEFAULT_DOMAIN
-from runtime.tokenauth import SignedTokenAuthenticator
-from runtime.tokens import TokenAuthentication, refusal
+from runtime.machinery.scheme import DEFAULT_DOMAIN
+from runtime.server.tokenauth import SignedTokenAuthenticator
+from runtime.server.tokens import TokenAuthentication, refusal
 
 __all__ = [
     "Headers", "TokenFile", "Authenticator", "ANONYMOUS_USER", "impersonate",

@@ -39,13 +39,13 @@ from api.serving.workers import resolve_workers, run_workers
 from api.audit import PolicyError, load_policy
 from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, go_duration,
                              leader_election_config, leader_election_timing, load_out_of_process, run_out_of_process)
-from runtime.client import ClientError
-from runtime.errors import StatusError
-from runtime.featuregates import parse_feature_gates
-from runtime.kubeconfig import KubeConfig
-from runtime.leaderelection import LeaderElectionConfig
-from runtime.storage import StoreError
-from runtime.storage.sqlite_snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
+from runtime.client.interface import ClientError
+from runtime.machinery.errors import StatusError
+from runtime.server.featuregates import parse_feature_gates
+from runtime.client.kubeconfig import KubeConfig
+from runtime.controller.leaderelection import LeaderElectionConfig
+from runtime.server.storage import StoreError
+from runtime.server.storage.sqlite.snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
 
 __all__ = ["main", "parser", "serve_options", "serve_flags", "ServeFlag", "leaf_cause", "describe_error", "DEBUG_ENV"]
 

@@ -5,7 +5,7 @@
   is loaded safely (only the YAML core types: no Python tags) and its alias
   expansion is bounded (`MAX_YAML_NODES`), so a "billion laughs" body is a
   400, never expanded. CBOR follows Kubernetes' decoder
-  (`runtime.codec.cbor`: duplicate keys are a 400 outright).
+  (`runtime.machinery.serializer.cbor`: duplicate keys are a 400 outright).
 - `encode(codec, doc)` writes one document; `encode_stored` a stored object
   from its per-resourceVersion cache.
 - `encode_list_chunks(codec, header, items)` writes a list item by item for
@@ -37,10 +37,11 @@ from typing import Any
 
 import yaml
 
-from runtime import errors
-from runtime.codec import cbor, protobuf
-from runtime.objects import StoredObject, dumps_json
-from runtime.requests import Body
+from runtime.machinery import errors
+from runtime.machinery.serializer import cbor
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.storedobject import StoredObject, dumps_json
+from runtime.machinery.options import Body
 
 __all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "coalesce_queued",
            "gzip_chunks", "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING", "FRAMES_PER_WRITE"]

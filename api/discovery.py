@@ -24,7 +24,7 @@ import re
 import sys
 from typing import Any
 
-from runtime.scheme import ResourceType, Scheme
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = [
     "KUBERNETES_MAJOR", "KUBERNETES_MINOR", "AGGREGATED_DISCOVERY_GROUP",

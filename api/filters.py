@@ -51,9 +51,9 @@ from api.request_class import MiniplaneRequest, current_request
 from api.requestinfo import RequestInfo, request_info
 from api.responses import Responder
 from api.serving.listener import over_connection_limit
-from runtime import errors
-from runtime.rbac.user import UserInfo
-from runtime.scheme import Scheme
+from runtime.machinery import errors
+from runtime.server.rbac.user import UserInfo
+from runtime.machinery.scheme import Scheme
 
 __all__ = ["RequestContext", "Handler", "TrackedBody", "TIMED_OUT", "build_handler_chain", "track_watch",
            "with_request_info", "with_accounting", "with_status_answers", "with_connection_limit",

@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from runtime import errors
-from runtime.rbac.user import UserInfo
+from runtime.machinery import errors
+from runtime.server.rbac.user import UserInfo
 
 __all__ = ["LimitOptions", "RequestLimits", "READ_ONLY", "MUTATING", "parse_go_duration", "is_read_only"]
 

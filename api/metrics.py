@@ -49,7 +49,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
-from runtime.metrics import ControllerMetrics
+from runtime.controller.metrics import ControllerMetrics
 
 __all__ = ["APIServerMetrics", "Live", "InstrumentedStore", "CountingAuthorizer", "REQUEST_BUCKETS",
            "STORE_BUCKETS", "CONTENT_TYPE", "request_labels"]
@@ -244,7 +244,7 @@ class InstrumentedStore:
     kube-apiserver labels its etcd calls. Its members are the `Store`
     protocol's, each written out (nothing forwarded by `__getattr__`), and
     `follow` when the wrapped store has one (a store of this process hands
-    each write to the watch cache as it commits: `runtime.storage.fanout`).
+    each write to the watch cache as it commits: `runtime.server.storage.fanout`).
     """
 
     def __init__(self, store: Any, histogram: Histogram, resource_of: Callable[[str], str]) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from runtime import errors
+from runtime.machinery import errors
 
 __all__ = ["MediaRange", "Choice", "parse_accept", "negotiate", "content_media_type", "request_codec", "protobuf_types",
            "wants_pretty", "PROTOBUF", "JSON", "YAML", "CBOR", "CBOR_SEQ", "CONVERSIONS"]

@@ -47,10 +47,10 @@ import yaml
 from pydantic import BaseModel
 
 from runtime import models
-from runtime.codec.proto import openapi_v2_pb2 as pb
+from runtime.machinery.serializer.proto import openapi_v2_pb2 as pb
 from runtime.models.base import field_extensions
-from runtime.requests import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from runtime.scheme import ResourceType, Scheme
+from runtime.machinery.options import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = [
     "REQUIRED", "schema_name", "openapi_v3_path",

@@ -1,7 +1,7 @@
 """Query parameters (and a DeleteOptions body) parsed into the registry's request options.
 
 `write_options`, `list_options` and `delete_options` turn the spec's query
-parameters into `runtime.requests` options, answering malformed values as
+parameters into `runtime.machinery.options` options, answering malformed values as
 Kubernetes does (400 for what does not parse, 422 for what apimachinery's
 option validation refuses).
 """
@@ -13,11 +13,11 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from runtime import errors
+from runtime.machinery import errors
 from runtime.models.meta import DeleteOptions as DeleteOptionsModel
-from runtime.kinds.decoding import type_error_message
-from runtime.requests import FIELD_VALIDATION_LEVELS, Body, ListOptions, ParsedDeleteOptions, WriteOptions
-from runtime.validation.gofmt import go_quote
+from runtime.server.kinds.decoding import type_error_message
+from runtime.machinery.options import FIELD_VALIDATION_LEVELS, Body, ListOptions, ParsedDeleteOptions, WriteOptions
+from runtime.machinery.validation.gofmt import go_quote
 
 __all__ = ["write_options", "list_options", "delete_options", "int_param"]
 

@@ -30,11 +30,11 @@ from api.params import delete_options, list_options, write_options
 from api.request_class import MiniplaneRequest
 from api.responses import Responder
 from api.tables import partial_object_metadata
-from runtime import errors
-from runtime.codec import protobuf
-from runtime.rbac import resource_attributes
-from runtime.requests import Body, WriteOptions, patch_type
-from runtime.scheme import ResourceType
+from runtime.machinery import errors
+from runtime.machinery.serializer import protobuf
+from runtime.server.rbac import resource_attributes
+from runtime.machinery.options import Body, WriteOptions, patch_type
+from runtime.machinery.scheme import ResourceType
 
 __all__ = ["ResourceRoutes", "ROUTES", "ResourceHandler"]
 

@@ -26,11 +26,12 @@ from api.codecs import coalesce, coalesce_queued, encode, encode_list_chunks, en
 from api.negotiation import Choice, negotiate, wants_pretty
 from api.request_class import current_request
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
-from runtime import errors
-from runtime.codec import cbor, protobuf
-from runtime.objects import StoredObject, dumps_json
-from runtime.registry import DeleteResult, ListResult, WatchStream
-from runtime.scheme import ResourceType
+from runtime.machinery import errors
+from runtime.machinery.serializer import cbor
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.storedobject import StoredObject, dumps_json
+from runtime.server.registry import DeleteResult, ListResult, WatchStream
+from runtime.machinery.scheme import ResourceType
 
 __all__ = ["Responder", "not_modified", "warning_header"]
 

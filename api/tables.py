@@ -1,6 +1,6 @@
 """Server-side Tables (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`) and PartialObjectMetadata.
 
-Pure builders. A kind's columns are its strategy's (`runtime.kinds.columns`):
+Pure builders. A kind's columns are its strategy's (`runtime.server.kinds.columns`):
 the ones Kubernetes' printers (`pkg/printers/internalversion/printers.go`)
 give `kubectl get`, every column included (wide), as the API server does. Each row's `object` follows `includeObject`:
 `Metadata` (default) a PartialObjectMetadata, with `metadata.namespace` for
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from runtime import errors
-from runtime.objects import StoredObject
-from runtime.scheme import ResourceType
+from runtime.machinery import errors
+from runtime.machinery.storedobject import StoredObject
+from runtime.machinery.scheme import ResourceType
 
 __all__ = ["INCLUDE_OBJECT", "include_object_option", "partial_object_metadata", "partial_object_metadata_list",
            "table"]

@@ -22,7 +22,7 @@ import trio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
 from tests.support.serverproc import spawn_server  # noqa: E402
 
 GROUP = "/apis/rbac.authorization.svc.io/v1"

@@ -43,20 +43,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
 from api.assembly import ServeOptions
 from api.serving.server import serve  # noqa: E402
-from runtime.client import ObjectKey, ObjectList, WatchEvent  # noqa: E402
-from runtime.client_http import open_http_client  # noqa: E402
-from runtime.client_local import LocalClient  # noqa: E402
-from runtime.informer import Informer  # noqa: E402
-from runtime.manager import Manager  # noqa: E402
-from runtime.registry import Registry  # noqa: E402
-from runtime.requests import Body, ListOptions, WriteOptions  # noqa: E402
-from runtime.scheme import ResourceType, Scheme  # noqa: E402
-from runtime.storage import MemoryStore  # noqa: E402
-from runtime.bootstrap import bootstrap as bootstrap_registry
-from runtime.testing import ADMIN  # noqa: E402
+from runtime.client.interface import ObjectKey, ObjectList, WatchEvent  # noqa: E402
+from runtime.client.http import open_http_client  # noqa: E402
+from runtime.client.local import LocalClient  # noqa: E402
+from runtime.controller.informer import Informer  # noqa: E402
+from runtime.controller.manager import Manager  # noqa: E402
+from runtime.server.registry import Registry  # noqa: E402
+from runtime.machinery.options import Body, ListOptions, WriteOptions  # noqa: E402
+from runtime.machinery.scheme import ResourceType, Scheme  # noqa: E402
+from runtime.server.storage import MemoryStore  # noqa: E402
+from runtime.server.bootstrap import bootstrap as bootstrap_registry
+from runtime.controller.testing import ADMIN  # noqa: E402
 
 
 def role(scheme: Scheme, i: int) -> dict[str, Any]:

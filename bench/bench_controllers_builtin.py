@@ -39,13 +39,13 @@ import trio  # noqa: E402
 
 from controllers.aggregation import aggregate_rules, same_rules  # noqa: E402
 from controllers.builtin import FIELD_MANAGER, builtin_manager  # noqa: E402
-from runtime.client_local import LocalClient  # noqa: E402
-from runtime.registry import Registry  # noqa: E402
-from runtime.requests import Body, WriteOptions  # noqa: E402
-from runtime.scheme import Scheme  # noqa: E402
-from runtime.storage import open_store  # noqa: E402
-from runtime.bootstrap import bootstrap as bootstrap_registry
-from runtime.testing import ADMIN, wait_for_object  # noqa: E402
+from runtime.client.local import LocalClient  # noqa: E402
+from runtime.server.registry import Registry  # noqa: E402
+from runtime.machinery.options import Body, WriteOptions  # noqa: E402
+from runtime.machinery.scheme import Scheme  # noqa: E402
+from runtime.server.storage import open_store  # noqa: E402
+from runtime.server.bootstrap import bootstrap as bootstrap_registry
+from runtime.controller.testing import ADMIN, wait_for_object  # noqa: E402
 
 AGGREGATED = 50
 SOURCES = 1_000

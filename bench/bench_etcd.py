@@ -6,7 +6,7 @@ loopback ports with a temporary data directory, so it measures etcd's own
 fsync on this machine's disk, and the CPU time each create costs the client
 (this process) and etcd. Prints figures; asserts nothing. "mispredicted"
 is the share of writes whose revision differed from the one the store
-predicted for the encoder (each costs a second encode; see runtime.storage.etcd).
+predicted for the encoder (each costs a second encode; see runtime.server.storage.etcd.store).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from runtime.storage.etcd import EtcdStore  # noqa: E402
+from runtime.server.storage.etcd.store import EtcdStore  # noqa: E402
 from tests.support.etcd import EtcdServer  # noqa: E402
 
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"

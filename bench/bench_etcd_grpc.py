@@ -2,7 +2,7 @@
 
 Run: `python bench/bench_etcd_grpc.py [--calls N]` (starts its own etcd, see
 `make etcd`). Why it exists: miniplane talks to etcd through the JSON gateway
-(`runtime/storage/etcd_http.py`), and the README says why not gRPC; this
+(`runtime/server/storage/etcd/http.py`), and the README says why not gRPC; this
 measures the road not taken rather than guessing. grpcio (installed with the
 test extra's grpcio-tools) has no trio API, so each call is a grpcio future
 whose completion callback, on grpcio's own thread, wakes the trio task
@@ -31,7 +31,7 @@ import grpc  # noqa: E402
 import trio  # noqa: E402
 
 from children import tree_cpu_seconds  # noqa: E402
-from runtime.storage.etcd_client import EtcdClient, b64  # noqa: E402
+from runtime.server.storage.etcd.client import EtcdClient, b64  # noqa: E402
 from tests.support.etcd import EtcdServer  # noqa: E402
 
 CONCURRENT = 16

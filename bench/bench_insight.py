@@ -28,10 +28,10 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
-from runtime.rbac.insight import aggregate  # noqa: E402
-from runtime.rbac.user import UserInfo  # noqa: E402
-from runtime.scheme import Scheme  # noqa: E402
+from runtime.server.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
+from runtime.server.rbac.insight import aggregate  # noqa: E402
+from runtime.server.rbac.user import UserInfo  # noqa: E402
+from runtime.machinery.scheme import Scheme  # noqa: E402
 
 NAMESPACES, ROLES, DOMAIN = 100, 50, "svc.io"
 RBAC = f"rbac.authorization.{DOMAIN}"

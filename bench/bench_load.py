@@ -25,7 +25,7 @@ import trio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
 from tests.support.load import LoadConfig, LoadTarget, run_load  # noqa: E402
 from tests.support.serverproc import spawn_server  # noqa: E402
 

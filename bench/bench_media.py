@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.codecs import coalesce, encode, encode_list_chunks, gzip_chunks  # noqa: E402
-from runtime.objects import StoredObject  # noqa: E402
+from runtime.machinery.storedobject import StoredObject  # noqa: E402
 
 HEADER = {"kind": "ClusterRoleList", "apiVersion": "rbac.authorization.svc.io/v1",
           "metadata": {"resourceVersion": "100001"}}

@@ -32,17 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
 from api.assembly import ServeOptions
 from api.serving.server import serve
-from runtime.bootstrap import SYSTEM_USER, bootstrap  # noqa: E402
-from runtime.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
-from runtime.rbac.user import UserInfo  # noqa: E402
-from runtime.registry import Registry  # noqa: E402
-from runtime.requests import Body, WriteOptions  # noqa: E402
-from runtime.scheme import Scheme  # noqa: E402
-from runtime.storage import open_store  # noqa: E402
-from runtime.storage import MemoryStore  # noqa: E402
+from runtime.server.bootstrap import SYSTEM_USER, bootstrap  # noqa: E402
+from runtime.server.rbac import RBACAuthorizer, RBACIndex, load_bootstrap_policy, resource_attributes  # noqa: E402
+from runtime.server.rbac.user import UserInfo  # noqa: E402
+from runtime.server.registry import Registry  # noqa: E402
+from runtime.machinery.options import Body, WriteOptions  # noqa: E402
+from runtime.machinery.scheme import Scheme  # noqa: E402
+from runtime.server.storage import open_store  # noqa: E402
+from runtime.server.storage import MemoryStore  # noqa: E402
 
 NAMESPACES = 100
 ROLES = 50

@@ -60,12 +60,12 @@ import trio  # noqa: E402
 
 import scale_wrk as wrk  # noqa: E402
 from children import ServerChild  # noqa: E402
-from runtime.objects import dumps_json  # noqa: E402
-from runtime.registry import Registry  # noqa: E402
-from runtime.requests import Body, WriteOptions  # noqa: E402
-from runtime.scheme import Scheme  # noqa: E402
-from runtime.storage.sqlite import SqliteStore  # noqa: E402
-from runtime.testing import ADMIN  # noqa: E402
+from runtime.machinery.storedobject import dumps_json  # noqa: E402
+from runtime.server.registry import Registry  # noqa: E402
+from runtime.machinery.options import Body, WriteOptions  # noqa: E402
+from runtime.machinery.scheme import Scheme  # noqa: E402
+from runtime.server.storage.sqlite.store import SqliteStore  # noqa: E402
+from runtime.controller.testing import ADMIN  # noqa: E402
 
 SIZES = (0, 10_000, 100_000)
 QUICK_SIZES = (0, 10_000)

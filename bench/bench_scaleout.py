@@ -64,9 +64,9 @@ import trio  # noqa: E402
 import scale_wrk as wrk  # noqa: E402
 from api.certs import ensure_pki  # noqa: E402
 from children import ServerChild, tree_cpu_seconds  # noqa: E402
-from runtime.kubeconfig import load_kubeconfig, ssl_context  # noqa: E402
-from runtime.storage.sqlite import SqliteStore  # noqa: E402
-from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig, ssl_context  # noqa: E402
+from runtime.server.storage.sqlite.store import SqliteStore  # noqa: E402
+from runtime.server.storage.sqlite.peers import PeerGroup, SqlitePeers  # noqa: E402
 from tests.support.etcd import EtcdServer  # noqa: E402
 
 GROUP = "rbac.authorization.svc.io"
@@ -239,8 +239,8 @@ _WAKE_WRITER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import trio
-from runtime.storage.sqlite import SqliteStore
-from runtime.storage.sqlite_peers import PeerLinks, SqlitePeers
+from runtime.server.storage.sqlite.store import SqliteStore
+from runtime.server.storage.sqlite.peers import PeerLinks, SqlitePeers
 
 async def main(path, index, revisions, wake, peers, writes, every):
     links = PeerLinks(int(index), int(revisions), int(wake), tuple(int(p) for p in peers.split(",")))

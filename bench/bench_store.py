@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from runtime.storage import Store  # noqa: E402
-from runtime.storage import MemoryStore  # noqa: E402
-from runtime.storage.sqlite import SqliteStore  # noqa: E402
+from runtime.server.storage import Store  # noqa: E402
+from runtime.server.storage import MemoryStore  # noqa: E402
+from runtime.server.storage.sqlite.store import SqliteStore  # noqa: E402
 
 VALUE = b'{"apiVersion":"rbac.authorization.svc.io/v1","kind":"ClusterRole",' + b"x" * 400 + b"}"
 LIST_KEYS = 10_000

@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from runtime.kubeconfig import load_kubeconfig  # noqa: E402
-from runtime.objects import dumps_json  # noqa: E402
-from runtime.storage.sqlite import SqliteStore  # noqa: E402
+from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
+from runtime.machinery.storedobject import dumps_json  # noqa: E402
+from runtime.server.storage.sqlite.store import SqliteStore  # noqa: E402
 
 GROUP = "rbac.authorization.svc.io"
 ROLES = f"/apis/{GROUP}/v1/clusterroles"

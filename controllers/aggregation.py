@@ -19,9 +19,9 @@ Label keys are never assumed: the selectors are read from the roles.
 What one event costs does not grow with the number of ClusterRoles: the
 shared ClusterRole informer gets two indexes. `AGGREGATING_INDEX` holds the
 (few) roles with an `aggregationRule`, so a changed role is matched against
-those selectors only; `runtime.indexers.LABEL_INDEX` answers each selector of
+those selectors only; `runtime.controller.indexers.LABEL_INDEX` answers each selector of
 a reconciled role with the roles filed under its labels, so a reconcile reads
-the selected roles, not all of them (see `runtime.indexers` for the one
+the selected roles, not all of them (see `runtime.controller.indexers` for the one
 exception: a selector with no positive requirement, such as `{}`, scans).
 """
 
@@ -29,15 +29,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.client import APPLY_PATCH, Client, ObjectKey, key_of, object_meta
-from runtime.controller import Result, TerminalError
-from runtime.indexers import LABEL_INDEX, by_label_selector, label_index_values
-from runtime.informer import Informer, ObjectEvent
-from runtime.kinds import AGGREGATION_MANAGER
-from runtime.manager import Manager
+from runtime.client.interface import APPLY_PATCH, Client, ObjectKey, key_of, object_meta
+from runtime.controller.controller import Result, TerminalError
+from runtime.controller.indexers import LABEL_INDEX, by_label_selector, label_index_values
+from runtime.controller.informer import Informer, ObjectEvent
+from runtime.server.kinds import AGGREGATION_MANAGER
+from runtime.controller.manager import Manager
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
-from runtime.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
-from runtime.selectors import ParsedLabelSelector, SelectorError
+from runtime.server.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
+from runtime.machinery.selectors import ParsedLabelSelector, SelectorError
 
 __all__ = ["FIELD_MANAGER", "AGGREGATING_INDEX", "AggregationController", "aggregate_rules", "same_rules",
            "setup"]

@@ -4,7 +4,7 @@
 or over HTTP (`controllers.cli`); `builtin_manager(client)` is a manager
 running them on `client`. The server (`api.assembly`) runs one in-process,
 on a `LocalClient` acting as its own identity with field manager
-`FIELD_MANAGER`; so does the test env (`runtime.testing.open_test_env`),
+`FIELD_MANAGER`; so does the test env (`runtime.controller.testing.open_test_env`),
 which finds this module by its name.
 
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
@@ -16,10 +16,10 @@ and the event time to live (`controllers.eventttl`).
 
 from __future__ import annotations
 
-from runtime.client import Client
-from runtime.leaderelection import LeaderElectionConfig
-from runtime.manager import Manager
-from runtime.metrics import ControllerMetrics
+from runtime.client.interface import Client
+from runtime.controller.leaderelection import LeaderElectionConfig
+from runtime.controller.manager import Manager
+from runtime.controller.metrics import ControllerMetrics
 
 from controllers import aggregation, crd, gc, gckinds, namespace
 from controllers import eventttl

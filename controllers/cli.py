@@ -4,12 +4,12 @@
 
 Convention for a controller module: it exposes a module-level
 
-    def setup(manager: runtime.manager.Manager) -> None
+    def setup(manager: runtime.controller.manager.Manager) -> None
 
 which builds its controllers on the manager (`manager.controller(...).for_(...).complete(reconcile)`,
 reading caches from `manager.informers` and writing with `manager.client`) and may add other
 long-running parts with `manager.add(name, runnable)`. The same `setup` then runs in-process
-(in a test, see `runtime.testing`) or out of process (here).
+(in a test, see `runtime.controller.testing`) or out of process (here).
 
 How `--module NAME` is resolved (`load_controller_module`): a NAME ending in `.py`, or holding a
 path separator, is a file, executed from that path as a module named after the file's stem (a
@@ -19,13 +19,13 @@ fields; any other NAME is a dotted import name (`examples.teams`), imported with
 directory on `sys.path`, as `python -m` does.
 
 `--metrics-bind-address HOST:PORT` serves the manager's metrics (client-go's work-queue and
-controller-runtime's reconcile families, `runtime.metrics`) at `http://HOST:PORT/metrics` in
+controller-runtime's reconcile families, `runtime.controller.metrics`) at `http://HOST:PORT/metrics` in
 Prometheus' text format, as controller-runtime's metrics server (plain HTTP, no authentication; `:PORT`
 listens on every interface, `0`, the default, serves none).
 
 Several copies may run against one server with leader election (`--leader-elect`): only the
 holder of the Lease `--leader-elect-namespace`/`--leader-elect-name` runs controllers; the
-others keep their caches warm and take over when it stops (see `runtime.leaderelection`).
+others keep their caches warm and take over when it stops (see `runtime.controller.leaderelection`).
 
 `load_out_of_process(kubeconfig, modules)` loads the kubeconfig (its CA, token or client
 certificate) and imports the modules, raising ValueError in one line for one that cannot be used;
@@ -59,13 +59,13 @@ from hypercorn.trio import serve as hypercorn_serve
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from runtime.client import TransportError
-from runtime.client_http import discover_domain, open_http_client
-from runtime.customkinds import CustomKindsFollower
+from runtime.client.interface import TransportError
+from runtime.client.http import discover_domain, open_http_client
+from runtime.controller.customkinds import CustomKindsFollower
 from controllers.builtin import setup as builtin_setup
-from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
-from runtime.leaderelection import LeaderElectionConfig, default_identity
-from runtime.manager import Manager
+from runtime.client.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
+from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
+from runtime.controller.manager import Manager
 
 __all__ = [
     "load_controller_module", "load_out_of_process", "run_controllers", "run_until_signalled",

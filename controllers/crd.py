@@ -8,7 +8,7 @@ For each CRD (Kubernetes' naming, establishing and finalizer controllers in one)
   `spec.names` and `NamesAccepted` True; with one `NamesAccepted` is False
   (reason `NameConflict`) and the CRD is not established.
 - Establishment: once its names are accepted, `Established` is True: every
-  server now serves its kinds (`runtime.kinds.customresource`).
+  server now serves its kinds (`runtime.server.kinds.customresource`).
 - Cleanup: a deleted CRD carries `customresourcecleanup.apiextensions.k8s.io`
   (added by its first delete). Its custom objects are deleted (they may wait
   for their own finalizers: the CRD is checked again every `recheck` s);
@@ -24,14 +24,14 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from runtime import errors
-from runtime.client import Client, ObjectKey, object_meta
-from runtime.controller import Result
-from runtime.informer import Informer
-from runtime.kinds.crd import CLEANUP_FINALIZER, set_condition
-from runtime.kinds.customresource import is_custom, kinds_of
-from runtime.manager import Manager
-from runtime.scheme import ResourceType, Scheme
+from runtime.machinery import errors
+from runtime.client.interface import Client, ObjectKey, object_meta
+from runtime.controller.controller import Result
+from runtime.controller.informer import Informer
+from runtime.server.kinds.crd import CLEANUP_FINALIZER, set_condition
+from runtime.server.kinds.customresource import is_custom, kinds_of
+from runtime.controller.manager import Manager
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["CRDController", "setup", "name_conflicts"]
 

@@ -2,7 +2,7 @@
 
 Kubernetes gives every event write an etcd lease of `--event-ttl`; here a
 controller per event kind (core/v1 and events.k8s.io/v1, see
-`runtime.kinds.events.EVENT_KINDS`) does the same over the API:
+`runtime.server.kinds.events.EVENT_KINDS`) does the same over the API:
 
 - a write of an event the controller sees happen (a new resourceVersion of
   a cached event) sets its expiry to `ttl` from now;
@@ -33,12 +33,12 @@ from typing import Any, Callable
 
 import trio
 
-from runtime import errors
-from runtime.client import Client, ObjectKey, object_meta
-from runtime.controller import Result
-from runtime.informer import Informer
-from runtime.kinds.events import EVENT_KINDS
-from runtime.manager import Manager
+from runtime.machinery import errors
+from runtime.client.interface import Client, ObjectKey, object_meta
+from runtime.controller.controller import Result
+from runtime.controller.informer import Informer
+from runtime.server.kinds.events import EVENT_KINDS
+from runtime.controller.manager import Manager
 
 __all__ = ["DEFAULT_TTL", "EventTTLController", "last_write", "setup"]
 

@@ -19,7 +19,7 @@ its own kind and fed by the events of every kind):
   propagationPolicy Background (the default) removes it at once and its
   dependents after it;
 - an owner deleted in Foreground keeps `foregroundDeletion` (set by the
-  registry, `runtime.registry.propagation`) while its dependents are
+  registry, `runtime.server.registry.propagation`) while its dependents are
   deleted: a dependent with dependents of its own is deleted in Foreground
   too, one with another live owner only loses the reference. Once no
   dependent with `blockOwnerDeletion: true` is left the finalizer is
@@ -48,15 +48,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from runtime import errors
-from runtime.client import MERGE_PATCH, Client, ObjectKey, key_of, object_meta
-from runtime.controller import Controller, MapFunc, Reconciler, Result
-from runtime.finalizers import has_finalizer, is_terminating, remove_finalizer
-from runtime.informer import Handler, Informer, ObjectEvent
-from runtime.manager import Manager
-from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from runtime.kinds.customresource import is_custom
-from runtime.scheme import ResourceType, Scheme
+from runtime.machinery import errors
+from runtime.client.interface import MERGE_PATCH, Client, ObjectKey, key_of, object_meta
+from runtime.controller.controller import Controller, MapFunc, Reconciler, Result
+from runtime.controller.finalizers import has_finalizer, is_terminating, remove_finalizer
+from runtime.controller.informer import Handler, Informer, ObjectEvent
+from runtime.controller.manager import Manager
+from runtime.server.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = [
     "OWNER_UID_INDEX", "CONTROLLER_PREFIX", "Identity", "InvalidOwnerReference", "OwnerRef", "Dependent",

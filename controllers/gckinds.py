@@ -39,10 +39,10 @@ import trio
 from controllers.gc import (
     CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, needs_attention, owner_uids,
 )
-from runtime.controller import Controller, Source
-from runtime.informer import Informer
-from runtime.manager import Manager
-from runtime.scheme import ResourceType, Scheme
+from runtime.controller.controller import Controller, Source
+from runtime.controller.informer import Informer
+from runtime.controller.manager import Manager
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["KindFollower", "collected_kinds", "setup"]
 

@@ -35,14 +35,14 @@ import copy
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
-from runtime import errors
-from runtime.client import Client, ObjectKey, object_meta
-from runtime.controller import Result
-from runtime.informer import NAMESPACE_INDEX, Informer, ObjectEvent
-from runtime.manager import Manager
-from runtime.kinds import NAMESPACE_FINALIZER
-from runtime.kinds.customresource import is_custom
-from runtime.scheme import ResourceType, Scheme
+from runtime.machinery import errors
+from runtime.client.interface import Client, ObjectKey, object_meta
+from runtime.controller.controller import Result
+from runtime.controller.informer import NAMESPACE_INDEX, Informer, ObjectEvent
+from runtime.controller.manager import Manager
+from runtime.server.kinds import NAMESPACE_FINALIZER
+from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["NamespaceController", "ContentDeletionFailed", "deletion_conditions", "merge_conditions", "setup",
            "CONDITION_TYPES"]

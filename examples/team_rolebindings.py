@@ -3,15 +3,15 @@
 In each such namespace it keeps a RoleBinding `team-x-view` (ClusterRole
 `view` to group `team-x`) owned by the namespace: restored when edited or
 deleted, deleted when the label goes. The same `setup` runs in a test
-(`runtime.testing`) or against any server:
+(`runtime.controller.testing`) or against any server:
 
     miniplane controllers --kubeconfig admin.kubeconfig --module examples.team_rolebindings --builtin false
 """
 
 from __future__ import annotations
 
-from runtime.client import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.manager import Manager
+from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
+from runtime.controller.manager import Manager
 
 __all__ = ["setup", "BINDING", "GROUP", "CLUSTER_ROLE"]
 

@@ -2,7 +2,7 @@
 
 The kind is `teams.example.com` (CRD: manifests/teams.example.com.yaml),
 cluster-scoped, worked on through typed pydantic models bound to it
-(`runtime.typed`). For each Team the controller keeps:
+(`runtime.client.typed`). For each Team the controller keeps:
 
 - a namespace `team-<name>`, owned by the Team (so deleting the Team
   deletes it, and everything in it, through garbage collection and namespace
@@ -15,7 +15,7 @@ cluster-scoped, worked on through typed pydantic models bound to it
   namespace is being deleted, retried until it is gone and made anew);
 - events about the Team: `NamespaceCreated`, `MemberBound`, `MemberUnbound`.
 
-The same `setup` runs in a test (`runtime.testing`) or against any server:
+The same `setup` runs in a test (`runtime.controller.testing`) or against any server:
 
     kubectl apply -f manifests/teams.example.com.yaml
     miniplane controllers --kubeconfig admin.kubeconfig --module examples.teams --builtin false
@@ -27,11 +27,11 @@ import re
 from datetime import datetime, timezone
 from typing import Literal
 
-from runtime.client import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.controller import Result
-from runtime.manager import Manager
+from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
+from runtime.controller.controller import Result
+from runtime.controller.manager import Manager
 from runtime.models.meta import OwnerReference
-from runtime.typed import CustomResource, KubeModel, TypedCache, bind_kind
+from runtime.client.typed import CustomResource, KubeModel, TypedCache, bind_kind
 
 __all__ = ["Member", "TeamSpec", "Condition", "TeamStatus", "Team", "TEAMS", "FIELD_MANAGER", "TEAM_LABEL",
            "namespace_of", "binding_name", "setup"]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerate runtime/codec/proto/*_pb2.py from the .proto files beside them
+# Regenerate runtime/machinery/serializer/proto/*_pb2.py from the .proto files beside them
 # (Kubernetes' generated.proto copies and gnostic's OpenAPI v2 document, openapi_v2.proto).
 #
 # Usage: scripts/gen_proto.sh [OUT_DIR]   (OUT_DIR defaults to the repository root)
@@ -9,7 +9,7 @@
 # only on the installed grpcio-tools version: the same version regenerates the
 # checked-in modules byte for byte (tests/unit/test_protobuf_codec.py checks
 # this). The include root is the repository root, so the generated imports
-# read `from runtime.codec.proto import ..._pb2`.
+# read `from runtime.machinery.serializer.proto import ..._pb2`.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-"$root/.venv/bin/python"}
@@ -17,4 +17,4 @@ out=${1:-"$root"}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$root"
-"$python" -m grpc_tools.protoc --proto_path=. --python_out="$out" runtime/codec/proto/*.proto
+"$python" -m grpc_tools.protoc --proto_path=. --python_out="$out" runtime/machinery/serializer/proto/*.proto

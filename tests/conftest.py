@@ -10,10 +10,10 @@ from typing import AsyncIterator, Iterator
 
 import pytest
 
-from runtime.bootstrap import bootstrap
-from runtime.registry import Registry
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
+from runtime.server.bootstrap import bootstrap
+from runtime.server.registry import Registry
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
 from tests.support.etcd import EtcdNotFound, EtcdServer, start_etcd
 from tests.support.server import STARTERS, Server, start_in_process, start_server
 

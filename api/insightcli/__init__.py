@@ -28,8 +28,8 @@ from typing import TextIO
 import httpx
 import trio
 
-from runtime import errors
-from runtime.kubeconfig import KubeConfigError
+from runtime.machinery import errors
+from runtime.client.kubeconfig import KubeConfigError
 
 from api.insightcli import diff, lint, matrix, whocan
 from api.insightcli.connect import Connection

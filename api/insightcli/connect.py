@@ -13,7 +13,7 @@ kubectl does (plural, singular, short name or kind, optionally
 `.group` or a prefix of it; `/sub` for a subresource); `insight(kind, spec)`
 creates an insight kind and returns the answered object; `dry_run_apply`
 and `dry_run_delete` send a server-side dry run. A non-2xx answer raises
-the `runtime.errors` class of its Status.
+the `runtime.machinery.errors` class of its Status.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 import httpx
 import yaml
 
-from runtime import errors
-from runtime.client_http import http_client
-from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
+from runtime.machinery import errors
+from runtime.client.http import http_client
+from runtime.client.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
 
 __all__ = ["APIResource", "Resolved", "Connection", "kubeconfig_path", "FIELD_MANAGER"]
 

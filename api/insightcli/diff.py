@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from runtime import errors
+from runtime.machinery import errors
 
 from api.insightcli.connect import Connection
 from api.insightcli.output import print_object, ref_text, table

@@ -4,7 +4,7 @@ Why: h11, the pure-Python state machine Hypercorn speaks HTTP/1.1 with, was
 the largest single cost of a request in the serving thread after trio itself
 (its events and header checks: 7% of a create's CPU, sampled). llhttp, the
 parser under Node.js and uvicorn (and under this server's etcd client,
-`runtime.storage.etcd_http`), parses a request in C; an answer's head is a
+`runtime.server.storage.etcd.http`), parses a request in C; an answer's head is a
 few bytes to write, with Go's reason phrase, as kube-apiserver's status
 lines carry (`HTTP/1.1 404 Not Found`; h11 writes none).
 

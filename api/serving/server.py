@@ -30,8 +30,8 @@ from api import certs
 from api.assembly import ServeOptions, open_control_plane
 from api.authn import capture_peer_certificates
 from api.serving.listener import serve_counted
-from api.serving.scavenger import run_scavenger
-from runtime.kubeconfig import write_kubeconfig
+from api.serving.memory_release import run_scavenger
+from runtime.client.kubeconfig import write_kubeconfig
 
 __all__ = ["ServeOptions", "serve", "ListenError"]
 

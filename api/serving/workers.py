@@ -53,7 +53,7 @@ from typing import Callable
 from api import certs
 from api.assembly import ServeOptions, WorkerSpec, peer_group, prepare_data_dir
 from api.serving.server import ListenError
-from runtime.kubeconfig import write_kubeconfig
+from runtime.client.kubeconfig import write_kubeconfig
 
 __all__ = ["run_workers", "resolve_workers", "STOP_GRACE", "MAX_RESTART_DELAY"]
 

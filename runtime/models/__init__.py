@@ -2,7 +2,7 @@
 
 Models decode and type-check bodies (a wrong type is a 400, as the spec's field
 typing rules say); semantic rules (required fields, names, roleRef) live in
-`runtime.validation` and answer 422. Every field is optional here so that the
+`runtime.machinery.validation` and answer 422. Every field is optional here so that the
 decoder never reports a missing field: Kubernetes reports those as Invalid.
 
 List semantics for patching and OpenAPI (`x-kubernetes-list-type`, ...) are

@@ -3,7 +3,7 @@
 A Lease records who holds a lock and until when others must wait: the
 holder renews `renewTime`; a candidate takes the lease over once it has seen
 no renewal for `leaseDurationSeconds` (measured on its own clock, see
-`runtime.leaderelection`). Times are MicroTime: RFC 3339 with microseconds,
+`runtime.controller.leaderelection`). Times are MicroTime: RFC 3339 with microseconds,
 e.g. `2024-05-01T12:00:00.123456Z`.
 """
 

@@ -2,7 +2,7 @@
 
 Virtual kinds (create only, never stored), as the access reviews: the
 request is `spec`, the answer `status`. The status types are also the
-results `runtime.rbac.insight` computes (one definition for the server, the
+results `runtime.server.rbac.insight` computes (one definition for the server, the
 OpenAPI document, the CLI and the page): `InsightValue`s, frozen, built
 positionally in field order as the insight code does, and written by
 `to_dict()` as Go's `omitempty` writes them ("" and empty lists left out,
@@ -22,7 +22,7 @@ from runtime.models.authorization import NonResourceAttributes, ResourceAttribut
 from runtime.models.base import K8sModel, list_field, map_field
 from runtime.models.meta import ObjectMeta
 from runtime.models.rbac import PolicyRule
-from runtime.validation.gofmt import go_quote
+from runtime.machinery.validation.gofmt import go_quote
 
 __all__ = [
     "InsightValue", "InsightKind", "InsightObjectRef", "InsightSubject", "InsightGrant", "AttributeCheck",

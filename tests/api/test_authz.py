@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
-from runtime.client_http import open_http_client
-from runtime.testing import wait_for_object
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.client.http import open_http_client
+from runtime.controller.testing import wait_for_object
 from tests.support.rbac import bind, grant, group, namespaces, ok, rule, token_file, user
 from tests.support.server import Server, start_in_process
 
@@ -525,13 +525,13 @@ async def test_dry_run_is_authorized_as_the_real_request(srv):
 
 async def test_a_relist_forgets_bindings_deleted_while_the_cache_was_not_following(nursery):
     """In-process: the RBAC index is rebuilt when the watch cache lists the store again."""
-    from runtime.bootstrap import SYSTEM_USER, bootstrap
-    from runtime.rbac import resource_attributes
-    from runtime.rbac.user import UserInfo
-    from runtime.registry import Registry
-    from runtime.requests import Body
-    from runtime.scheme import Scheme
-    from runtime.storage import MemoryStore
+    from runtime.server.bootstrap import SYSTEM_USER, bootstrap
+    from runtime.server.rbac import resource_attributes
+    from runtime.server.rbac.user import UserInfo
+    from runtime.server.registry import Registry
+    from runtime.machinery.options import Body
+    from runtime.machinery.scheme import Scheme
+    from runtime.server.storage import MemoryStore
 
     store = MemoryStore()
     registry = Registry(store, Scheme())

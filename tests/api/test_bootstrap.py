@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 import trio
 
-from runtime.rbac import load_bootstrap_policy
+from runtime.server.rbac import load_bootstrap_policy
 from tests.support.rbac import ok
 from tests.support.server import Server, start_in_process
 

@@ -11,12 +11,12 @@ import pytest
 import trio
 
 from controllers.cli import run_controllers
-from runtime.client import Client
-from runtime.codec import cbor
-from runtime.featuregates import DEFAULT_GATES
-from runtime.kubeconfig import load_kubeconfig
-from runtime.client_local import LocalClient
-from runtime.testing import ADMIN, wait_for_object
+from runtime.client.interface import Client
+from runtime.machinery.serializer import cbor
+from runtime.server.featuregates import DEFAULT_GATES
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.client.local import LocalClient
+from runtime.controller.testing import ADMIN, wait_for_object
 from tests.support.crds import GROUP, crd_path, established, watch_crd, widget, widget_crd, widgets_path
 from tests.support.server import Server, start_in_process, start_server
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from runtime.bootstrap import SYSTEM_USER
-from runtime import errors
-from runtime.requests import Body, WriteOptions
-from runtime.registry.admission import AdmissionPlugin
+from runtime.server.bootstrap import SYSTEM_USER
+from runtime.machinery import errors
+from runtime.machinery.options import Body, WriteOptions
+from runtime.server.registry.admission import AdmissionPlugin
 
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
 

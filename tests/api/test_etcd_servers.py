@@ -14,8 +14,8 @@ import pytest
 import trio
 
 from api.assembly import CONTINUE_KEY, CONTROLLERS_LEASE
-from runtime.storage import Compacted
-from runtime.storage.etcd import COMPACT_KEY
+from runtime.server.storage import Compacted
+from runtime.server.storage.etcd.store import COMPACT_KEY
 from tests.support.etcd import fresh_prefix, raw_keys
 from tests.support.objects import cr
 from tests.support.rbac import grant, namespaces, ok, rule, token_file, user

@@ -6,11 +6,11 @@ from typing import Any
 
 import trio
 
-from runtime.client import Client
-from runtime.client_http import open_http_client
-from runtime.codec import protobuf
-from runtime.events import EventBroadcaster
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.interface import Client
+from runtime.client.http import open_http_client
+from runtime.machinery.serializer import protobuf
+from runtime.controller.recorder import EventBroadcaster
+from runtime.client.kubeconfig import load_kubeconfig
 from tests.support.event_objects import core_event, events_v1_event
 from tests.support.server import start_in_process
 

@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 import trio
 
-from runtime.featuregates import DEFAULT_GATES
+from runtime.server.featuregates import DEFAULT_GATES
 from tests.support.server import start_in_process
 
 # The test corrupts SQLite rows: it runs on that store only.
@@ -193,10 +193,10 @@ async def test_force_delete_is_refused_while_the_gate_is_off(ungated):
 
 async def test_a_corrupt_write_seen_by_the_running_cache_is_skipped_and_can_be_force_deleted(registry):
     """The cache's live path: garbage arriving as a change neither stops the cache nor reaches readers."""
-    from runtime.bootstrap import SYSTEM_USER
-    from runtime import errors
-    from runtime.requests import Body, ParsedDeleteOptions, WriteOptions
-    from runtime.objects import CorruptObject
+    from runtime.server.bootstrap import SYSTEM_USER
+    from runtime.machinery import errors
+    from runtime.machinery.options import Body, ParsedDeleteOptions, WriteOptions
+    from runtime.machinery.storedobject import CorruptObject
 
     rt = registry.scheme.by_kind("ClusterRole")
     created = await registry.create(SYSTEM_USER, rt, "", Body(cr(registry.scheme.domain, "victim")), WriteOptions())

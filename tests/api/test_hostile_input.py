@@ -33,8 +33,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.codec import protobuf
-from runtime.codec.proto import runtime_pb2
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.serializer.proto import runtime_pb2
 from tests.support.threaded import Answer, ThreadedPlane
 
 RBAC = "rbac.authorization.k8s.io/v1"

@@ -14,7 +14,7 @@ import pytest
 import trio
 import yaml
 
-from runtime.kubeconfig import write_kubeconfig
+from runtime.client.kubeconfig import write_kubeconfig
 from tests.support.insight import cli
 from tests.support.rbac import bind, grant, namespaces, ok, rule, token_file, user
 from tests.support.server import Server, start_in_process, start_server

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.codec import protobuf
+from runtime.machinery.serializer import protobuf
 from tests.support.insight import ask, sar
 from tests.support.rbac import bind, grant, namespaces, ok, rule, token_file, user
 from tests.support.server import Server, start_in_process

@@ -15,10 +15,10 @@ from pathlib import Path
 import trio
 import yaml
 
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
-from runtime.rbac import load_bootstrap_policy
-from runtime.testing import wait_for_object
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.server.rbac import load_bootstrap_policy
+from runtime.controller.testing import wait_for_object
 from tests.support.rbac import bind, namespaces, ok, token_file, user
 from tests.support.server import start_in_process
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from runtime.codec import cbor, protobuf
-from runtime.featuregates import DEFAULT_GATES
+from runtime.machinery.serializer import cbor
+from runtime.machinery.serializer import protobuf
+from runtime.server.featuregates import DEFAULT_GATES
 from tests.support.crds import GROUP, crd_path, established, watch_crd, widget, widget_crd, widgets_path
 from tests.support.rbac import token_file
 from tests.support.server import Server, start_in_process

@@ -11,8 +11,8 @@ from __future__ import annotations
 import cbor2
 import pytest
 
-from runtime.codec import cbor
-from runtime.featuregates import DEFAULT_GATES
+from runtime.machinery.serializer import cbor
+from runtime.server.featuregates import DEFAULT_GATES
 from tests.support.server import Server, start_in_process
 
 CBOR = "application/cbor"

@@ -9,8 +9,8 @@ import json
 import httpx
 import pytest
 
-from runtime.codec import protobuf
-from runtime.featuregates import DEFAULT_GATES
+from runtime.machinery.serializer import protobuf
+from runtime.server.featuregates import DEFAULT_GATES
 from tests.support.server import Server, start_in_process
 
 GZIP = {"Accept-Encoding": "gzip"}

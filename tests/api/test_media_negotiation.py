@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from runtime.codec import protobuf
+from runtime.machinery.serializer import protobuf
 
 PB = "application/vnd.kubernetes.protobuf"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime.codec.proto import openapi_v2_pb2 as gnostic
+from runtime.machinery.serializer.proto import openapi_v2_pb2 as gnostic
 
 V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from runtime.codec import protobuf
-from runtime.scheme import Scheme
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.scheme import Scheme
 from tests.support.server import STARTERS, Server, start_in_process
 
 PB = "application/vnd.kubernetes.protobuf"

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from runtime.codec import cbor, protobuf
-from runtime.featuregates import DEFAULT_GATES
+from runtime.machinery.serializer import cbor
+from runtime.machinery.serializer import protobuf
+from runtime.server.featuregates import DEFAULT_GATES
 from tests.support.server import Server, start_in_process
 
 MEDIA = {"json": "application/json", "yaml": "application/yaml",

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import yaml
 
-from runtime.kinds import age
-from runtime.scheme import Scheme
+from runtime.server.kinds import age
+from runtime.machinery.scheme import Scheme
 from tests.support.server import Server
 
 TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1"

@@ -11,7 +11,7 @@ import httpx
 import trio
 
 from controllers.cli import serve_metrics
-from runtime.testing import open_test_env
+from runtime.controller.testing import open_test_env
 from tests.support.metrics import Samples, scrape
 from tests.support.rbac import token_file
 from tests.support.server import start_in_process

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
-from runtime.client_http import open_http_client
-from runtime.testing import wait_for_object
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.client.http import open_http_client
+from runtime.controller.testing import wait_for_object
 from tests.support.server import start_in_process
 
 NS = "/api/v1/namespaces"

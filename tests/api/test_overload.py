@@ -16,9 +16,9 @@ import pytest
 import trio
 
 from api.filters import TIMED_OUT
-from runtime.registry.admission import AdmissionPlugin
-from runtime.requests import Body
-from runtime.testing import ADMIN
+from runtime.server.registry.admission import AdmissionPlugin
+from runtime.machinery.options import Body
+from runtime.controller.testing import ADMIN
 from tests.support.metrics import scrape
 from tests.support.rbac import grant, rule, token_file, user
 from tests.support.server import Server, start_in_process, start_server

@@ -276,7 +276,7 @@ async def test_list_exact_is_the_collection_at_exactly_that_version(srv, limit, 
 @pytest.mark.parametrize("gates", [{}, {"ListFromCacheSnapshot": False}])
 async def test_list_exact_answers_the_same_from_a_snapshot_and_from_the_store(nursery, tmp_path, autojump_clock,
                                                                              gates):
-    from runtime.featuregates import DEFAULT_GATES
+    from runtime.server.featuregates import DEFAULT_GATES
     srv = await start_in_process(nursery, tmp_path, feature_gates=dict(DEFAULT_GATES, **gates))
     async with srv.client() as c:
         at = await create(c, srv, "s-1")

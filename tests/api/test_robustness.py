@@ -28,11 +28,11 @@ import pytest
 import trio
 
 from api import assembly as server_module
-from runtime.registry import Registry
-from runtime.requests import Body
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
-from runtime.testing import wait_for_object
+from runtime.server.registry import Registry
+from runtime.machinery.options import Body
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.controller.testing import wait_for_object
 from tests.support.robustness import ADMIN, MERGE, count_tasks, cr, create, role, settle
 from tests.support.server import Server, start_in_process, start_server
 
@@ -219,7 +219,7 @@ async def test_creates_racing_their_namespace_deletion_leave_no_orphans(nursery,
 
 @pytest.mark.stores("memory")  # its own store, or none
 async def test_the_namespace_gate_makes_a_closing_delete_wait_for_creates_under_way(autojump_clock):
-    from runtime.registry.namespace_gate import NamespaceGate
+    from runtime.server.registry.namespace_gate import NamespaceGate
     gate, order = NamespaceGate(), []
 
     async def create_slowly(task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -240,7 +240,7 @@ async def test_the_namespace_gate_makes_a_closing_delete_wait_for_creates_under_
 
 @pytest.mark.stores("memory")  # its own store, or none
 async def test_the_namespace_gate_holds_creates_while_a_namespace_closes(autojump_clock):
-    from runtime.registry.namespace_gate import NamespaceGate
+    from runtime.server.registry.namespace_gate import NamespaceGate
     gate, order = NamespaceGate(), []
 
     async def close(task_status=trio.TASK_STATUS_IGNORED) -> None:

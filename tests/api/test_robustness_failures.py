@@ -27,11 +27,11 @@ import trio
 
 from api import assembly as server_module
 from api.codecs import MAX_NESTING
-from runtime import errors
-from runtime.requests import Body
-from runtime.requests import ListOptions
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
+from runtime.machinery import errors
+from runtime.machinery.options import Body
+from runtime.machinery.options import ListOptions
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
 from tests.support.robustness import ADMIN, MERGE, RBAC, cr, create, settle
 from tests.support.server import Server, start_in_process
 
@@ -125,7 +125,7 @@ async def test_store_errors_answer_500_statuses_and_the_server_recovers(nursery,
 async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_path, flaky, caplog, autojump_clock):
     srv = await start_in_process(nursery, tmp_path)
     cache = srv.registry.cache
-    caplog.set_level(logging.CRITICAL, logger="runtime.watchcache.cache")
+    caplog.set_level(logging.CRITICAL, logger="runtime.server.watchcache.cache")
     async with srv.client() as c:
         flaky.break_watch = 3  # three failures in a row: backoff, then resume where it stopped
         for i in range(5):
@@ -145,7 +145,7 @@ async def test_the_watch_cache_resumes_after_its_store_watch_fails(nursery, tmp_
 @pytest.mark.stores("sqlite")  # SQLite's own failures
 async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succeeds(nursery, tmp_path,
                                                                                    monkeypatch, caplog):
-    from runtime.storage import sqlite
+    from runtime.server.storage.sqlite import store as sqlite
     srv = await start_in_process(nursery, tmp_path, store="sqlite")
     real = sqlite.apply_batch  # a group commit's transaction
     failures = [1]
@@ -174,7 +174,7 @@ async def test_a_failed_group_commit_fails_only_its_writes_and_the_next_one_succ
 @pytest.mark.stores("sqlite")  # SQLite's own failures
 async def test_a_commit_that_lands_but_reports_an_error_does_not_wedge_the_store(nursery, tmp_path, monkeypatch,
                                                                                 caplog):
-    from runtime.storage import sqlite
+    from runtime.server.storage.sqlite import store as sqlite
     srv = await start_in_process(nursery, tmp_path, store="sqlite")
     real = sqlite.apply_batch  # a group commit's transaction
     failures = [1]

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import pytest
 
 from api import authn
-from runtime.tokens import generate_key
+from runtime.server.tokens import generate_key
 from tests.support.rbac import ok
 from tests.support.server import Server, start_in_process, start_server
 

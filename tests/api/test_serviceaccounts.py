@@ -14,7 +14,7 @@ import jwt
 import pytest
 import trio
 
-from runtime.codec import protobuf
+from runtime.machinery.serializer import protobuf
 from tests.support.rbac import grant, ok, rule
 from tests.support.server import Server, start_in_process
 

@@ -13,9 +13,9 @@ import httpx
 import pytest
 import yaml
 
-from runtime.client import DecodeError
-from runtime.codec import protobuf
-from runtime.resourceversion import Incomparable, compare, is_at_least, parse
+from runtime.client.interface import DecodeError
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.resourceversion import Incomparable, compare, is_at_least, parse
 from tests.support.mock_http import mock_client
 from tests.support.rbac import grant, rule, token_file, user
 from tests.support.server import Server, start_in_process

@@ -14,18 +14,18 @@ from pydantic import Field
 
 from api.app import ServerState, create_app
 from api.authn import Authenticator, TokenFile
-from runtime.bootstrap import bootstrap
-from runtime.kinds import (
+from runtime.server.bootstrap import bootstrap
+from runtime.server.kinds import (
     AGE_COLUMN, BUILTIN_KINDS, NAME_COLUMN, STATUS_VERBS, Columns, KindInfo, Strategy, ViewSubresource, age, column,
 )
 from runtime.models.base import K8sModel
 from runtime.models.meta import ListMeta, ObjectMeta
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.validation import FieldError
-from runtime.validation.fielderrors import invalid
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import Registry
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.machinery.validation import FieldError
+from runtime.machinery.validation.fielderrors import invalid
 
 TOKEN = "widget-admin-token"
 

@@ -16,7 +16,7 @@ import sqlite3
 
 import trio
 
-from runtime.storage import sqlite
+from runtime.server.storage.sqlite import store as sqlite
 from tests.support.objects import cr
 from tests.support.server import start_in_process
 from tests.support.serverproc import admin_client, spawn_server

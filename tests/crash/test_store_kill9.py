@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from runtime.storage.sqlite import SqliteStore
+from runtime.server.storage.sqlite.store import SqliteStore
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ WRITER = """
 import sys
 sys.path.insert(0, sys.argv[3])
 import trio
-from runtime.storage.sqlite import SqliteStore
+from runtime.server.storage.sqlite.store import SqliteStore
 
 async def main(path, synchronous):
     store = await SqliteStore.open(path, synchronous=synchronous)

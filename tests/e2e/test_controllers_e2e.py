@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.kubeconfig import load_kubeconfig
 from tests.support.serverproc import spawn_server
 from controllers.aggregation import same_rules
-from runtime.client import Client
-from runtime.client_http import open_http_client
-from runtime.finalizers import has_finalizer, remove_finalizer
-from runtime.testing import wait_for_object
+from runtime.client.interface import Client
+from runtime.client.http import open_http_client
+from runtime.controller.finalizers import has_finalizer, remove_finalizer
+from runtime.controller.testing import wait_for_object
 from tests.support.server import Server, start_server
 from tests.support.kubectl import Kubectl
 

@@ -10,12 +10,12 @@ import textwrap
 import pytest
 import trio
 
-from runtime.manager import Manager
+from runtime.controller.manager import Manager
 from tests.support.server import start_server
 from tests.support.serverproc import controllers_process
 
 UNSERVED_KIND_MODULE = textwrap.dedent('''
-    from runtime.scheme import ResourceType
+    from runtime.machinery.scheme import ResourceType
 
     GIZMOS = ResourceType.of("example.com/v1", "Gizmo", "gizmos")
 

@@ -30,10 +30,10 @@ import yaml
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
-from runtime.scheme import ResourceType
-from runtime.testing import wait_for_object
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.machinery.scheme import ResourceType
+from runtime.controller.testing import wait_for_object
 from tests.support.crds import GROUP, widget, widget_crd
 from tests.support.kubectl import Kubectl
 from tests.support.server import Server, start_server

@@ -23,9 +23,9 @@ import pytest
 import trio
 import yaml
 
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
-from runtime.manager import Manager
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.controller.manager import Manager
 from tests.support.crds import GROUP, widget, widget_crd
 from tests.support.kubectl import Kubectl
 from tests.support.server import Server, start_server

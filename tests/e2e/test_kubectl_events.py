@@ -17,10 +17,10 @@ from typing import Any
 
 import trio
 
-from runtime.client import ObjectKey
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
-from runtime.manager import Manager
+from runtime.client.interface import ObjectKey
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.controller.manager import Manager
 from tests.support.kubectl import Kubectl
 from tests.support.server import Server
 

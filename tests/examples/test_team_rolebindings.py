@@ -6,10 +6,10 @@ from __future__ import annotations
 import trio
 
 import examples.team_rolebindings as example
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.kubeconfig import load_kubeconfig
 from controllers import builtin
-from runtime.client_http import open_http_client
-from runtime.testing import open_test_env, wait_for_object
+from runtime.client.http import open_http_client
+from runtime.controller.testing import open_test_env, wait_for_object
 from tests.support.server import start_server
 from tests.support.serverproc import controllers_process, stop_cleanly
 

@@ -16,12 +16,12 @@ import trio
 
 import examples.teams as example
 from controllers import builtin
-from runtime import errors
-from runtime.client import Client
-from runtime.client_http import open_http_client
-from runtime.kubeconfig import load_kubeconfig
+from runtime.machinery import errors
+from runtime.client.interface import Client
+from runtime.client.http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
 from runtime.models.meta import ObjectMeta
-from runtime.testing import open_test_env, wait_for_object
+from runtime.controller.testing import open_test_env, wait_for_object
 from tests.support.crds import load_manifest
 from tests.support.server import start_server
 from tests.support.serverproc import controllers_process, stop_cleanly

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.kubeconfig import load_kubeconfig
 from tests.support.load import LoadConfig, LoadTarget, run_load
 from tests.support.serverproc import spawn_server
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import pytest
 import trio
 
-from runtime.storage.etcd import EtcdStore
+from runtime.server.storage.etcd.store import EtcdStore
 
 __all__ = ["QuietClock", "etcd_busy", "track_busy"]
 

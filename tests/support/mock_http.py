@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import httpx
 
-from runtime.client_http import HTTPClient
-from runtime.kubeconfig import KubeConfig
-from runtime.scheme import Scheme
+from runtime.client.http import HTTPClient
+from runtime.client.kubeconfig import KubeConfig
+from runtime.machinery.scheme import Scheme
 
 __all__ = ["mock_client", "CONFIG"]
 

@@ -3,7 +3,7 @@ no server."""
 
 from __future__ import annotations
 
-from runtime.rbac import ALL_AUTHENTICATED, RBACIndex, UserInfo
+from runtime.server.rbac import ALL_AUTHENTICATED, RBACIndex, UserInfo
 
 DOMAIN = "svc.io"
 RBAC = f"rbac.authorization.{DOMAIN}"

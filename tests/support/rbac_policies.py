@@ -17,11 +17,11 @@ import dataclasses
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     RBACIndex, SYSTEM_MASTERS, UserInfo, non_resource_attributes, resolve_role_ref, resource_attributes,
     service_account_user,
 )
-from runtime.rbac.insight import aggregate
+from runtime.server.rbac.insight import aggregate
 from tests.support.rbac_objects import cluster_role, crb, group, rb, role, sa, user
 
 __all__ = ["SETTINGS", "DIFF_SETTINGS", "USERS", "MASTER", "resource_rules", "url_rules", "policies",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import trio
 
-from runtime.rbac.user import UserInfo
+from runtime.server.rbac.user import UserInfo
 from tests.support.server import Server
 
 __all__ = ["RBAC", "MERGE", "ADMIN", "cr", "role", "create", "count_tasks", "settle"]

@@ -40,8 +40,8 @@ import trio
 
 from api.assembly import ControlPlane, ServeOptions, open_control_plane
 from api.serving.server import serve
-from runtime.kubeconfig import load_kubeconfig, write_kubeconfig
-from runtime.registry import Registry
+from runtime.client.kubeconfig import load_kubeconfig, write_kubeconfig
+from runtime.server.registry import Registry
 from tests.support.asgi import ASGITransport
 
 __all__ = ["Server", "start_in_process", "start_server", "STARTERS", "IN_PROCESS_URL", "use_store"]

@@ -24,7 +24,7 @@ from typing import AsyncIterator
 import httpx
 import trio
 
-from runtime.kubeconfig import load_kubeconfig, ssl_context
+from runtime.client.kubeconfig import load_kubeconfig, ssl_context
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from runtime.storage import Store
+from runtime.server.storage import Store
 
 __all__ = ["StoreFactory", "Revs", "Backend"]
 

@@ -9,7 +9,7 @@ import trio
 
 from api.cli import describe_error, leaf_cause, main
 from api.serving.server import ListenError
-from runtime.storage import StoreError
+from runtime.server.storage import StoreError
 
 
 def test_an_error_outside_a_group_is_its_own_cause():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api.cli import main
-from runtime.featuregates import DEFAULT_GATES, parse_feature_gates
+from runtime.server.featuregates import DEFAULT_GATES, parse_feature_gates
 
 
 def test_defaults_are_the_specs():

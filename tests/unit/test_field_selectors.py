@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.selectors import (
+from runtime.machinery.selectors import (
     FieldRequirement,
     FieldSelector,
     Operator,

@@ -1,12 +1,12 @@
-"""Go's formatting, written once (`runtime.validation.gofmt`): every message that quotes or prints a value as
+"""Go's formatting, written once (`runtime.machinery.validation.gofmt`): every message that quotes or prints a value as
 kube-apiserver does goes through it, so all of them agree with Go."""
 
-from runtime.patch.errors import MalformedPatch
+from runtime.machinery.patch.errors import MalformedPatch
 from runtime.models.core import Namespace
-from runtime.patch.strategic import apply_strategic_merge_patch
-from runtime.schema.fielderrors import invalid as schema_invalid
-from runtime.validation.fielderrors import invalid
-from runtime.validation.gofmt import go_plus_v, go_quote, go_quote_list, go_value
+from runtime.machinery.patch.strategic import apply_strategic_merge_patch
+from runtime.server.schema.schema_errors import invalid as schema_invalid
+from runtime.machinery.validation.fielderrors import invalid
+from runtime.machinery.validation.gofmt import go_plus_v, go_quote, go_quote_list, go_value
 
 import pytest
 
@@ -45,8 +45,8 @@ def test_strategic_patch_directive_error_prints_the_map_as_go():
 
 
 def test_a_managed_fields_error_quotes_its_fields_type_as_go():
-    from runtime.patch.errors import CorruptManagedFields
-    from runtime.patch.managed_fields import decode_managed_fields
+    from runtime.machinery.patch.errors import CorruptManagedFields
+    from runtime.machinery.patch.managed_fields import decode_managed_fields
     with pytest.raises(CorruptManagedFields) as info:
         decode_managed_fields([{"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "é"}])
     assert str(info.value) == 'invalid fieldsType "é" in managed fields entry 0'

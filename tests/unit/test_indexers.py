@@ -25,16 +25,16 @@ from typing import Any, AsyncIterator
 import trio
 
 from controllers import aggregation, gc, namespace
-from runtime import errors
-from runtime.client import ObjectKey, ObjectList, WatchEvent, key_of
-from runtime.indexers import LABEL_INDEX, by_label_selector, label_index_values
-from runtime.informer import Informer
-from runtime.manager import Manager
-from runtime.rbac import RBACAuthorizer, RBACIndex
-from runtime.rbac.attributes import resource_attributes
-from runtime.rbac.user import UserInfo
-from runtime.scheme import ResourceType, Scheme
-from runtime.selectors import label_selector_from_dict
+from runtime.machinery import errors
+from runtime.client.interface import ObjectKey, ObjectList, WatchEvent, key_of
+from runtime.controller.indexers import LABEL_INDEX, by_label_selector, label_index_values
+from runtime.controller.informer import Informer
+from runtime.controller.manager import Manager
+from runtime.server.rbac import RBACAuthorizer, RBACIndex
+from runtime.server.rbac.attributes import resource_attributes
+from runtime.server.rbac.user import UserInfo
+from runtime.machinery.scheme import ResourceType, Scheme
+from runtime.machinery.selectors import label_selector_from_dict
 
 SIZES = (1_000, 50_000)
 #: Visits a re-run of a quick reconcile may add (see the module docs); a scan adds 1,000 or 50,000.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import errors
-from runtime.registry.common import store_errors
-from runtime.storage import StoreError
-from runtime.testing import open_test_env
+from runtime.machinery import errors
+from runtime.server.registry.answers import store_errors
+from runtime.server.storage import StoreError
+from runtime.controller.testing import open_test_env
 
 
 async def test_a_store_error_is_an_internal_error_with_the_error_as_its_one_cause():

@@ -4,8 +4,8 @@ strategy with the subresource's name."""
 
 from __future__ import annotations
 
-from runtime.kinds import ActionSubresource, ObjectSubresource, ViewSubresource
-from runtime.scheme import Scheme
+from runtime.server.kinds import ActionSubresource, ObjectSubresource, ViewSubresource
+from runtime.machinery.scheme import Scheme
 
 
 def test_every_served_subresource_has_its_object():

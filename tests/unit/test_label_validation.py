@@ -1,4 +1,4 @@
-"""The one label validator (`runtime.validation.labels`): apimachinery's `IsLabelKey` and `IsLabelValue`, word for word.
+"""The one label validator (`runtime.machinery.validation.labels`): apimachinery's `IsLabelKey` and `IsLabelValue`, word for word.
 
 Kubernetes measures with Go's `len()` on a string, which counts UTF-8 bytes,
 and its patterns are ASCII-only.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import selectors
-from runtime.validation import names
-from runtime.validation.labels import label_key_errors, label_value_errors
-from runtime.validation.names import validate_object_meta
+from runtime.machinery import selectors
+from runtime.machinery.validation import names
+from runtime.machinery.validation.labels import label_key_errors, label_value_errors
+from runtime.machinery.validation.names import validate_object_meta
 
 KEY_PATTERN = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "

@@ -1,7 +1,7 @@
 """The architecture's rules (docs/design.md), each checked on the source; each check is shown failing on a plant.
 
 - runtime/ imports neither api/ nor controllers/;
-- controllers/ import neither api/ nor storage nor registry internals (only the `runtime.registry` facade);
+- controllers/ import neither api/ nor storage nor registry internals (only the `runtime.server.registry` facade);
 - storage imports nothing of miniplane but storage (no registry, no kinds);
 - in api/, only the assembly (and the command that calls it) opens stores or imports controllers;
   handlers reach data through the registry facade;
@@ -11,12 +11,12 @@
   no `obj._y`, `getattr(obj, "_y")` or `monkeypatch.setattr(obj, "_y", ...)` unless the file itself
   defines `_y` (its own fake's method or attribute); it goes through a public seam (`statistics()`, a fake);
 - no import inside a function, except one that breaks a real cycle and says so in a comment;
-- no kind-name comparison outside the strategies (`runtime/kinds/`) and the RBAC policy library
-  (`runtime/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
+- no kind-name comparison outside the strategies (`runtime/server/kinds/`) and the RBAC policy library
+  (`runtime/server/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
 - the registry package imports one way: common <- core <- verbs <- facade, without cycles;
 - no module over 600 lines, tests and benchmarks included (generated protobuf code aside);
 - every package has a contract docstring and `__all__` (the generated protobuf package too);
-- `runtime.client_http` loads no server code (checked in a fresh interpreter).
+- `runtime.client.http` loads no server code (checked in a fresh interpreter).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.kinds import BUILTIN_KINDS
+from runtime.server.kinds import BUILTIN_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("runtime", "api", "controllers")
@@ -125,7 +125,7 @@ def _private(name: str) -> bool:
 
 #: Names with a leading underscore that are not the project's: each is someone else's public spelling.
 NOT_PRIVATE = {
-    "_ref": "gnostic's OpenAPI v2 protobuf names the `$ref` field `_ref` (runtime/codec/proto)",
+    "_ref": "gnostic's OpenAPI v2 protobuf names the `$ref` field `_ref` (runtime/machinery/serializer/proto)",
     "_exit": "os._exit is os's documented exit without cleanup (a forked worker's end)",
     "_get_current_object": "werkzeug's LocalProxy documents it: the object a proxy stands for",
     "_actions": "argparse has no public way to walk a parser's arguments",
@@ -244,16 +244,16 @@ def crowded_classes(source: str) -> list[str]:
 def test_each_rule_fails_on_a_planted_violation():
     assert forbidden_imports("from api.app import create_app\n", "runtime.x", ("api", "controllers")) == ["api.app"]
     assert forbidden_imports("import controllers.gc\n", "runtime.x", ("api", "controllers")) == ["controllers.gc"]
-    assert forbidden_imports("from runtime.registry.core import RegistryCore\n", "controllers.x",
-                             ("runtime.registry",), allowed=()) == ["runtime.registry.core"]
-    assert forbidden_imports("from runtime import registry\n", "runtime.storage.x", ("runtime.registry",)) \
-        == ["runtime"]
-    assert private_imports("from runtime.registry.core import _encoder\n", "runtime.registry.writes") \
-        == ["runtime.registry.core._encoder"]
-    assert private_module_reads("from runtime.storage import etcd\nn = etcd._AWAITED_MAX\n", "tests.x") \
+    assert forbidden_imports("from runtime.server.registry.primitives import RegistryCore\n", "controllers.x",
+                             ("runtime.server.registry",), allowed=()) == ["runtime.server.registry.primitives"]
+    assert forbidden_imports("from runtime.server import registry\n", "runtime.server.storage.x",
+                             ("runtime.server.registry",)) == ["runtime.server"]
+    assert private_imports("from runtime.server.registry.primitives import _encoder\n", "runtime.server.registry.writes") \
+        == ["runtime.server.registry.primitives._encoder"]
+    assert private_module_reads("from runtime.server.storage import etcd\nn = etcd._AWAITED_MAX\n", "tests.x") \
         == ["etcd._AWAITED_MAX"]
-    assert private_module_reads("import runtime.storage.etcd as e\nn = e._x\n", "api.x") == ["e._x"]
-    assert private_module_reads("from runtime.storage import EtcdStore\nn = EtcdStore.open\n", "api.x") == []
+    assert private_module_reads("import runtime.server.storage.etcd.store as e\nn = e._x\n", "api.x") == ["e._x"]
+    assert private_module_reads("from runtime.server.storage import EtcdStore\nn = EtcdStore.open\n", "api.x") == []
     assert function_imports("def f():\n    import json\n") == [2]
     assert function_imports("def f():\n    # breaks the cycle a <-> b\n    import json\n") == []
     assert kind_comparisons('if rt.kind == "Namespace":\n    pass\n') == [1]
@@ -270,15 +270,15 @@ def test_each_rule_fails_on_a_planted_violation():
 
 
 def test_the_private_reach_rule_fails_on_planted_reaches():
-    assert private_reaches("from runtime.selectors.parser import _lex\n", "tests.unit.x") \
-        == ["import runtime.selectors.parser._lex"]
+    assert private_reaches("from runtime.machinery.selectors.parser import _lex\n", "tests.unit.x") \
+        == ["import runtime.machinery.selectors.parser._lex"]
     assert private_reaches("assert store._awaited == {}\n", "tests.x") == ["store._awaited"]
     assert private_reaches("store._watches[object()] = 10\n", "tests.x") == ["store._watches"]
     assert private_reaches("x = srv.plane.store._writer\n", "tests.x") == ["srv.plane.store._writer"]
     assert private_reaches("monkeypatch.setattr(SqliteStore, '_apply_batch', f)\n", "tests.x") \
         == ["monkeypatch.setattr(SqliteStore, '_apply_batch', f)"]
-    assert private_reaches("monkeypatch.setattr('runtime.storage.sqlite._open_writer', f)\n", "tests.x") \
-        == ["monkeypatch.setattr('runtime.storage.sqlite._open_writer', f)"]
+    assert private_reaches("monkeypatch.setattr('runtime.server.storage.sqlite.store._open_writer', f)\n", "tests.x") \
+        == ["monkeypatch.setattr('runtime.server.storage.sqlite.store._open_writer', f)"]
     assert private_reaches("n = getattr(index, '_bindings')\n", "tests.x") == ["getattr(index, '_bindings')"]
     # Not reaches: the file's own fake, a dunder, a library's public underscore, a plain string argument.
     own = ("class Fake:\n    def __init__(self):\n        self._held = 1\n"
@@ -305,9 +305,9 @@ def test_runtime_imports_neither_api_nor_controllers():
 
 def test_controllers_import_neither_api_nor_storage_nor_registry_internals():
     def check(source: str, module: str) -> list[str]:
-        found = forbidden_imports(source, module, ("api", "runtime.storage", "runtime.watchcache"))
-        # The registry's facade (`runtime.registry`) is public; its modules are not.
-        return found + [n for n, _, _ in _imports(ast.parse(source), module) if n.startswith("runtime.registry.")]
+        found = forbidden_imports(source, module, ("api", "runtime.server.storage", "runtime.server.watchcache"))
+        # The registry's facade (`runtime.server.registry`) is public; its modules are not.
+        return found + [n for n, _, _ in _imports(ast.parse(source), module) if n.startswith("runtime.server.registry.")]
     assert _offenders(("controllers",), check) == []
 
 
@@ -315,8 +315,8 @@ def test_storage_imports_nothing_of_miniplane_but_storage():
     def check(source: str, module: str) -> list[str]:
         return [n for n, _, _ in _imports(ast.parse(source), module)
                 if (n == "runtime" or n.startswith(("runtime.", "api", "controllers")))
-                and not n.startswith("runtime.storage")]
-    assert _offenders(("runtime/storage",), check) == []
+                and not n.startswith("runtime.server.storage")]
+    assert _offenders(("runtime/server/storage",), check) == []
 
 
 def test_no_registry_part_is_set_after_construction():
@@ -325,15 +325,15 @@ def test_no_registry_part_is_set_after_construction():
 
 def test_strategy_parts_are_small():
     """No class in the kinds package has more than MAX_MEMBERS members of its own (issue 36, point 1)."""
-    assert _offenders(("runtime/kinds",), lambda s, m: crowded_classes(s)) == []
+    assert _offenders(("runtime/server/kinds",), lambda s, m: crowded_classes(s)) == []
 
 
 def test_only_the_assembly_opens_stores_and_starts_controllers():
     allowed = {"api.assembly", "api.cli"}
     offenders = [f"{p.relative_to(ROOT)}: {found}" for p in _sources("api") if _module(p) not in allowed
                  for found in [forbidden_imports(p.read_text(), _module(p),
-                                                 ("runtime.storage", "runtime.watchcache", "controllers",
-                                                  "runtime.registry.core"))] if found]
+                                                 ("runtime.server.storage", "runtime.server.watchcache", "controllers",
+                                                  "runtime.server.registry.primitives"))] if found]
     assert offenders == []
 
 
@@ -361,16 +361,16 @@ def test_imports_inside_functions_only_break_cycles_and_say_so():
 
 def test_no_kind_name_comparison_outside_the_strategies():
     offenders = [o for o in _offenders(PACKAGES, lambda s, m: kind_comparisons(s))
-                 if not o.startswith(("runtime/kinds/", "runtime/rbac/"))]
+                 if not o.startswith(("runtime/server/kinds/", "runtime/server/rbac/"))]
     assert offenders == []
 
 
 def _registry_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for path in _sources("runtime/registry"):
+    for path in _sources("runtime/server/registry"):
         module = _module(path)
         graph[module] = {n for n, _, _ in _imports(_parse(path), module)
-                         if n.startswith("runtime.registry.") and n != module}
+                         if n.startswith("runtime.server.registry.") and n != module}
     return graph
 
 
@@ -394,12 +394,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_registry_imports_one_way_without_cycles():
     graph = _registry_graph()
     assert _cycles(graph) == []
-    assert graph["runtime.registry.common"] == set()
+    assert graph["runtime.server.registry.answers"] == set()
     verbs = {"reads", "listing", "watching", "writes", "patching", "deletion", "reviews"}
-    core_imports = {m.rsplit(".", 1)[1] for m in graph["runtime.registry.core"]}
+    core_imports = {m.rsplit(".", 1)[1] for m in graph["runtime.server.registry.primitives"]}
     assert not core_imports & (verbs | {"registry"})
     for verb in verbs:
-        assert "runtime.registry.registry" not in graph[f"runtime.registry.{verb}"], verb
+        assert "runtime.server.registry.registry" not in graph[f"runtime.server.registry.{verb}"], verb
 
 
 def _too_long(source: str) -> bool:
@@ -421,8 +421,8 @@ def test_every_package_has_a_contract_docstring_and_exports(init: Path):
 def test_the_http_client_loads_no_server_code():
     script = textwrap.dedent("""
         import sys
-        import runtime.client_http
-        server = ("runtime.registry", "runtime.storage", "runtime.watchcache", "runtime.bootstrap", "api",
+        import runtime.client.http
+        server = ("runtime.server.registry", "runtime.server.storage", "runtime.server.watchcache", "runtime.server.bootstrap", "api",
                   "controllers", "quart", "quart_trio", "hypercorn", "sqlite3")
         print(sorted(m for m in sys.modules if m.split(".")[0] in server or m.startswith(server)))
     """)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import errors
-from runtime.registry.listing import validate_list_options
-from runtime.requests import ListOptions
+from runtime.machinery import errors
+from runtime.server.registry.listing import validate_list_options
+from runtime.machinery.options import ListOptions
 
 
 def test_an_unknown_resource_version_match_is_quoted_as_go_quotes_it() -> None:

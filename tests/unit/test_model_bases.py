@@ -5,7 +5,7 @@ import pytest
 
 from runtime.models import insight
 from runtime.models.base import K8sModel
-from runtime.typed import KubeModel
+from runtime.client.typed import KubeModel
 
 
 def test_typed_models_share_the_built_in_models_camel_case_base_with_lax_types():

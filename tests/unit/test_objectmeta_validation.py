@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from runtime.scheme import Scheme
-from runtime.validation import validate_object_meta
+from runtime.machinery.scheme import Scheme
+from runtime.machinery.validation import validate_object_meta
 from tests.support.crds import widget_crd
 
 SCHEME = Scheme()

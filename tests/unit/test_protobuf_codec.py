@@ -1,4 +1,4 @@
-"""Rules of Kubernetes' Protobuf wire format, as `runtime.codec.protobuf` implements them."""
+"""Rules of Kubernetes' Protobuf wire format, as `runtime.machinery.serializer.protobuf` implements them."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
-from runtime.codec import protobuf
-from runtime.codec.protobuf import PROTOBUF_PREFIX, ProtobufError, decode, decode_watch_frames, encode, encode_watch_event
-from runtime.codec.proto import meta_v1_pb2, rbac_v1_pb2, runtime_pb2
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.serializer.protobuf import PROTOBUF_PREFIX, ProtobufError, decode, decode_watch_frames, encode, encode_watch_event
+from runtime.machinery.serializer.proto import meta_v1_pb2
+from runtime.machinery.serializer.proto import rbac_v1_pb2
+from runtime.machinery.serializer.proto import runtime_pb2
 from tests.support.event_objects import CORE_EVENT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -539,11 +541,10 @@ def test_decode_watch_frames_rejects_truncated_frame(cut: int) -> None:
 # --- generated code ----------------------------------------------------------------
 
 def test_generated_modules_are_what_the_script_produces(tmp_path: Path) -> None:
-    pytest.importorskip("grpc_tools")
     subprocess.run(["sh", str(REPO / "scripts" / "gen_proto.sh"), str(tmp_path)], check=True,
                    env={**os.environ, "PYTHON": sys.executable})
-    generated = sorted((tmp_path / "runtime" / "codec" / "proto").glob("*_pb2.py"))
-    checked_in = sorted((REPO / "runtime" / "codec" / "proto").glob("*_pb2.py"))
+    generated = sorted((tmp_path / "runtime" / "machinery" / "serializer" / "proto").glob("*_pb2.py"))
+    checked_in = sorted((REPO / "runtime" / "machinery" / "serializer" / "proto").glob("*_pb2.py"))
     assert [p.name for p in generated] == [p.name for p in checked_in]
     assert checked_in, "no generated module found: nothing compared"
     for new, old in zip(generated, checked_in):

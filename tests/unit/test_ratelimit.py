@@ -6,7 +6,7 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from runtime.ratelimit import (
+from runtime.controller.ratelimit import (
     BucketRateLimiter,
     ItemExponentialRateLimiter,
     MaxOfRateLimiter,

@@ -17,15 +17,15 @@ from typing import Any, Awaitable, Callable
 
 import pytest
 
-from runtime import errors
-from runtime.bootstrap import bootstrap
-from runtime.rbac import Decision
-from runtime.rbac.attributes import Attributes
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
-from runtime.requests import Body, ListOptions, ParsedDeleteOptions, PatchType, WriteOptions
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
+from runtime.machinery import errors
+from runtime.server.bootstrap import bootstrap
+from runtime.server.rbac import Decision
+from runtime.server.rbac.attributes import Attributes
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import Registry
+from runtime.machinery.options import Body, ListOptions, ParsedDeleteOptions, PatchType, WriteOptions
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
 
 GROUP = "rbac.authorization.svc.io"
 CALLER = UserInfo("caller", uid="caller", groups=("system:authenticated",))

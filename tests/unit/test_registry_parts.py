@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.bootstrap import bootstrap
-from runtime.rbac import Decision, RBACAuthorizer, RBACIndex
-from runtime.rbac.attributes import Attributes
-from runtime.rbac.user import UserInfo
-from runtime.registry import AdmissionPlugin, Registry, watch_cache_for
-from runtime.requests import Body
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.tokenauth import SignedTokenAuthenticator
-from runtime.tokens import TokenAuthentication, TokenSigner
+from runtime.server.bootstrap import bootstrap
+from runtime.server.rbac import Decision, RBACAuthorizer, RBACIndex
+from runtime.server.rbac.attributes import Attributes
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import AdmissionPlugin, Registry, watch_cache_for
+from runtime.machinery.options import Body
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.server.tokenauth import SignedTokenAuthenticator
+from runtime.server.tokens import TokenAuthentication, TokenSigner
 
 ADMIN = UserInfo("admin", uid="admin", groups=("system:masters",))
 

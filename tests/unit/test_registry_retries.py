@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from runtime.bootstrap import SYSTEM_USER
-from runtime.requests import Body, WriteOptions
+from runtime.server.bootstrap import SYSTEM_USER
+from runtime.machinery.options import Body, WriteOptions
 
 ROLE = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "r", "annotations": {"o": "1"}}, "rules": []}

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from runtime import selectors
-from runtime.selectors import (
+from runtime.machinery import selectors
+from runtime.machinery.selectors import (
     ParsedLabelSelector,
     Operator,
     Requirement,
@@ -17,7 +17,7 @@ from runtime.selectors import (
     parse_label_selector,
     requirements_from_review,
 )
-from runtime.selectors.parser import Token, lex
+from runtime.machinery.selectors.parser import Token, lex
 
 KEY_REGEX_HINT = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                   "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "

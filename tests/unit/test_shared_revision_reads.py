@@ -1,12 +1,12 @@
-"""Consistent reads share the store calls that learn its revision (`runtime.watchcache.SharedRevisionReads`)."""
+"""Consistent reads share the store calls that learn its revision (`runtime.server.watchcache.SharedRevisionReads`)."""
 
 from __future__ import annotations
 
 import pytest
 import trio
 
-from runtime.storage import StoreUnavailable
-from runtime.watchcache import SharedRevisionReads
+from runtime.server.storage import StoreUnavailable
+from runtime.server.watchcache import SharedRevisionReads
 
 
 class _Store:

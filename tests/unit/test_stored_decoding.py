@@ -1,4 +1,4 @@
-"""The one decoder of stored bytes (`runtime.objects.loads_json`) decodes what `dumps_json` wrote as
+"""The one decoder of stored bytes (`runtime.machinery.storedobject.loads_json`) decodes what `dumps_json` wrote as
 `json.loads` does, and anything else is a corrupt object, never an exception of another kind."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from runtime.objects import CorruptObject, decode_stored, dumps_json, loads_json
+from runtime.machinery.storedobject import CorruptObject, decode_stored, dumps_json, loads_json
 
 documents = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -130,7 +130,7 @@ def test_a_planted_cross_test_import_is_found(source):
 @pytest.mark.parametrize("source", [
     "from tests.support.server import Server, start_server\n",
     "from tests.support import etcd\n",
-    "import pytest\nfrom runtime.testing import wait_for_object\n",
+    "import pytest\nfrom runtime.controller.testing import wait_for_object\n",
     "from .testing_helpers import x\n",  # not a test module: the placement rule catches such helpers
 ])
 def test_imports_of_support_and_libraries_are_fine(source):

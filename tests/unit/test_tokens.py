@@ -1,11 +1,11 @@
-"""Service account tokens (`runtime.tokens`): Kubernetes' claims, signature, time and audience checks, on a fake clock."""
+"""Service account tokens (`runtime.server.tokens`): Kubernetes' claims, signature, time and audience checks, on a fake clock."""
 
 from __future__ import annotations
 
 import jwt
 import pytest
 
-from runtime.tokens import LEEWAY_SECONDS, TokenError, TokenSigner, generate_key, refusal
+from runtime.server.tokens import LEEWAY_SECONDS, TokenError, TokenSigner, generate_key, refusal
 
 
 class Clock:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime.scheme import Scheme
+from runtime.machinery.scheme import Scheme
 
 RBAC = "rbac.authorization.svc.io"
 SCHEME = Scheme()

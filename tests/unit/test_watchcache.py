@@ -11,13 +11,13 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from runtime.storage.compaction import run_compactor
-from runtime.objects import dumps_json
-from runtime.registry import Registry
-from runtime.requests import ListOptions
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.watchcache import TooOld, WatchCache, as_seen
+from runtime.server.storage.compaction import run_compactor
+from runtime.machinery.storedobject import dumps_json
+from runtime.server.registry import Registry
+from runtime.machinery.options import ListOptions
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.server.watchcache import TooOld, WatchCache, as_seen
 
 ROLES = "/rbac.authorization/clusterroles/"
 BINDINGS = "/rbac.authorization/clusterrolebindings/"
@@ -182,8 +182,8 @@ async def test_watch_from_a_future_revision_skips_events_up_to_it(nursery):
 
 
 def test_selector_transitions_become_added_and_deleted():
-    from runtime.objects import StoredObject
-    from runtime.watchcache import CacheEvent
+    from runtime.machinery.storedobject import StoredObject
+    from runtime.server.watchcache import CacheEvent
 
     def obj(labels, rev):
         return StoredObject("k", {"metadata": {"name": "k", "labels": labels}}, rev)
@@ -215,7 +215,7 @@ async def test_consistent_list_is_served_from_the_cache_without_a_store_list(nur
     store = CountingStore()
     registry = Registry(store, Scheme())
     await nursery.start(registry.run)
-    from runtime.testing import ADMIN
+    from runtime.controller.testing import ADMIN
     rt = registry.scheme.by_kind("ClusterRole")
     before = store.lists
     for _ in range(5):
@@ -268,7 +268,7 @@ class StalledWatchStore(CountingStore):
 
 
 async def test_consistent_reads_go_to_the_store_while_the_cache_lags(nursery, autojump_clock):
-    from runtime.testing import ADMIN
+    from runtime.controller.testing import ADMIN
     store = StalledWatchStore()
     registry = Registry(store, Scheme())
     await nursery.start(registry.run)
@@ -284,7 +284,7 @@ async def test_consistent_reads_go_to_the_store_while_the_cache_lags(nursery, au
 @pytest.mark.parametrize("gate,store_lists", [(True, 0), (False, 1)])
 async def test_exact_lists_at_an_older_version_come_from_a_snapshot_unless_the_gate_is_off(
         nursery, gate, store_lists):
-    from runtime.testing import ADMIN
+    from runtime.controller.testing import ADMIN
     store = CountingStore()
     registry = Registry(store, Scheme(), feature_gates={"ListFromCacheSnapshot": gate})
     await nursery.start(registry.run)

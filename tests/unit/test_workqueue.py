@@ -7,8 +7,8 @@ import trio
 import trio.testing
 from trio.testing import MockClock
 
-from runtime.ratelimit import ItemExponentialRateLimiter
-from runtime.workqueue import DurationStats, QueueShutDown, WorkQueue
+from runtime.controller.ratelimit import ItemExponentialRateLimiter
+from runtime.controller.workqueue import DurationStats, QueueShutDown, WorkQueue
 
 
 def drain_nowait(queue: WorkQueue[str]) -> list[str]:

@@ -1,6 +1,6 @@
 """A write costs its work once: one encode, no decode of its own bytes, one store write, a handful of handlers.
 
-Counted, never timed: `dumps_json` and `loads_json` of `runtime.objects`
+Counted, never timed: `dumps_json` and `loads_json` of `runtime.machinery.storedobject`
 (the encoder of stored objects and the decoder of stored bytes) are wrapped
 with counters; the store's statistics count writes; informer statistics
 count the handlers an event calls. Each count is the same on the memory
@@ -18,17 +18,17 @@ import pytest
 import trio
 
 from controllers.builtin import builtin_manager
-from runtime import objects
-from runtime.bootstrap import SYSTEM_USER, bootstrap
-from runtime.client_local import LocalClient
-from runtime.registry import Registry
-from runtime.requests import Body, ListOptions, WriteOptions
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.storage.etcd import EtcdStore
-from runtime.storage.etcd_client import EtcdClient, parse_endpoints
-from runtime.storage.sqlite import SqliteStore
-from runtime.testing import ADMIN
+from runtime.machinery import storedobject as objects
+from runtime.server.bootstrap import SYSTEM_USER, bootstrap
+from runtime.client.local import LocalClient
+from runtime.server.registry import Registry
+from runtime.machinery.options import Body, ListOptions, WriteOptions
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.server.storage.etcd.store import EtcdStore
+from runtime.server.storage.etcd.client import EtcdClient, parse_endpoints
+from runtime.server.storage.sqlite.store import SqliteStore
+from runtime.controller.testing import ADMIN
 from tests.support.etcd import fresh_prefix
 
 GROUP = "rbac.authorization.svc.io"
@@ -41,7 +41,7 @@ def cluster_role(name: str, labels: dict[str, str] | None = None) -> dict[str, A
 
 
 class Counted:
-    """`runtime.objects`' JSON functions, counted."""
+    """`runtime.machinery.storedobject`' JSON functions, counted."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.encodes = self.decodes = 0

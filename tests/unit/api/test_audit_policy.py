@@ -9,7 +9,7 @@ import pytest
 from api.audit import PolicyError, load_policy
 from api.auditlog import AuditLog
 from api.requestinfo import request_info
-from runtime.rbac.user import UserInfo
+from runtime.server.rbac.user import UserInfo
 
 ALICE = UserInfo("alice", groups=("devs", "system:authenticated"))
 BOB = UserInfo("bob", groups=("system:authenticated",))

@@ -24,8 +24,8 @@ from api.authn import (
     peer_certificate_der,
 )
 from api.certs import ensure_pki, issue_client_cert
-from runtime.errors import BadRequest, Forbidden, Unauthorized
-from runtime.rbac import Decision, UserInfo
+from runtime.machinery.errors import BadRequest, Forbidden, Unauthorized
+from runtime.server.rbac import Decision, UserInfo
 
 BOB = UserInfo("bob", groups=("system:authenticated",))
 

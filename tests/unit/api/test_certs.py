@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from api.certs import ensure_pki, issue_client_cert, new_admin_token
-from runtime.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig, ssl_context, write_kubeconfig
+from runtime.client.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig, ssl_context, write_kubeconfig
 
 
 def _mode(path: Path) -> int:

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from api.codecs import MAX_YAML_NODES, coalesce, coalesce_queued, decode_body, encode, encode_list_chunks, gzip_chunks
-from runtime import errors
-from runtime.codec import cbor, protobuf
-from runtime.objects import StoredObject, dumps_json
+from runtime.machinery import errors
+from runtime.machinery.serializer import cbor
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.storedobject import StoredObject, dumps_json
 
 ROLE = {"apiVersion": "rbac.authorization.svc.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "reader", "labels": {"a": "b"}},

@@ -10,7 +10,7 @@ from api.discovery import (
     aggregated_discovery, api_group, api_group_list, api_resource_list, api_versions,
     storage_version_hash, version_info,
 )
-from runtime.scheme import Scheme
+from runtime.machinery.scheme import Scheme
 
 
 @pytest.fixture

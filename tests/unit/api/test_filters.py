@@ -10,8 +10,8 @@ import pytest
 from api.filters import RequestContext, with_connection_limit, with_impersonation, with_status_answers
 from api.limits import RequestLimits
 from api.requestinfo import request_info
-from runtime import errors
-from runtime.rbac.user import UserInfo
+from runtime.machinery import errors
+from runtime.server.rbac.user import UserInfo
 
 
 def _context(headers: list[tuple[bytes, bytes]] = ()) -> RequestContext:

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Histogram
 
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore
-from runtime.storage import MemoryStore
+from runtime.server.storage import MemoryStore
 
 
 def _timed(store: object) -> InstrumentedStore:

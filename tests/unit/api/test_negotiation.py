@@ -6,7 +6,7 @@ import pytest
 
 from api.negotiation import (Choice, content_media_type, negotiate, parse_accept, protobuf_types, request_codec,
                              wants_pretty)
-from runtime import errors
+from runtime.machinery import errors
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 POM = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

@@ -13,7 +13,7 @@ from api.openapi import (
     openapi_v3_document, openapi_v3_document_bytes, openapi_v3_hash, openapi_v3_index, schema_name,
 )
 from runtime import models
-from runtime.scheme import Scheme
+from runtime.machinery.scheme import Scheme
 
 _REF = "#/components/schemas/"
 _METHODS = ("get", "put", "post", "delete", "patch")

@@ -10,7 +10,7 @@ import pytest
 from werkzeug.datastructures import MultiDict
 
 from api.params import delete_options, write_options
-from runtime import errors
+from runtime.machinery import errors
 
 
 def test_an_unprintable_field_manager_is_quoted_as_go_quotes_it() -> None:

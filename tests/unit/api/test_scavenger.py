@@ -1,11 +1,11 @@
-"""The memory scavenger (`api.serving.scavenger`): trims after activity once quiet, rarely under load, never
+"""The memory scavenger (`api.serving.memory_release`): trims after activity once quiet, rarely under load, never
 when idle."""
 
 from __future__ import annotations
 
 import trio
 
-from api.serving.scavenger import release_free_memory, run_scavenger, trim_available
+from api.serving.memory_release import release_free_memory, run_scavenger, trim_available
 
 
 async def scavenge(activity: list[tuple[float, bool]], until: float) -> list[float]:

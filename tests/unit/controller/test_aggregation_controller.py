@@ -6,7 +6,7 @@ import trio
 
 from controllers.aggregation import FIELD_MANAGER, aggregate_rules, same_rules
 from controllers.builtin import FIELD_MANAGER as BUILTIN_MANAGER, builtin_manager
-from runtime.testing import ADMIN, open_test_env
+from runtime.controller.testing import ADMIN, open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 WIDGETS = {"apiGroups": ["widgets.example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}

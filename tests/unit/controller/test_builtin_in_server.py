@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.kubeconfig import load_kubeconfig
 from controllers.aggregation import same_rules
-from runtime.client_http import open_http_client
-from runtime.informer import Informer
-from runtime.testing import wait_for_object
+from runtime.client.http import open_http_client
+from runtime.controller.informer import Informer
+from runtime.controller.testing import wait_for_object
 from tests.support.server import start_server
 
 WIDGETS = {"apiGroups": ["widgets.example.com"], "resources": ["widgets"], "verbs": ["get"]}

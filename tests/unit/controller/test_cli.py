@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
+from runtime.client.kubeconfig import load_kubeconfig
 from controllers.cli import load_controller_module, load_out_of_process, run_controllers, run_until_signalled
-from runtime.client_http import open_http_client
-from runtime.kinds.events import EVENT_KINDS
-from runtime.testing import wait_for_object
+from runtime.client.http import open_http_client
+from runtime.server.kinds.events import EVENT_KINDS
+from runtime.controller.testing import wait_for_object
 from tests.support.server import start_in_process, start_server
 
 USER_MODULE = textwrap.dedent('''
-    from runtime.client import ObjectKey
+    from runtime.client.interface import ObjectKey
 
     seen = []
 
@@ -119,7 +119,7 @@ def test_a_module_that_fails_to_load_by_path_is_not_left_in_sys_modules(tmp_path
 
 # A controller of a custom kind whose CRD is not applied: its informer's list fails, it never syncs.
 UNSERVED_KIND_MODULE = textwrap.dedent('''
-    from runtime.scheme import ResourceType
+    from runtime.machinery.scheme import ResourceType
 
     GIZMOS = ResourceType.of("example.com/v1", "Gizmo", "gizmos")
     managers = []

@@ -8,8 +8,8 @@ import textwrap
 import pytest
 import trio
 
-from runtime.kubeconfig import load_kubeconfig
-from runtime.client_http import open_http_client
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.client.http import open_http_client
 from tests.support.server import start_server
 from tests.support.serverproc import controllers_process
 

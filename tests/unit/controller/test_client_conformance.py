@@ -5,21 +5,22 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime.kubeconfig import KubeConfig, load_kubeconfig
-from runtime import errors, models
-from runtime.client import (
+from runtime.client.kubeconfig import KubeConfig, load_kubeconfig
+from runtime import models
+from runtime.machinery import errors
+from runtime.client.interface import (
     APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client, ObjectKey, ignore_not_found,
 )
-from runtime.client_http import HTTPClient, open_http_client
-from runtime.requests import PATCH_TYPES, PatchType
-from runtime.client_local import LocalClient
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.bootstrap import bootstrap as bootstrap_registry
-from runtime.testing import ADMIN
-from runtime.typed import CustomResource, bind_kind
+from runtime.client.http import HTTPClient, open_http_client
+from runtime.machinery.options import PATCH_TYPES, PatchType
+from runtime.client.local import LocalClient
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import Registry
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.server.bootstrap import bootstrap as bootstrap_registry
+from runtime.controller.testing import ADMIN
+from runtime.client.typed import CustomResource, bind_kind
 from tests.support.server import start_server
 
 

@@ -8,13 +8,13 @@ import httpx
 import pytest
 
 from api.certs import ensure_pki, issue_client_cert
-from runtime.kubeconfig import load_kubeconfig
-from runtime import errors
-from runtime.client import DecodeError, TransportError
-from runtime.client_http import HTTPClient, open_http_client
-from runtime.kubeconfig import KubeConfig
-from runtime.codec import protobuf
-from runtime.scheme import Scheme
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.machinery import errors
+from runtime.client.interface import DecodeError, TransportError
+from runtime.client.http import HTTPClient, open_http_client
+from runtime.client.kubeconfig import KubeConfig
+from runtime.machinery.serializer import protobuf
+from runtime.machinery.scheme import Scheme
 from tests.support.server import start_server
 
 CONFIG = KubeConfig("http://miniplane.test")

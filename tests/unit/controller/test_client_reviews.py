@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.kubeconfig import load_kubeconfig
-from runtime.client_http import HTTPClient
-from runtime.client_local import LocalClient
-from runtime.rbac.user import UserInfo
-from runtime.registry import Registry
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.bootstrap import bootstrap as bootstrap_registry
-from runtime.testing import ADMIN
+from runtime.client.kubeconfig import load_kubeconfig
+from runtime.client.http import HTTPClient
+from runtime.client.local import LocalClient
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import Registry
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.server.bootstrap import bootstrap as bootstrap_registry
+from runtime.controller.testing import ADMIN
 from tests.support.server import start_server
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime.client import ObjectKey
-from runtime.controller import (
+from runtime.client.interface import ObjectKey
+from runtime.controller.controller import (
     Result, TerminalError, all_of, any_of, enqueue_owner, generation_changed, labels_changed,
 )
-from runtime.informer import ObjectEvent
-from runtime.testing import open_test_env
+from runtime.controller.informer import ObjectEvent
+from runtime.controller.testing import open_test_env
 from tests.support.crds import widget_crd
 
 RBAC = "rbac.authorization.svc.io/v1"
@@ -227,7 +227,7 @@ async def test_owns_maps_an_owned_object_to_its_controller_owner(autojump_clock)
 
 
 def test_enqueue_owner_ignores_non_controller_and_other_kind_references():
-    from runtime.scheme import Scheme
+    from runtime.machinery.scheme import Scheme
     roles = Scheme().by_kind("Role")
     obj = {"metadata": {"namespace": "ns", "ownerReferences": [
         {"apiVersion": RBAC, "kind": "Role", "name": "a", "controller": True},

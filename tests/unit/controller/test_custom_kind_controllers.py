@@ -1,5 +1,5 @@
 """The controller runtime works unchanged with custom kinds: informers, indexers, the work queue, `for_`/`owns`,
-on plain dicts (a `ResourceType` named by its facts) and on typed models (`runtime.typed`); the garbage collector
+on plain dicts (a `ResourceType` named by its facts) and on typed models (`runtime.client.typed`); the garbage collector
 follows a custom kind while its CRD exists."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 import trio
 
 from controllers import crd, gc, gckinds
-from runtime import errors
-from runtime.client import ObjectKey, ignore_not_found
-from runtime.controller import Result
-from runtime.scheme import ResourceType
-from runtime.testing import TestEnv, open_test_env
-from runtime.typed import CustomResource, KubeModel, TypedCache, bind_kind, bound_kind
+from runtime.machinery import errors
+from runtime.client.interface import ObjectKey, ignore_not_found
+from runtime.controller.controller import Result
+from runtime.machinery.scheme import ResourceType
+from runtime.controller.testing import TestEnv, open_test_env
+from runtime.client.typed import CustomResource, KubeModel, TypedCache, bind_kind, bound_kind
 from tests.support.crds import GROUP, widget, widget_crd
 
 #: Named by its facts, before the CRD exists: nothing asks the server.

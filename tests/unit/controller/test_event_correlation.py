@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.eventcorrelation import COMBINED_PREFIX, EventCorrelator, TokenBucket, format_time
+from runtime.controller.eventcorrelation import COMBINED_PREFIX, EventCorrelator, TokenBucket, format_time
 
 START = 1_700_000_000.0
 

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 import trio
 
-from runtime import errors, models
-from runtime.client import ClientError, ObjectKey, TransportError
-from runtime.events import EventBroadcaster, reference_of
-from runtime.scheme import Scheme
-from runtime.testing import TestEnv, open_test_env
+from runtime import models
+from runtime.machinery import errors
+from runtime.client.interface import ClientError, ObjectKey, TransportError
+from runtime.controller.recorder import EventBroadcaster, reference_of
+from runtime.machinery.scheme import Scheme
+from runtime.controller.testing import TestEnv, open_test_env
 
 START = 1_700_000_000.0
 RBAC = "rbac.authorization.svc.io/v1"
@@ -131,7 +132,7 @@ async def test_a_full_queue_drops_the_event_with_a_log_line_and_never_blocks(env
     obj = await role(env)
     broadcaster = EventBroadcaster(env.client, queue_size=2)  # not running: nothing drains the queue
     recorder = broadcaster.recorder("c")
-    with caplog.at_level(logging.WARNING, logger="runtime.events"):
+    with caplog.at_level(logging.WARNING, logger="runtime.controller.recorder"):
         for i in range(3):
             recorder.event(obj, "Normal", f"R{i}", "m")
     assert broadcaster.statistics().queued == 2 and broadcaster.statistics().dropped == 1

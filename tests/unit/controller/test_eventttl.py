@@ -9,9 +9,9 @@ import pytest
 import trio
 
 from controllers import builtin, eventttl
-from runtime import errors
-from runtime.kinds.events import EVENTS_EVENT
-from runtime.testing import TestEnv, open_test_env
+from runtime.machinery import errors
+from runtime.server.kinds.events import EVENTS_EVENT
+from runtime.controller.testing import TestEnv, open_test_env
 from tests.support.event_objects import core_event, events_v1_event
 
 HOUR = 3600.0

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime import errors
-from runtime.client import ObjectKey
-from runtime.controller import Result
-from runtime.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, remove_finalizer
-from runtime.testing import open_test_env
+from runtime.machinery import errors
+from runtime.client.interface import ObjectKey
+from runtime.controller.controller import Result
+from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, remove_finalizer
+from runtime.controller.testing import open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 FINALIZER = "example.com/cleanup"

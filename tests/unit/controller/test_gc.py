@@ -5,11 +5,11 @@ from __future__ import annotations
 import trio
 
 from controllers import gc
-from runtime.finalizers import remove_finalizer
-from runtime.requests import ParsedDeleteOptions
-from runtime.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from runtime.scheme import Scheme
-from runtime.testing import ADMIN, open_test_env
+from runtime.controller.finalizers import remove_finalizer
+from runtime.machinery.options import ParsedDeleteOptions
+from runtime.server.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.machinery.scheme import Scheme
+from runtime.controller.testing import ADMIN, open_test_env
 
 GROUP = "rbac.authorization.svc.io"
 RBAC = f"{GROUP}/v1"
@@ -97,7 +97,7 @@ def test_orphan_dependents_false_on_a_namespace_means_foreground():
 # ---- pure rules of the collector -----------------------------------------------------------------
 
 def test_an_owner_present_with_another_uid_is_dangling():
-    from runtime.scheme import Scheme
+    from runtime.machinery.scheme import Scheme
     scheme = Scheme()
     dependent = role("d", owners=[{"apiVersion": RBAC, "kind": "ClusterRole", "name": "o", "uid": "u1"}])
     refs = [gc.resolve_owner(scheme, dependent, r) for r in gc.owner_references(dependent)]

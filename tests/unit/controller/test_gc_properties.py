@@ -19,7 +19,7 @@ import trio.testing
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from controllers import gc
-from runtime.testing import open_test_env
+from runtime.controller.testing import open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 RULES = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]

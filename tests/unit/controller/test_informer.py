@@ -7,9 +7,9 @@ from typing import Any
 
 import trio
 
-from runtime.client import ObjectKey, TransportError
-from runtime.informer import Informer, InformerFactory, ObjectEvent
-from runtime.testing import open_test_env
+from runtime.client.interface import ObjectKey, TransportError
+from runtime.controller.informer import Informer, InformerFactory, ObjectEvent
+from runtime.controller.testing import open_test_env
 
 
 class FlakyClient:

@@ -9,10 +9,10 @@ import re
 import pytest
 import trio
 
-from runtime import errors
-from runtime.client import ClientError, ObjectKey
-from runtime.leaderelection import LeaderElectionConfig, LeaderElector
-from runtime.testing import open_test_env
+from runtime.machinery import errors
+from runtime.client.interface import ClientError, ObjectKey
+from runtime.controller.leaderelection import LeaderElectionConfig, LeaderElector
+from runtime.controller.testing import open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -392,9 +392,9 @@ async def test_a_manager_stopped_while_following_never_leads(autojump_clock):
 
 async def test_two_managers_over_http_have_a_single_leader_and_fail_over(nursery, tmp_path):
     # A real server on real time (sockets and a mock clock do not mix): short leases, bounded waits.
-    from runtime.kubeconfig import load_kubeconfig
-    from runtime.client_http import open_http_client
-    from runtime.manager import Manager
+    from runtime.client.kubeconfig import load_kubeconfig
+    from runtime.client.http import open_http_client
+    from runtime.controller.manager import Manager
     from tests.support.server import start_server
 
     server = await start_server(nursery, tmp_path)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime.client import ObjectKey
-from runtime.testing import open_test_env
+from runtime.client.interface import ObjectKey
+from runtime.controller.testing import open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 

@@ -6,8 +6,8 @@ import trio
 
 from controllers import namespace as nsctl
 from controllers.builtin import FIELD_MANAGER, builtin_manager
-from runtime.finalizers import remove_finalizer
-from runtime.testing import ADMIN, open_test_env
+from runtime.controller.finalizers import remove_finalizer
+from runtime.controller.testing import ADMIN, open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.resourceversion import Incomparable, compare, is_at_least, is_newer, parse
+from runtime.machinery.resourceversion import Incomparable, compare, is_at_least, is_newer, parse
 
 
 def test_decimal_versions_compare_as_numbers_not_text():

@@ -12,13 +12,13 @@ from typing import Any, Awaitable, Callable
 import pytest
 import trio
 
-from runtime import errors
-from runtime.client import ObjectKey
-from runtime.rbac.aggregation import aggregate_rules, same_rules
-from runtime.rbac.user import UserInfo
+from runtime.machinery import errors
+from runtime.client.interface import ObjectKey
+from runtime.server.rbac.aggregation import aggregate_rules, same_rules
+from runtime.server.rbac.user import UserInfo
 from controllers import aggregation
-from runtime.testing import TestEnv, open_test_env, wait_aggregated
-from runtime.testing import miniplane_controllers, miniplane_domain, miniplane_env  # noqa: F401  (the fixtures)
+from runtime.controller.testing import TestEnv, open_test_env, wait_aggregated
+from runtime.controller.testing import miniplane_controllers, miniplane_domain, miniplane_env  # noqa: F401  (the fixtures)
 from tests.support.crds import GROUP, widget, widget_crd
 
 WIDGET = f"widgets.{GROUP}"
@@ -182,7 +182,7 @@ async def test_the_fixture_runs_no_controllers_when_miniplane_controllers_is_fal
 
 def test_importing_the_harness_loads_no_controllers():
     # runtime imports nothing of controllers (docs/design.md): the env imports them by name when it opens.
-    script = "import sys, runtime.testing; print(sorted(m for m in sys.modules if m.split('.')[0] == 'controllers'))"
+    script = "import sys, runtime.controller.testing; print(sorted(m for m in sys.modules if m.split('.')[0] == 'controllers'))"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -190,7 +190,7 @@ def test_importing_the_harness_loads_no_controllers():
 def test_a_suite_that_imports_only_miniplane_env_gets_the_default_options(tmp_path):
     # A user's conftest that imports the one fixture it uses: its options default, not "fixture not found".
     (tmp_path / "test_user_suite.py").write_text(
-        "from runtime.testing import miniplane_env  # noqa: F401\n\n"
+        "from runtime.controller.testing import miniplane_env  # noqa: F401\n\n"
         "async def test_env(miniplane_env):\n"
         "    assert miniplane_env.scheme.domain == 'svc.io'\n"
         "    assert miniplane_env.controllers is not None\n")

@@ -1,6 +1,6 @@
 """A create's managed fields, built in one walk, equal the general route through field paths.
 
-`runtime.patch.created` skips the path set a create's ownership used to go
+`runtime.machinery.patch.created` skips the path set a create's ownership used to go
 through; these properties hold it to that route for any object: the kinds'
 own schemas and one with set, map and atomic lists, granular and atomic maps.
 """
@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.models import ClusterRole, ClusterRoleBinding, Namespace
-from runtime.patch import update_managed_fields
-from runtime.patch.created import created_fields_v1
-from runtime.patch.managed_fields import strip_meta
-from runtime.patch.schema import SCALAR, UNTYPED, Field, ListNode, MapNode, Node, Struct, merge_node
-from runtime.patch.typed import compare
+from runtime.machinery.patch import update_managed_fields
+from runtime.machinery.patch.created import created_fields_v1
+from runtime.machinery.patch.managed_fields import strip_meta
+from runtime.machinery.patch.schema import SCALAR, UNTYPED, Field, ListNode, MapNode, Node, Struct, merge_node
+from runtime.machinery.patch.walks import compare
 
 #: A schema with every shape a walk tells apart (custom resources' structural schemas give these).
 _ITEM = Struct("Item", {"name": Field(SCALAR), "port": Field(SCALAR), "value": Field(UNTYPED)})

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from runtime.models import ClusterRole
-from runtime.patch import FieldSet, PatchError, PathElement, fields_of
+from runtime.machinery.patch import FieldSet, PatchError, PathElement, fields_of
 
 F = PathElement.field
 

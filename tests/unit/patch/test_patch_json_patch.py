@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.patch import MalformedPatch, PatchError, PatchNotApplicable, TooManyOperations, apply_json_patch
+from runtime.machinery.patch import MalformedPatch, PatchError, PatchNotApplicable, TooManyOperations, apply_json_patch
 
 SUITES = Path("/work/shared/testdata/json-patch-tests")
 

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from runtime.models import ClusterRole, Namespace
-from runtime.patch import manager_from_user_agent, update_managed_fields
+from runtime.machinery.patch import manager_from_user_agent, update_managed_fields
 
 RBAC = "rbac.authorization.k8s.io/v1"
 T1, T2, T3 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-03T00:00:00Z"

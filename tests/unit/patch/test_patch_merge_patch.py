@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from runtime.patch import MalformedPatch, PatchError, apply_merge_patch
-from runtime.patch.merge import merge_patch
+from runtime.machinery.patch import MalformedPatch, PatchError, apply_merge_patch
+from runtime.machinery.patch.merge import merge_patch
 
 # RFC 7386 Appendix A: (original, patch, result)
 RFC7386_EXAMPLES: list[tuple[Any, Any, Any]] = [

@@ -8,7 +8,7 @@ from pydantic import ConfigDict
 
 from runtime.models import ClusterRole, Namespace, RoleBinding, SubjectAccessReview
 from runtime.models.base import K8sModel, map_field
-from runtime.patch.schema import UNTYPED, ListNode, MapNode, Scalar, Struct, schema_for
+from runtime.machinery.patch.schema import UNTYPED, ListNode, MapNode, Scalar, Struct, schema_for
 
 
 def test_fields_are_named_by_their_json_alias() -> None:

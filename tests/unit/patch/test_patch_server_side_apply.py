@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runtime.models import ClusterRole, ClusterRoleBinding
-from runtime.patch import ApplyConflict, MalformedPatch, PatchError, PatchNotApplicable, server_side_apply, update_managed_fields
+from runtime.machinery.patch import ApplyConflict, MalformedPatch, PatchError, PatchNotApplicable, server_side_apply, update_managed_fields
 
 RBAC = "rbac.authorization.k8s.io/v1"
 T1, T2, T3 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-03T00:00:00Z"

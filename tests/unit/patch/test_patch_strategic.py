@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from runtime.models import ClusterRole, ClusterRoleBinding, Namespace
-from runtime.patch import MalformedPatch, PatchError, PatchNotApplicable, apply_strategic_merge_patch
+from runtime.machinery.patch import MalformedPatch, PatchError, PatchNotApplicable, apply_strategic_merge_patch
 
 
 def _role(**meta: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """RBACAuthorizer: subjects, binding scope, order, reasons and evaluation errors."""
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     ALL_AUTHENTICATED, RBACAuthorizer, RBACIndex, UserInfo, non_resource_attributes,
     resource_attributes, service_account_groups, service_account_user,
 )

@@ -2,7 +2,7 @@
 
 import pytest
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     RBACAuthorizer, RBACIndex, UserInfo, default_policy_path, load_bootstrap_policy,
     non_resource_attributes, parse_bootstrap_policy, reconcile_binding, reconcile_role,
     resource_attributes,

@@ -1,6 +1,6 @@
 """Forbidden messages, as kube-apiserver writes them."""
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     UserInfo, describe_forbidden, forbidden_status_message, non_resource_attributes,
     resource_attributes,
 )

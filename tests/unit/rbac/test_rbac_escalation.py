@@ -1,6 +1,6 @@
 """Escalation prevention: covers, breakdown, and Kubernetes' refusal message."""
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     AGGREGATION_RULE_FORBIDDEN, FULL_AUTHORITY_RULES, RBACAuthorizer, RBACIndex, UserInfo,
     bind_attributes, breakdown_rule, compact_string, confirm_no_escalation, covers,
     escalate_attributes, escalation_allowed,

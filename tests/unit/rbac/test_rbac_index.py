@@ -2,7 +2,7 @@
 
 import pytest
 
-from runtime.rbac import RBACAuthorizer, RBACIndex, RoleSource, UserInfo, resource_attributes
+from runtime.server.rbac import RBACAuthorizer, RBACIndex, RoleSource, UserInfo, resource_attributes
 
 RBAC = "rbac.authorization.svc.io"
 READ = [{"verbs": ["get", "list"], "apiGroups": [RBAC], "resources": ["roles"]}]

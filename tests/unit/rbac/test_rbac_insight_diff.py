@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from runtime.rbac import same_rules
+from runtime.server.rbac import same_rules
 from runtime.models.insight import InsightSubject, Permission
-from runtime.rbac.insight import aggregate, diff
+from runtime.server.rbac.insight import aggregate
+from runtime.server.rbac.insight import diff
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     RBACAuthorizer, SYSTEM_MASTERS, UserInfo, non_resource_attributes, resource_attributes,
 )
 from runtime.models.insight import InsightObjectRef
-from runtime.rbac.insight import (
-    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, aggregate,
-    explain, with_attribute,
-)
+from runtime.server.rbac.insight import AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, NAMESPACE_KIND, ROLE_REF, with_attribute
+from runtime.server.rbac.insight import aggregate
+from runtime.server.rbac.insight import explain
 from tests.support.rbac_objects import (
     ALICE, RBAC, cluster_role, cluster_scoped, crb, group, index, rb, role, rule, user,
 )

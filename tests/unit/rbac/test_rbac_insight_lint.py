@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from runtime.rbac import load_bootstrap_policy
+from runtime.server.rbac import load_bootstrap_policy
 from runtime.models.insight import InsightObjectRef, Severity
-from runtime.rbac.insight import aggregate, lint, rule_risks
+from runtime.server.rbac.insight import rule_risks
+from runtime.server.rbac.insight import aggregate
+from runtime.server.rbac.insight import lint
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, index, rb, role, rule, sa, user,
 )

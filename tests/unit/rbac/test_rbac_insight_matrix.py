@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from runtime.rbac import SYSTEM_MASTERS, UserInfo
+from runtime.server.rbac import SYSTEM_MASTERS, UserInfo
 from runtime.models.insight import Access
-from runtime.rbac.insight import (
+from runtime.server.rbac.insight import (
     MATRIX_VERBS, access_matrix, resources_named_in_rules,
 )
 from tests.support.rbac_objects import ALICE, RBAC, cluster_role, crb, index, rb, role, rule, user

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import runtime.rbac.insight as insight
+import runtime.server.rbac.insight as insight
 from runtime.models.insight import InsightValue
-from runtime.rbac import RBACIndex, PolicySource, aggregate_rules, resource_attributes
-from runtime.rbac.insight import (
-    access_matrix, diff, explain, lint, who_can,
-)
+from runtime.server.rbac import RBACIndex, PolicySource, aggregate_rules, resource_attributes
+from runtime.server.rbac.insight import access_matrix
+from runtime.server.rbac.insight import diff
+from runtime.server.rbac.insight import explain
+from runtime.server.rbac.insight import lint
+from runtime.server.rbac.insight import who_can
 from tests.support.rbac_objects import (
     ALICE, RBAC, cluster_role, cluster_scoped, crb, index, rb, role, rule, user,
 )

@@ -18,15 +18,14 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.rbac import (
+from runtime.server.rbac import (
     RBACAuthorizer, RBACIndex, SYSTEM_MASTERS, applies_to_user, resolve_role_ref, resource_attributes, rule_allows,
 )
 from runtime.models.insight import Access, InsightSubject
-from runtime.rbac.insight import (
-    AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, MATRIX_VERBS, NAMESPACE_KIND, ROLE_REF,
-    access_matrix, aggregate, check_rule, diff, explain, policy_objects, probe_user,
-    subjects_in, who_can_attributes, with_attribute,
-)
+from runtime.server.rbac.insight import AGGREGATION, ATTRIBUTE, CLUSTER_SCOPE, MATRIX_VERBS, NAMESPACE_KIND, ROLE_REF, access_matrix, check_rule, policy_objects, probe_user, subjects_in, who_can_attributes, with_attribute
+from runtime.server.rbac.insight import aggregate
+from runtime.server.rbac.insight import diff
+from runtime.server.rbac.insight import explain
 from tests.support.rbac_objects import cluster_scoped
 from tests.support.rbac_policies import (
     DIFF_SETTINGS, MASTER, SETTINGS, USERS, non_resource_requests, policies, requests, resource_requests,

@@ -15,11 +15,11 @@ from typing import Any
 
 from hypothesis import assume, given
 
-from runtime.rbac import RBACAuthorizer, SYSTEM_MASTERS, UserInfo
-from runtime.rbac.attributes import Attributes
+from runtime.server.rbac import RBACAuthorizer, SYSTEM_MASTERS, UserInfo
+from runtime.server.rbac.attributes import Attributes
 from runtime.models.insight import InsightSubject
-from runtime.rbac.insight import probe_user, subjects_in
-from runtime.scheme import Scheme
+from runtime.server.rbac.insight import probe_user, subjects_in
+from runtime.machinery.scheme import Scheme
 from tests.support.rbac_policies import SETTINGS, scenarios
 
 SCHEME = Scheme()

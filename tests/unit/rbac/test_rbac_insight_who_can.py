@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from runtime.rbac import SYSTEM_MASTERS
+from runtime.server.rbac import SYSTEM_MASTERS
 from runtime.models.insight import InsightSubject
-from runtime.rbac.insight import who_can, who_can_non_resource
+from runtime.server.rbac.insight import who_can_non_resource
+from runtime.server.rbac.insight import who_can
 from tests.support.rbac_objects import (
     RBAC, cluster_role, crb, group, index, rb, role, rule, sa, user,
 )

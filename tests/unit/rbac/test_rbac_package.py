@@ -1,7 +1,7 @@
 """Package surface and value types: UserInfo and Attributes."""
 
-import runtime.rbac as rbac
-from runtime.rbac import (
+import runtime.server.rbac as rbac
+from runtime.server.rbac import (
     SelectorRequirement, UserInfo, non_resource_attributes, resource_attributes,
     service_account_user, split_service_account_username,
 )

@@ -1,6 +1,6 @@
 """Rule matching: one test per PolicyRule rule (Kubernetes' RuleAllows)."""
 
-from runtime.rbac import UserInfo, non_resource_attributes, resource_attributes, rule_allows
+from runtime.server.rbac import UserInfo, non_resource_attributes, resource_attributes, rule_allows
 
 RBAC = "rbac.authorization.svc.io"
 ALICE = UserInfo("alice")

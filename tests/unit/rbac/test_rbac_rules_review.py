@@ -1,6 +1,6 @@
 """rules_for: what SelfSubjectRulesReview reports (Kubernetes' RulesFor + conversion)."""
 
-from runtime.rbac import RBACIndex, UserInfo, load_bootstrap_policy, rules_for
+from runtime.server.rbac import RBACIndex, UserInfo, load_bootstrap_policy, rules_for
 
 RBAC = "rbac.authorization.svc.io"
 ALICE = UserInfo("alice", groups=("system:authenticated",))

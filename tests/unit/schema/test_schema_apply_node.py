@@ -1,8 +1,8 @@
 """Merge markers of custom kinds: Structural.merge_info and the server-side apply node tree."""
 
-from runtime.patch.apply import server_side_apply
-from runtime.patch.schema import UNTYPED, ListNode, MapNode, Struct
-from runtime.schema import Structural, schema_node
+from runtime.machinery.patch.apply import server_side_apply
+from runtime.machinery.patch.schema import UNTYPED, ListNode, MapNode, Struct
+from runtime.server.schema import Structural, schema_node
 
 OBJ = {"type": "object"}
 SCHEMA = Structural.from_openapi({**OBJ, "properties": {"spec": {**OBJ, "properties": {

@@ -1,6 +1,6 @@
 """x-kubernetes-validations: CEL rules with self/oldSelf, messages, reasons, field paths and a cost limit."""
 
-from runtime.schema import CELLimits, Structural, validate
+from runtime.server.schema import CELLimits, Structural, validate
 
 OBJ = {"type": "object"}
 

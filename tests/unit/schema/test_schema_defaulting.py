@@ -1,6 +1,6 @@
 """Defaulting applies `default` as Kubernetes does on decode (structuraldefaulting.Default)."""
 
-from runtime.schema import Structural, apply_defaults
+from runtime.server.schema import Structural, apply_defaults
 
 OBJ = {"type": "object"}
 

@@ -1,7 +1,7 @@
-"""An embedded resource's kind is a DNS-1035 label (apimachinery's `IsDNS1035Label`, in `runtime.validation.names`)."""
+"""An embedded resource's kind is a DNS-1035 label (apimachinery's `IsDNS1035Label`, in `runtime.machinery.validation.names`)."""
 
-from runtime.schema.embedded import embedded_resource_errors
-from runtime.validation.names import dns1035_label_errors
+from runtime.server.schema.embedded import embedded_resource_errors
+from runtime.machinery.validation.names import dns1035_label_errors
 
 
 def test_a_kind_is_a_dns1035_label_as_go_matches_it_not_before_a_trailing_newline():

@@ -1,6 +1,6 @@
 """The package's surface is its `__all__`, documented by its contract docstring."""
 
-from runtime import schema
+from runtime.server import schema
 
 
 def test_every_export_exists_and_is_documented_in_the_contract():

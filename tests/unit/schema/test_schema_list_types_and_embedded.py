@@ -1,6 +1,6 @@
 """List-type set/map uniqueness and embedded resources' apiVersion/kind/metadata."""
 
-from runtime.schema import Structural, validate
+from runtime.server.schema import Structural, validate
 
 OBJ = {"type": "object"}
 

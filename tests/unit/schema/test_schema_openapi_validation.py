@@ -2,7 +2,7 @@
 
 import pytest
 
-from runtime.schema import Structural, validate
+from runtime.server.schema import Structural, validate
 
 OBJ = {"type": "object"}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from runtime.schema.regex import PatternError, compile_pattern
+from runtime.server.schema.regex import PatternError, compile_pattern
 
 
 def test_dollar_does_not_match_before_a_final_newline():

@@ -4,7 +4,7 @@
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from runtime.schema import (
+from runtime.server.schema import (
     Structural,
     apply_defaults,
     needs_defaults,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from runtime.schema import Structural, prune
+from runtime.server.schema import Structural, prune
 
 OBJ = {"type": "object"}
 PRESERVE = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from runtime.schema import structural_errors
+from runtime.server.schema import structural_errors
 
 OBJ = {"type": "object"}
 P = "openAPIV3Schema"

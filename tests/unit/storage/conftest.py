@@ -13,8 +13,8 @@ from typing import AsyncIterator
 
 import pytest
 
-from runtime.storage import EtcdStore, MemoryStore, Store
-from runtime.storage.sqlite import SqliteStore
+from runtime.server.storage import EtcdStore, MemoryStore, Store
+from runtime.server.storage.sqlite.store import SqliteStore
 from tests.support.stores import Backend, Revs, StoreFactory
 
 _prefixes = itertools.count()

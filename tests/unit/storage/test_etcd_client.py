@@ -1,4 +1,4 @@
-"""Rules of `runtime.storage.etcd_client`: the JSON it sends and reads, and the errors etcd's answers stand for.
+"""Rules of `runtime.server.storage.etcd.client`: the JSON it sends and reads, and the errors etcd's answers stand for.
 
 Against a scripted loopback server (`tests.support.scripted_http`) that
 answers as etcd's JSON gateway does, so each rule is checked on the bytes.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.storage import StoreError, StoreUnavailable
-from runtime.storage.etcd_client import EtcdClient, EtcdRequestError
+from runtime.server.storage import StoreError, StoreUnavailable
+from runtime.server.storage.etcd.client import EtcdClient, EtcdRequestError
 from tests.support.scripted_http import Answer, scripted_server
 
 

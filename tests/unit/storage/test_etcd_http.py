@@ -1,4 +1,4 @@
-"""Rules of `runtime.storage.etcd_http`: kept-alive POSTs to one etcd endpoint, and streamed answers.
+"""Rules of `runtime.server.storage.etcd.http`: kept-alive POSTs to one etcd endpoint, and streamed answers.
 
 Against a scripted loopback server (`tests.support.scripted_http`), which
 counts the connections it accepts, so reuse is asserted on counts.
@@ -13,7 +13,7 @@ from typing import AsyncIterator, Awaitable, Callable
 import pytest
 import trio
 
-from runtime.storage.etcd_http import Broken, Endpoint, Unreached
+from runtime.server.storage.etcd.http import Broken, Endpoint, Unreached
 from tests.support.scripted_http import Answer, scripted_server
 
 

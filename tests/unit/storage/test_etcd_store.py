@@ -19,11 +19,11 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.objects import ObjectEncoder, decode_stored
-from runtime.storage import Compacted, Event, StoreUnavailable, open_store
-from runtime.storage import etcd as etcd_store
-from runtime.storage.etcd import DEFAULT_PREFIX, EtcdStore
-from runtime.storage.etcd_client import EtcdClient, b64, unb64
+from runtime.machinery.storedobject import ObjectEncoder, decode_stored
+from runtime.server.storage import Compacted, Event, StoreUnavailable, open_store
+from runtime.server.storage.etcd import store as etcd_store
+from runtime.server.storage.etcd.store import DEFAULT_PREFIX, EtcdStore
+from runtime.server.storage.etcd.client import EtcdClient, b64, unb64
 from tests.support.etcd import EtcdServer, make_tls
 from tests.support.scripted_http import Answer, scripted_server
 

@@ -16,9 +16,9 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.registry.settling import SettledWrites
-from runtime.storage import Event
-from runtime.watchcache import WatchCache
+from runtime.server.registry.read_your_writes import SettledWrites
+from runtime.server.storage import Event
+from runtime.server.watchcache import WatchCache
 from tests.support.stores import StoreFactory
 
 

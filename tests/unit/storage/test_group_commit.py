@@ -1,4 +1,4 @@
-"""Rules of the group commit (`runtime.storage.group_commit`), over a store that only counts.
+"""Rules of the group commit (`runtime.server.storage.group_commit`), over a store that only counts.
 
 The store's `apply` runs on the commit thread; a gate (a `threading.Event`)
 holds a batch there so that the test can act while it commits.
@@ -12,8 +12,8 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.storage.base import StoreError
-from runtime.storage.group_commit import Applied, GroupCommit, Write
+from runtime.server.storage.base import StoreError
+from runtime.server.storage.group_commit import Applied, GroupCommit, Write
 
 
 class CountingStore:

@@ -14,8 +14,8 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.storage import MemoryStore
-from runtime.storage.memory import COMPACT_TURN
+from runtime.server.storage import MemoryStore
+from runtime.server.storage.memory import COMPACT_TURN
 
 
 def val(text: str):

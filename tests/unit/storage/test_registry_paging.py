@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import trio
 
-from runtime.objects import dumps_json
-from runtime.registry import Registry
-from runtime.requests import ListOptions
-from runtime.scheme import Scheme
-from runtime.storage import MemoryStore
-from runtime.testing import ADMIN
-from runtime.watchcache import INITIAL_LIST_CHUNK, WatchCache
+from runtime.machinery.storedobject import dumps_json
+from runtime.server.registry import Registry
+from runtime.machinery.options import ListOptions
+from runtime.machinery.scheme import Scheme
+from runtime.server.storage import MemoryStore
+from runtime.controller.testing import ADMIN
+from runtime.server.watchcache import INITIAL_LIST_CHUNK, WatchCache
 
 OBJECTS = 100_000
 SOME = 20_000

@@ -18,9 +18,9 @@ from typing import AsyncIterator
 import pytest
 import trio
 
-from runtime.storage import Compacted, Event
-from runtime.storage.sqlite import SqliteStore
-from runtime.storage.sqlite_peers import PeerGroup, SqlitePeers
+from runtime.server.storage import Compacted, Event
+from runtime.server.storage.sqlite.store import SqliteStore
+from runtime.server.storage.sqlite.peers import PeerGroup, SqlitePeers
 
 
 def val(text: str):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from runtime.storage.sqlite import SqliteStore
-from runtime.storage.sqlite_snapshot import SnapshotError, restore_snapshot, save_snapshot, snapshot_status
+from runtime.server.storage.sqlite.store import SqliteStore
+from runtime.server.storage.sqlite.snapshot import SnapshotError, restore_snapshot, save_snapshot, snapshot_status
 
 
 def val(text: str):

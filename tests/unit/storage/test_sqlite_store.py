@@ -9,9 +9,9 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.storage import Compacted, Event, StoreError, open_store
-import runtime.storage.sqlite as sqlite_module
-from runtime.storage.sqlite import SqliteStore
+from runtime.server.storage import Compacted, Event, StoreError, open_store
+import runtime.server.storage.sqlite.store as sqlite_module
+from runtime.server.storage.sqlite.store import SqliteStore
 
 
 def val(text: str):

@@ -16,12 +16,12 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.storage import (
+from runtime.server.storage import (
     Compacted, Entry, EtcdStore, Event, KeyExists, KeyNotFound, Page, RevisionConflict, Store,
     StoreError,
 )
-from runtime.storage import MemoryStore
-from runtime.storage.sqlite import SqliteStore
+from runtime.server.storage import MemoryStore
+from runtime.server.storage.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:  # the fixtures' types
     from tests.support.stores import Revs, StoreFactory

@@ -1,0 +1,120 @@
+"""Typed objects: your pydantic models bound to kinds (custom ones above all), as controller-runtime's typed API.
+
+A controller may work on plain dicts (a kind's `ResourceType`) or on model
+instances. For a custom kind, write its model and bind it once, at import::
+
+    class TeamSpec(KubeModel):
+        members: list[Member] = []
+
+    class Team(CustomResource):
+        spec: TeamSpec = TeamSpec()
+        status: TeamStatus = TeamStatus()
+
+    TEAMS = bind_kind(Team, "example.com/v1", "teams", namespaced=False)
+
+`bind_kind` returns the kind's `ResourceType` (its `model` is `Team`), so
+that every kind-taking call works with it: `manager.controller().for_(TEAMS)`,
+`.owns(TEAMS)`, `manager.informers.informer(TEAMS)`, `client.get(TEAMS, name)`
+(a dict). The model class itself names the kind too, and then objects are
+models: `await client.get(Team, "a")` returns a `Team`, `client.update(team,
+subresource="status")` sends one, `client.list(Team)` lists `Team`s.
+`TypedCache(informer, Team)` reads an informer's cache as `Team`s.
+
+The binding holds only what the client needs to reach the kind (group,
+version, kind, plural, scope): nothing asks the server, so a controller may
+start before its CRD exists (its informer lists again until the kind is
+served). The CRD (a manifest) stays the one source of the schema: the
+server validates, prunes and defaults; the model only reads and writes.
+
+`KubeModel` is the base of a model's parts: camelCase JSON names
+(`replicaCount` for `replica_count`), unknown fields ignored, values coerced
+where JSON allows (lax, unlike the strict decoding of the built-in kinds:
+what a model reads has passed the server's schema already).
+
+Caveats:
+    A model drops fields it does not declare: writing back a model read from a
+    newer schema loses the newer fields (as Go's typed clients do). Use a dict
+    kind, or a merge patch of just your fields, where that matters.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.models.base import K8sModel
+from runtime.models.meta import ObjectMeta
+from runtime.machinery.scheme import ResourceType
+
+if TYPE_CHECKING:
+    from runtime.client.interface import ObjectKey
+    from runtime.controller.informer import Informer
+
+__all__ = ["KubeModel", "CustomResource", "bind_kind", "bound_kind", "bound_kind_of", "TypedCache"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class KubeModel(K8sModel):
+    """Base of a typed object's parts: the built-in models' base (camelCase names, unknown fields ignored),
+    with lax types (see the module doc)."""
+
+    model_config = ConfigDict(strict=False)
+
+
+class CustomResource(KubeModel):
+    """Base of a custom kind's model: `apiVersion`, `kind` and `metadata` typed; add `spec` and `status`."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+
+_BOUND: dict[type[BaseModel], ResourceType] = {}
+
+
+def bind_kind(model: type[BaseModel], api_version: str, plural: str, *, kind: str = "",
+              namespaced: bool = True) -> ResourceType:
+    """Bind `model` to the kind `api_version`/`kind` (default: the model's class name) served as `plural`.
+
+    Returns the kind's `ResourceType` (dict calls); the model class names it
+    in typed calls from now on. Binding a model again replaces its kind.
+    """
+    rt = ResourceType.of(api_version, kind or model.__name__, plural, namespaced=namespaced, model=model)
+    _BOUND[model] = rt
+    return rt
+
+
+def bound_kind(model: type[BaseModel]) -> ResourceType | None:
+    """The kind `model` was bound to by `bind_kind` (None if never)."""
+    return _BOUND.get(model)
+
+
+def bound_kind_of(api_version: str, kind: str) -> ResourceType | None:
+    """The bound kind of that apiVersion and kind (a dict object of a custom kind the scheme does not serve)."""
+    return next((rt for rt in _BOUND.values() if rt.api_version == api_version and rt.kind == kind), None)
+
+
+class TypedCache(Generic[M]):
+    """An informer's cache read as `model` instances (each read validates a fresh instance: change it freely)."""
+
+    def __init__(self, informer: "Informer", model: type[M]) -> None:
+        self.informer = informer
+        self.model = model
+
+    def get(self, key: "ObjectKey | str") -> M | None:
+        """The cached object of `key` as a model, None if absent."""
+        obj = self.informer.get(key)
+        return None if obj is None else self.model.model_validate(obj)
+
+    def list(self, namespace: str | None = None) -> list[M]:
+        """The cached objects (of `namespace` when given) as models, in no particular order."""
+        return [self.model.model_validate(o) for o in self.informer.list(namespace)]
+
+    def by_index(self, index: str, value: str) -> list[M]:
+        """`Informer.by_index` as models."""
+        return [self.model.model_validate(o) for o in self.informer.by_index(index, value)]
+
+    def __repr__(self) -> str:
+        return f"<TypedCache {self.model.__name__} of {self.informer!r}>"

@@ -1,0 +1,92 @@
+"""Finalizers: add and remove one safely, and run cleanup before an object may go.
+
+An object with `metadata.finalizers` is not removed by a delete: it gets a
+`deletionTimestamp` and stays until the last finalizer is removed. A
+controller owning a finalizer adds it while the object lives, and when the
+object is terminating does its cleanup, then removes the finalizer.
+
+Both writes are merge patches carrying `metadata.resourceVersion`: the
+server applies them only to the version the caller saw (else 409 Conflict),
+so a finalizer list changed meanwhile by someone else is never clobbered.
+A reconciler simply lets the Conflict propagate and is retried with fresh
+state.
+
+Example (inside a reconcile)::
+
+    obj = await client.get(rt, key.name, namespace=key.namespace)
+    obj = await handle_finalizer(client, obj, "example.com/cleanup", cleanup)
+    if obj is None or is_terminating(obj):
+        return Result()     # released (or still cleaning up elsewhere)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from runtime.client.interface import MERGE_PATCH, Client, object_meta
+
+__all__ = ["has_finalizer", "is_terminating", "ensure_finalizer", "remove_finalizer", "handle_finalizer"]
+
+
+def has_finalizer(obj: dict[str, Any], name: str) -> bool:
+    """Whether `name` is in the object's `metadata.finalizers`."""
+    return name in (object_meta(obj).get("finalizers") or [])
+
+
+def is_terminating(obj: dict[str, Any]) -> bool:
+    """Whether a delete was requested (`metadata.deletionTimestamp` is set)."""
+    return bool(object_meta(obj).get("deletionTimestamp"))
+
+
+async def _write_finalizers(client: Client, obj: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
+    meta = object_meta(obj)
+    kind = client.scheme.by_api_version_kind(obj.get("apiVersion") or "", obj.get("kind") or "")
+    if kind is None:
+        raise ValueError(f"no stored kind {obj.get('kind')!r} in {obj.get('apiVersion')!r}")
+    patch = {"metadata": {"resourceVersion": meta.get("resourceVersion"), "finalizers": finalizers or None}}
+    return await client.patch(kind, meta.get("name") or "", patch, patch_type=MERGE_PATCH,
+                              namespace=meta.get("namespace") or "")
+
+
+async def ensure_finalizer(client: Client, obj: dict[str, Any], name: str) -> dict[str, Any]:
+    """Add `name` to the object's finalizers unless present; return the object as now stored (or `obj`).
+
+    Raises Conflict when the object changed since `obj` was read, NotFound
+    when it is gone.
+    """
+    if has_finalizer(obj, name):
+        return obj
+    finalizers = list(object_meta(obj).get("finalizers") or []) + [name]
+    return await _write_finalizers(client, obj, finalizers)
+
+
+async def remove_finalizer(client: Client, obj: dict[str, Any], name: str) -> dict[str, Any]:
+    """Remove `name` from the object's finalizers if present; return the object as written (or `obj`).
+
+    When it was the last finalizer of a terminating object, the server
+    removes the object; the returned dict is its final state. Raises Conflict
+    when the object changed since `obj` was read, NotFound when it is gone.
+    """
+    if not has_finalizer(obj, name):
+        return obj
+    finalizers = [f for f in object_meta(obj).get("finalizers") or [] if f != name]
+    return await _write_finalizers(client, obj, finalizers)
+
+
+async def handle_finalizer(client: Client, obj: dict[str, Any], name: str,
+                           cleanup: Callable[[dict[str, Any]], Awaitable[None]]) -> dict[str, Any] | None:
+    """Own finalizer `name` on `obj`: ensure it while the object lives; cleanup, then release on delete.
+
+    Live object: adds the finalizer if missing; returns the object.
+    Terminating object carrying `name`: awaits `cleanup(obj)` (which must be
+    idempotent: it may run again after a crash), then removes the finalizer;
+    returns the object as written. Terminating without `name`: returns
+    None (nothing of ours to do). An exception from `cleanup` propagates and
+    the finalizer stays, so the object is not removed before its cleanup.
+    """
+    if not is_terminating(obj):
+        return await ensure_finalizer(client, obj, name)
+    if not has_finalizer(obj, name):
+        return None
+    await cleanup(obj)
+    return await remove_finalizer(client, obj, name)

@@ -1,0 +1,224 @@
+"""The scheme: every kind served, with its group, version, resource, scope and strategy.
+
+Group names derive from one domain (`--api-domain`, default `svc.io`):
+`rbac.authorization.<domain>`, `authorization.<domain>`,
+`authentication.<domain>`, `coordination.<domain>` (`Lease`); core
+(`Namespace`) is the group "". With `k8s.io` every name is the Kubernetes one.
+A kind may also name an absolute group (custom kinds).
+
+A `Scheme` starts with `runtime.server.kinds.BUILTIN_KINDS`; `register` adds a kind
+(a `KindInfo` and its `Strategy` class, or a factory of one) and returns its
+`ResourceType`, the kind as served under this scheme, which carries the bound
+strategy. Kinds may come and go while the server runs (custom kinds):
+`unregister` removes one, and `generation` counts the changes so that what is
+derived from the scheme (discovery, OpenAPI) is rebuilt when it moves;
+`wait_changed(generation)` blocks until it does (controllers that follow
+every kind, such as the garbage collector).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import trio
+from pydantic import BaseModel
+
+from runtime.server.kinds import BUILTIN_KINDS, KindInfo, Strategy
+from runtime.models.base import K8sModel
+
+__all__ = ["ResourceType", "Scheme", "KindInfo", "DEFAULT_DOMAIN"]
+
+DEFAULT_DOMAIN = "svc.io"
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """A kind as served under one domain, with its strategy (bound by `Scheme.register`)."""
+
+    info: KindInfo
+    group: str
+    version: str = "v1"
+    strategy: Strategy = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool = True,
+           model: type[BaseModel] = K8sModel) -> "ResourceType":
+        """A kind a client addresses by its facts (a custom kind it knows), unregistered.
+
+        `client.get(ResourceType.of("example.com/v1", "Team", "teams"), "a", namespace="n")`: the
+        in-process client finds the served kind by group, version and plural; over HTTP the facts
+        make the path. `model` is the model of its objects (see `runtime.client.typed.bind_kind`).
+        """
+        group, _, version = api_version.rpartition("/")
+        info = KindInfo("", kind, plural, kind.lower(), namespaced, model, group=group, version=version)
+        return cls(info, group, version)
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+    @property
+    def list_kind(self) -> str:
+        return self.info.kind + "List"
+
+    @property
+    def plural(self) -> str:
+        return self.info.plural
+
+    @property
+    def namespaced(self) -> bool:
+        return self.info.namespaced
+
+    @property
+    def model(self) -> type[BaseModel]:
+        return self.info.model
+
+    @property
+    def virtual(self) -> bool:
+        return self.info.virtual
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """`clusterroles.rbac.authorization.svc.io` / `namespaces`, as Kubernetes names it in messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def group_kind(self) -> str:
+        """`ClusterRole.rbac.authorization.k8s.io`: how Kubernetes names the kind in a 422 (GroupKind.String)."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
+    def storage_prefix(self) -> str:
+        """Key prefix of every object of this kind: `/<group>/<plural>/` (the group without the domain)."""
+        group = self.info.group if self.info.group is not None else (self.info.group_prefix or "core")
+        return f"/{group}/{self.plural}/"
+
+    def storage_key(self, namespace: str | None, name: str) -> str:
+        if self.namespaced:
+            return f"{self.storage_prefix}{namespace}/{name}"
+        return f"{self.storage_prefix}{name}"
+
+    def namespace_prefix(self, namespace: str | None) -> str:
+        """Prefix for a list: one namespace, or all when namespace is empty."""
+        if self.namespaced and namespace:
+            return f"{self.storage_prefix}{namespace}/"
+        return self.storage_prefix
+
+
+class Scheme:
+    """Kinds under one domain, looked up by resource, kind or apiVersion."""
+
+    def __init__(self, domain: str = DEFAULT_DOMAIN,
+                 kinds: Iterable[tuple[KindInfo, type[Strategy]]] = BUILTIN_KINDS) -> None:
+        self.domain = domain
+        self.types: tuple[ResourceType, ...] = ()
+        self._by_resource: dict[tuple[str, str, str], ResourceType] = {}
+        self._by_kind: dict[tuple[str, str], ResourceType] = {}
+        self._by_bare_kind: dict[str, ResourceType] = {}
+        self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
+        #: Bumped by every register/unregister.
+        self.generation = 0
+        self._changed = trio.Event()
+        for info, strategy in kinds:
+            self.register(info, strategy)
+
+    def register(self, info: KindInfo, strategy: Callable[["Scheme", ResourceType], Strategy]) -> ResourceType:
+        """Serve `info` with `strategy` (a Strategy class or a factory taking (scheme, rt)).
+
+        Returns its ResourceType. ValueError if the resource is already served.
+        """
+        group = info.group if info.group is not None else self.group_name(info.group_prefix)
+        rt = ResourceType(info, group, info.version)
+        if (rt.group, rt.version, rt.plural) in self._by_resource:
+            raise ValueError(f"{rt.plural}.{rt.group}/{rt.version} is already served")
+        # The strategy is bound to the ResourceType it serves, which is frozen: set it once, here.
+        object.__setattr__(rt, "strategy", strategy(self, rt))
+        self.types += (rt,)
+        self._index()
+        return rt
+
+    def unregister(self, rt: ResourceType) -> None:
+        """Stop serving `rt` (a custom kind whose definition went away); nothing if not served."""
+        if rt in self.types:
+            self.types = tuple(t for t in self.types if t is not rt)
+            self._index()
+
+    async def wait_changed(self, generation: int) -> int:
+        """Block until `generation` is no longer the current one (a kind came or went); return the new one."""
+        while self.generation == generation:
+            await self._changed.wait()
+        return self.generation
+
+    def _index(self) -> None:
+        self.generation += 1
+        self._changed.set()
+        self._changed = trio.Event()
+        self._by_resource = {(t.group, t.version, t.plural): t for t in self.types}
+        self._by_kind, self._by_bare_kind, self._by_gvk = {}, {}, {}
+        for t in self.types:
+            self._by_kind.setdefault((t.group, t.kind), t)
+            self._by_bare_kind.setdefault(t.kind, t)
+            self._by_gvk.setdefault((t.group, t.version, t.kind), t)
+
+    def group_name(self, prefix: str) -> str:
+        return f"{prefix}.{self.domain}" if prefix else ""
+
+    @property
+    def rbac_group(self) -> str:
+        return self.group_name("rbac.authorization")
+
+    @property
+    def authz_group(self) -> str:
+        return self.group_name("authorization")
+
+    @property
+    def authn_group(self) -> str:
+        return self.group_name("authentication")
+
+    @property
+    def coordination_group(self) -> str:
+        return self.group_name("coordination")
+
+    @property
+    def meta_group(self) -> str:
+        return self.group_name("meta")
+
+    def groups(self) -> list[tuple[str, list[ResourceType]]]:
+        """Served groups in discovery order (core first), with their types."""
+        out: dict[str, list[ResourceType]] = {}
+        for t in self.types:
+            out.setdefault(t.group, []).append(t)
+        return list(out.items())
+
+    def by_resource(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_resource.get((group, version, plural))
+
+    def by_kind(self, kind: str, group: str | None = None) -> ResourceType | None:
+        if group is None:
+            return self._by_bare_kind.get(kind)
+        return self._by_kind.get((group, kind))
+
+    def by_api_version_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        group, _, version = api_version.rpartition("/")
+        return self._by_gvk.get((group, version, kind))
+
+    def by_model(self, model: type[BaseModel]) -> ResourceType | None:
+        """The kind a model class is bound to (the first served version)."""
+        return next((t for t in self.types if t.model is model), None)
+
+    def stored_types(self) -> list[ResourceType]:
+        return [t for t in self.types if not t.virtual]
+
+    def namespaced_types(self) -> list[ResourceType]:
+        """Every stored namespaced kind (namespace deletion discovers them here)."""
+        return [t for t in self.types if t.namespaced and not t.virtual]
+
+    @property
+    def namespace_type(self) -> ResourceType:
+        """The kind whose objects are namespaces (`Strategy.namespace_kind`)."""
+        return next(t for t in self.types if t.strategy.namespace_kind)

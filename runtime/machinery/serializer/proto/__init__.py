@@ -1,0 +1,11 @@
+"""Generated Protobuf modules for Kubernetes' wire messages (do not edit).
+
+The `.proto` files here are trimmed copies of Kubernetes' `generated.proto`
+files with their real packages, field names and numbers; the `*_pb2.py`
+modules are generated from them by `scripts/gen_proto.sh` and checked in.
+Use them through `runtime.machinery.serializer.protobuf`, not directly.
+"""
+
+#: The generated modules (imported by name; the package itself defines nothing).
+__all__ = ["authentication_v1_pb2", "authorization_v1_pb2", "core_v1_pb2", "events_v1_pb2", "meta_v1_pb2",
+           "openapi_v2_pb2", "rbac_v1_pb2", "runtime_pb2"]

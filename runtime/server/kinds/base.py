@@ -1,0 +1,120 @@
+"""`KindInfo` (a kind's facts) and its strategy (its behaviour): the generic registry asks, never compares names.
+
+Kubernetes keeps what differs per kind in a strategy
+(`pkg/registry/<group>/<kind>/strategy.go`) that its one generic store calls;
+so does miniplane. A kind is a `KindInfo` plus a strategy class, registered
+on the `Scheme`; the registry, the HTTP layer and the controllers read the
+facts and call the hooks, whatever the kind. A strategy is composed of small
+parts, one concern each (`runtime.server.kinds.parts`, as kube's RESTCreateStrategy,
+RESTUpdateStrategy, RESTDeleteStrategy, TableConvertor):
+
+- `Strategy`: a stored kind (decoding, create, update, delete, field
+  selection, table columns, version conversion), with the plain stored
+  kind's defaults, so a new kind overrides only what differs;
+- `VirtualStrategy`: a virtual kind (a review: create only, never stored),
+  which `evaluate`s instead of storing;
+- a kind that has them mixes in `SchemeObserver` or `TokenIssuer`, and
+  lists its subresources that are objects of their own in `subresources`
+  (`runtime.server.kinds.subresources`: a Scale view, a token action).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
+
+from runtime.server.kinds.parts import (
+    Decoding, DeleteStrategy, FieldSelection, TableConvertor, UpdateStrategy, VersionConverter, spec_of,
+)
+from runtime.server.rbac import Decision, RoleSource
+from runtime.server.rbac.attributes import Attributes
+from runtime.server.rbac.user import UserInfo
+
+if TYPE_CHECKING:
+    from runtime.machinery.storedobject import StoredObject
+    from runtime.machinery.scheme import ResourceType
+    from runtime.server.tokenauth import TokenAuthenticator
+    from runtime.server.tokens import TokenSigner
+
+__all__ = ["KindInfo", "Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS",
+           "STATUS_VERBS", "spec_of"]
+
+#: Verbs of a stored kind's resource.
+STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+#: Verbs of a `status`-like subresource.
+STATUS_VERBS = ("get", "patch", "update")
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A kind's facts, independent of the API domain.
+
+    `group_prefix` is "" for core and otherwise the group name without the
+    domain (`rbac.authorization`); `group` an absolute group name instead (custom
+    kinds). `subresources` maps each subresource to its verbs.
+    """
+
+    group_prefix: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    model: type[BaseModel]
+    list_model: type[BaseModel] | None = None
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = STORED_VERBS
+    categories: tuple[str, ...] = ()
+    virtual: bool = False  # a review: create only, never stored
+    subresources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    group: str | None = None
+    version: str = "v1"
+
+    def subresource_verbs(self, name: str) -> tuple[str, ...] | None:
+        """The verbs of subresource `name`, None when the kind has no such subresource."""
+        return dict(self.subresources).get(name)
+
+
+class PolicyContext(Protocol):
+    """What a kind's admission and evaluation may ask of the server: authorization decisions, the RBAC
+    policy, the service account token signer, the server's token authentication, and reads of stored objects."""
+
+    rbac: RoleSource
+    tokens: "TokenSigner"
+    authenticator: "TokenAuthenticator"
+
+    def decide(self, attrs: Attributes) -> Decision: ...
+
+    async def read_current(self, rt: "ResourceType", key: str, name: str = "") -> "StoredObject | None": ...
+
+
+@dataclass
+class AdmissionRequest:
+    """A write as admission sees it; `obj` may be changed by admission steps."""
+
+    user: UserInfo
+    resource: "ResourceType"
+    operation: str  # create | update | delete
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+    dry_run: bool
+
+
+class Strategy(Decoding, UpdateStrategy, DeleteStrategy, FieldSelection, TableConvertor, VersionConverter):
+    """A stored kind's behaviour, composed of its parts (`runtime.server.kinds.parts`). Subclass it and
+    override what differs; every hook has the plain stored kind's default.
+
+    An instance is bound to its `Scheme` and `ResourceType` when registered
+    (`self.scheme`, `self.rt`). Hooks are pure (no I/O) except `admit`, which
+    may consult `PolicyContext`.
+    """
+
+
+class VirtualStrategy(Decoding, FieldSelection, TableConvertor, VersionConverter, ABC):
+    """A virtual kind's behaviour (a review: create only, never stored): its answer to a create."""
+
+    @abstractmethod
+    def evaluate(self, policy: PolicyContext, user: UserInfo, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a create of `obj` (its `status` filled in); raises a StatusError to refuse."""

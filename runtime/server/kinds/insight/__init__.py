@@ -1,0 +1,9 @@
+"""The RBAC insight kinds (`insight.<domain>`): virtual kinds evaluated over the server's policy.
+
+Modules: `strategies` (each kind's strategy and `INSIGHT_KINDS`), `base`
+(what every insight strategy shares), `queries` (the query kinds: who can,
+access matrix, explain...), `policy` (the policy-wide kinds: lint, risk,
+diff). Internal to `runtime.server.kinds`, which registers `INSIGHT_KINDS`.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,55 @@
+"""POST of a subresource that is another kind, an action on an object (a ServiceAccount's `token`).
+
+Nothing is stored: the subresource's object (`ActionSubresource`, in the
+kind strategy's `subresources`) decodes the body as its own kind
+(`decode`), then answers it (`create`), reading the object it acts on through `load`
+(404 when missing). The answer is 201, given once the watch cache holds the
+object as it was read, so that what the answer grants (a token) is usable
+at once on this server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.machinery.storedobject import StoredObject
+from runtime.server.rbac.user import UserInfo
+from runtime.server.kinds.subresources import ActionSubresource
+from runtime.server.registry.answers import WriteResult, claim_namespace, method_not_allowed, not_found
+from runtime.server.registry.primitives import RegistryCore
+from runtime.machinery.options import Body, WriteOptions
+from runtime.machinery.scheme import ResourceType
+
+__all__ = ["create_on"]
+
+
+async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                    subresource: str, body: Body, opts: WriteOptions) -> WriteResult:
+    """The answer of `rt`'s strategy to a POST of `body` to `subresource` of object `name` (201).
+
+    Raises Forbidden (create on the subresource, as RBAC names it:
+    `serviceaccounts/token`), MethodNotAllowed (the subresource takes no
+    create), BadRequest (body, namespace), NotFound (object), and what the
+    strategy raises.
+    """
+    core.authorize_request(user, "create", rt, namespace, name, subresource)
+    core.check_verb(rt, "create", subresource)
+    action = rt.strategy.subresources.get(subresource)
+    if not isinstance(action, ActionSubresource):
+        raise method_not_allowed()
+    request, warnings = action.decode(body, opts.field_validation)
+    claim_namespace(rt, request["metadata"], namespace)
+    key = rt.storage_key(namespace if rt.namespaced else None, name)
+    read: list[StoredObject] = []
+
+    async def load() -> dict[str, Any]:
+        current = await core.read_current(rt, key, name)
+        if current is None:
+            raise not_found(rt, name)
+        read.append(current)
+        return current.copy_dict()
+
+    answer, more = await action.create(core, user, namespace, name, request, load)
+    if read:
+        await core.cache.wait_for(read[-1].revision)
+    return WriteResult(StoredObject("", answer, 0), True, warnings + more)

@@ -1,0 +1,106 @@
+"""`Registry`: the one entry point of every request, over HTTP or in-process — a thin facade.
+
+Each call carries the caller's `UserInfo`; the registry authorizes it (RBAC),
+decodes and validates the body, runs the kind's strategy, and reads from the
+watch cache or writes to the store. Dry run stops right before persisting.
+Each verb lives in its own module (`reads`, `listing`, `watching`, `writes`,
+`patching`, `deletion`, `reviews`), built on `RegistryCore`'s primitives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.machinery.storedobject import StoredObject
+from runtime.server.rbac.attributes import Attributes
+from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import deletion
+from runtime.server.registry import listing
+from runtime.server.registry import patching
+from runtime.server.registry import reads
+from runtime.server.registry import reviews
+from runtime.server.registry import action_subresources as subresources
+from runtime.server.registry import watching
+from runtime.server.registry import writes
+from runtime.server.registry.answers import DeleteResult, ListResult, WriteResult
+from runtime.server.registry.primitives import RegistryCore
+from runtime.machinery.options import Body, ListOptions, ParsedDeleteOptions, PatchType, WriteOptions, patch_type
+from runtime.machinery.scheme import ResourceType
+
+__all__ = ["Registry"]
+
+
+class Registry(RegistryCore):
+    """Serves every kind of `scheme` from `store`, authorized by `authorizer` (RBAC by default).
+
+    Start `run()` in a nursery before serving: it fills the watch cache.
+    Every method raises the `runtime.machinery.errors` answer of a refused request.
+    """
+
+    async def get(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, *,
+                  resource_version: str | None = None, subresource: str = "") -> StoredObject:
+        """One object (see `runtime.server.registry.reads`)."""
+        obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version,
+                              subresource=subresource)
+        return rt.strategy.present(obj)
+
+    async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
+        """A collection (the paging and resourceVersion rules live in `runtime.server.registry.listing`)."""
+        listed = await listing.list_objects(self, user, rt, namespace, opts)
+        if rt.strategy.converts:
+            listed.items = [rt.strategy.present(o) for o in listed.items]
+        return listed
+
+    async def open_watch(self, user: UserInfo, rt: ResourceType, namespace: str,
+                         opts: ListOptions) -> watching.WatchStream:
+        """A watch stream (see `runtime.server.registry.watching`)."""
+        stream = await watching.open_watch(self, user, rt, namespace, opts)
+        stream.present = rt.strategy.present
+        return stream
+
+    async def create(self, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
+                     opts: WriteOptions = WriteOptions(), *, name: str = "", subresource: str = "") -> WriteResult:
+        """POST: a new object (201); for a virtual kind (a review), its evaluation; to a `subresource` of
+        object `name` that is another kind (a ServiceAccount's token), the kind's answer."""
+        if subresource:
+            return await subresources.create_on(self, user, rt, namespace, name, subresource, body, opts)
+        if rt.virtual:
+            return await reviews.review(self, user, rt, namespace, body, opts)
+        return _presented(rt, await writes.create(self, user, rt, namespace, body, opts))
+
+    async def update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
+                     opts: WriteOptions = WriteOptions(), *, subresource: str = "") -> WriteResult:
+        """PUT: replace an object (200), or create it when missing (201) if the kind allows it."""
+        return _presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, subresource))
+
+    async def patch(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                    kind: PatchType | str, body: Body, opts: WriteOptions = WriteOptions(), *,
+                    subresource: str = "") -> WriteResult:
+        """PATCH in one of the four types: a `PatchType`, or a Content-Type (415 if unknown)."""
+        if not isinstance(kind, PatchType):
+            kind = patch_type(kind, cbor=self.gate("CBORServingAndStorage"),
+                              strategic=rt.strategy.supports_strategic_merge)
+        return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, subresource))
+
+    async def delete(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
+                     options: ParsedDeleteOptions = ParsedDeleteOptions()) -> DeleteResult:
+        """DELETE: two-phase when the object has finalizers (see `runtime.server.registry.deletion`)."""
+        deleted = await deletion.delete(self, user, rt, namespace, name, options)
+        if isinstance(deleted.body, StoredObject):
+            deleted.body = rt.strategy.present(deleted.body)
+        return deleted
+
+    async def delete_collection(self, user: UserInfo, rt: ResourceType, namespace: str,
+                                list_opts: ListOptions, options: ParsedDeleteOptions) -> dict[str, Any]:
+        """DELETE on a collection: every matching object, as single deletes; a success Status."""
+        return await deletion.delete_collection(self, user, rt, namespace, list_opts, options)
+
+    def allowed(self, attrs: Attributes) -> bool:
+        """Whether the authorizer allows `attrs` (impersonation checks, non-resource paths)."""
+        return self.decide(attrs).allowed
+
+
+def _presented(rt: ResourceType, result: WriteResult) -> WriteResult:
+    """A write's answer in the version it was asked in (custom kinds store another one)."""
+    result.obj = rt.strategy.present(result.obj)
+    return result

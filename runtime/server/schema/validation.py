@@ -1,0 +1,49 @@
+"""validate: every rule a custom object must meet under its structural schema.
+
+`validate(obj, schema, old=)` returns the field errors apiextensions'
+custom resource strategy reports (the 422 causes), in its order:
+
+1. OpenAPI value validation (`runtime.server.schema.openapi`): types, formats,
+   enum, pattern, bounds, lengths, sizes, required, allOf/anyOf/oneOf/not;
+2. embedded resources' apiVersion, kind and metadata (`embedded`);
+3. `x-kubernetes-list-type` set/map uniqueness (`listtypes`);
+4. `x-kubernetes-validations` CEL rules (`cel_rules`), with `oldSelf` bound
+   on update (`old` given). When step 1 found a type error the rules are
+   not run, and one error says so, as Kubernetes does.
+
+The root's ObjectMeta is not validated here: the caller's strategy runs
+`runtime.machinery.validation.validate_object_meta` on `metadata` (names, labels,
+annotations, ...), as Kubernetes' strategy runs `ValidateObjectMetaAccessor`
+before the schema. `validate` never raises on any JSON input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.server.schema.cel.rules import DEFAULT_LIMITS, CELLimits, cel_errors
+from runtime.server.schema.embedded import embedded_errors
+from runtime.server.schema.schema_errors import invalid
+from runtime.server.schema.listtypes import list_type_errors
+from runtime.server.schema.openapi import openapi_errors
+from runtime.server.schema.structural.schema import Structural
+from runtime.machinery.validation.fielderrors import FieldError
+
+__all__ = ["RULES_NOT_CHECKED", "validate"]
+
+RULES_NOT_CHECKED = ("some validation rules were not checked because the object was invalid; "
+                     "correct the existing errors to complete validation")
+
+
+def validate(obj: Any, schema: Structural, *, old: Any = None, cel_limits: CELLimits = DEFAULT_LIMITS) -> list[FieldError]:
+    """Field errors of `obj` (and of its change from `old`); empty when valid."""
+    errors: list[FieldError] = []
+    errors.extend(openapi_errors(obj, schema))
+    errors.extend(embedded_errors(obj, schema))
+    errors.extend(list_type_errors(obj, schema))
+    if any(e.type == "FieldValueTypeInvalid" for e in errors):
+        if any(node.validations for node in schema.walk()):
+            errors.append(invalid("<nil>", None, RULES_NOT_CHECKED))
+        return errors
+    errors.extend(cel_errors(obj, schema, old=old, limits=cel_limits))
+    return errors
