@@ -48,7 +48,7 @@ from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
 from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
-from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, Live
+from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, ScrapeGauges, ScrapeSources
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
 from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client.local import LocalClient
@@ -64,6 +64,7 @@ from runtime.server.storage.compaction import run_compactor, run_shared_compacto
 from runtime.server.storage.sqlite.peers import PeerGroup, PeerLinks, SqlitePeers
 from runtime.server.tokenauth import SignedTokenAuthenticator
 from runtime.server.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
+from runtime.server.watchcache import WatchCache
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
            "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "SERVICE_ACCOUNT_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
@@ -299,15 +300,16 @@ def _record_decision(decision) -> None:
         record.decided(decision.allowed, decision.reason)
 
 
-def _live(registry: Registry, limits: RequestLimits, db_path: str | None) -> Live:
+def _scrape_sources(scheme: Scheme, watch_cache: WatchCache, limits: RequestLimits,
+                    db_path: str | None) -> ScrapeSources:
     """What `/metrics` reads when scraped: in-flight counts, each kind's objects and watchers, the db size."""
     def kinds():
         seen = set()
-        for rt in registry.scheme.stored_types():
+        for rt in scheme.stored_types():
             if rt.storage_prefix in seen:
                 continue
             seen.add(rt.storage_prefix)
-            cache = registry.cache.kinds.get(rt.storage_prefix)
+            cache = watch_cache.kinds.get(rt.storage_prefix)
             resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
             yield (resource, rt.group, rt.version, rt.kind, len(cache.objects) if cache else 0,
                    cache.watchers if cache else 0)
@@ -317,7 +319,7 @@ def _live(registry: Registry, limits: RequestLimits, db_path: str | None) -> Liv
             return None
         return db_path, sum(os.stat(p).st_size for p in (db_path, db_path + "-wal") if os.path.exists(p))
 
-    return Live(inflight=lambda: (limits.read_only, limits.mutating), kinds=kinds, db_size=db_size,
+    return ScrapeSources(inflight=lambda: (limits.read_only, limits.mutating), kinds=kinds, db_size=db_size,
                 connections=lambda: limits.connections)
 
 
@@ -369,6 +371,7 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
         # signed-token authentication reads, then the authenticator TokenReview asks.
         served = InstrumentedStore(store, metrics.store_latency, _resource_of(scheme))
         cache = watch_cache_for(served, scheme, history_seconds=options.watch_history)
+        metrics.registry.register(ScrapeGauges(_scrape_sources(scheme, cache, limits, _store_path(options, data_dir))))
         rbac = RBACIndex()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)
@@ -380,7 +383,6 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
                             rbac=rbac, cache=cache, authenticator=authenticator, tokens=signer,
                             feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,
                             continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock)
-        metrics.live = _live(registry, limits, _store_path(options, data_dir))
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)

@@ -18,7 +18,8 @@ no work that grows with the store):
 - `apiserver_authorization_decisions_total{type,name,decision}` (`allowed`, `denied`)
 - `apiserver_audit_event_total`, `apiserver_audit_level_total{level}`, `apiserver_audit_error_total{plugin}`
 
-Read when scraped (`Live`: callables the assembly gives):
+Read when scraped (`ScrapeGauges` over `ScrapeSources`: callables the assembly gives, registered
+once the parts they read exist):
 
 - `apiserver_current_inflight_requests{request_kind}` (`readOnly`, `mutating`)
 - `apiserver_registered_watchers{group,version,kind}`, `apiserver_storage_objects{resource}`
@@ -51,7 +52,7 @@ from prometheus_client.registry import Collector
 
 from runtime.controller.metrics import ControllerMetrics
 
-__all__ = ["APIServerMetrics", "Live", "InstrumentedStore", "CountingAuthorizer", "REQUEST_BUCKETS",
+__all__ = ["APIServerMetrics", "ScrapeSources", "ScrapeGauges", "InstrumentedStore", "CountingAuthorizer", "REQUEST_BUCKETS",
            "STORE_BUCKETS", "CONTENT_TYPE", "request_labels"]
 
 #: The media type of the exposition (Prometheus' text format 0.0.4, as kube-apiserver answers).
@@ -68,7 +69,7 @@ _COMPONENT = "apiserver"
 
 
 @dataclass
-class Live:
+class ScrapeSources:
     """What the scrape reads: each a callable the assembly wires to the server's parts."""
 
     inflight: Callable[[], tuple[int, int]] = lambda: (0, 0)
@@ -103,9 +104,8 @@ def request_labels(verb: str, method: str, *, is_resource: bool, group: str, ver
 class APIServerMetrics:
     """The server's families on `registry` (see the module docs); `controllers` records in-process controllers."""
 
-    def __init__(self, registry: CollectorRegistry | None = None, live: Live | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.live = live if live is not None else Live()
         r = self.registry
         self._requests = Counter("apiserver_request_total",
                                  "Counter of apiserver requests broken out for each verb, dry run value, group, "
@@ -142,7 +142,6 @@ class APIServerMetrics:
                                      "(1 per request).", ["level"], registry=r)
         self._allowed = self._decisions.labels("RBAC", "rbac", "allowed")
         self._denied = self._decisions.labels("RBAC", "rbac", "denied")
-        r.register(_LiveCollector(self))
         GCCollector(registry=r)
         #: In-process controllers report here too (one /metrics for the whole process, as one binary).
         self.controllers = ControllerMetrics(r)
@@ -194,14 +193,14 @@ class APIServerMetrics:
         self._audit_errors.labels("log").inc()
 
 
-class _LiveCollector(Collector):
-    """The gauges read when scraped."""
+class ScrapeGauges(Collector):
+    """The gauges read when scraped, from `sources` (registered by the assembly on the server's registry)."""
 
-    def __init__(self, metrics: APIServerMetrics) -> None:
-        self._metrics = metrics
+    def __init__(self, sources: ScrapeSources) -> None:
+        self._sources = sources
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
-        live = self._metrics.live
+        live = self._sources
         inflight = GaugeMetricFamily("apiserver_current_inflight_requests",
                                      "Maximal number of currently used inflight request limit of this apiserver "
                                      "per request kind in last second.", labels=["request_kind"])

@@ -52,7 +52,7 @@ from runtime.machinery import errors
 from runtime.client.interface import MERGE_PATCH, Client, ObjectKey, key_of, object_meta
 from runtime.controller.controller import Controller, MapFunc, Reconciler, Result
 from runtime.controller.finalizers import has_finalizer, is_terminating, remove_finalizer
-from runtime.controller.informer import Handler, Informer, ObjectEvent
+from runtime.controller.informer import EventHandler, Informer, ObjectEvent
 from runtime.controller.manager import Manager
 from runtime.server.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.server.kinds.customresource import is_custom
@@ -320,7 +320,7 @@ class GarbageCollector:
                 found.append((resolved.kind, resolved.key))
         return found
 
-    def router(self, source: ResourceType) -> Handler:
+    def router(self, source: ResourceType) -> EventHandler:
         """The handler routing the events of kind `source` to every kind's controller, one call per event
         (not a source per pair of kinds, which would call kinds x 2 handlers per event).
 

@@ -11,7 +11,7 @@ no socket, only the `over_connection_limit()` seam of `listener`.
 - `workers`: `--workers N`, the parent that forks and keeps N workers;
 - `gc_tuning`: Python's cycle collector set for a server (paused during
   start-up, then frozen);
-- `scavenger`: freed heap pages back to the system once quiet.
+- `memory_release`: freed heap pages back to the system once quiet.
 """
 
 __all__: list[str] = []

@@ -3,7 +3,7 @@
 Python frees objects into its allocator and glibc's, which keep the pages:
 after a burst (hundreds of TLS connections, large bodies, lists) the
 server's resident memory stays at its peak though nothing uses it. glibc's
-`malloc_trim(0)` returns those free pages. `run_scavenger` calls it in a
+`malloc_trim(0)` returns those free pages. `run_memory_release` calls it in a
 worker thread (ctypes releases the GIL) after activity, once the server is
 quiet (`is_quiet()` on two looks `quiet_check` seconds apart), at most every
 `min_interval` seconds, and at least every `max_interval` seconds under
@@ -21,7 +21,7 @@ from typing import Awaitable, Callable
 
 import trio
 
-__all__ = ["release_free_memory", "run_scavenger", "trim_available"]
+__all__ = ["release_free_memory", "run_memory_release", "trim_available"]
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -51,7 +51,7 @@ async def _trim_in_thread() -> None:
     await trio.to_thread.run_sync(release_free_memory)
 
 
-async def run_scavenger(is_quiet: Callable[[], bool], *, quiet_check: float = 0.5, min_interval: float = 5.0,
+async def run_memory_release(is_quiet: Callable[[], bool], *, quiet_check: float = 0.5, min_interval: float = 5.0,
                         max_interval: float = 60.0,
                         trim: Callable[[], Awaitable[object]] = _trim_in_thread) -> None:
     """Trim as described in the module doc until cancelled (`trim` is replaceable for tests)."""

@@ -30,7 +30,7 @@ from api import certs
 from api.assembly import ServeOptions, open_control_plane
 from api.authn import capture_peer_certificates
 from api.serving.listener import serve_counted
-from api.serving.memory_release import run_scavenger
+from api.serving.memory_release import run_memory_release
 from runtime.client.kubeconfig import write_kubeconfig
 
 __all__ = ["ServeOptions", "serve", "ListenError"]
@@ -93,7 +93,7 @@ async def serve(options: ServeOptions, *, task_status: trio.TaskStatus[str] = tr
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(serve_counted, plane.app, config, plane.state.limits)
             limits = plane.state.limits  # freed memory back to the system once no request is in flight
-            nursery.start_soon(run_scavenger, lambda: limits.read_only == 0 and limits.mutating == 0)
+            nursery.start_soon(run_memory_release, lambda: limits.read_only == 0 and limits.mutating == 0)
             url = (binds[0] if binds else f"https://{config.bind[0]}").replace("0.0.0.0", "127.0.0.1")
             plane.state.server_address = url.split("://", 1)[1]
             if options.worker is not None:

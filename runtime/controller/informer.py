@@ -76,7 +76,7 @@ from runtime.machinery.resourceversion import is_at_least
 from runtime.machinery.scheme import ResourceType
 
 __all__ = [
-    "ObjectEvent", "Handler", "IndexFunc", "Informer", "InformerStatistics", "InformerFactory",
+    "ObjectEvent", "EventHandler", "IndexFunc", "Informer", "InformerStatistics", "InformerFactory",
     "NAMESPACE_INDEX",
 ]
 
@@ -105,7 +105,7 @@ class ObjectEvent:
 
 
 #: A quick, sync callback for every event (typically: enqueue a key).
-Handler = Callable[[ObjectEvent], None]
+EventHandler = Callable[[ObjectEvent], None]
 #: Index values of an object (e.g. its namespace, or the roles it binds).
 IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
 
@@ -164,7 +164,7 @@ class Informer:
         self._objects: dict[ObjectKey, dict[str, Any]] = {}
         self._indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: _namespace_index}
         self._indices: dict[str, dict[str, set[ObjectKey]]] = {NAMESPACE_INDEX: {}}
-        self._handlers: list[Handler] = []
+        self._handlers: list[EventHandler] = []
         self._resource_version = ""
         self._synced = False
         self._synced_event = trio.Event()
@@ -251,14 +251,14 @@ class Informer:
 
     # ---- handlers ---------------------------------------------------------------------------------
 
-    def add_handler(self, handler: Handler, *, replay: bool = True) -> None:
+    def add_handler(self, handler: EventHandler, *, replay: bool = True) -> None:
         """Call `handler` for every future event; if already synced (and `replay`), first an ADDED for each object."""
         if self._synced and replay:
             for obj in list(self._objects.values()):
                 handler(ObjectEvent("ADDED", obj))
         self._handlers.append(handler)
 
-    def remove_handler(self, handler: Handler) -> None:
+    def remove_handler(self, handler: EventHandler) -> None:
         """Stop calling `handler` (no-op if it was not added)."""
         try:
             self._handlers.remove(handler)

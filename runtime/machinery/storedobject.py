@@ -147,7 +147,7 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
     """A stored value as an object at `revision` (None: the version written inside it, a past state
     from the log). Raises CorruptObject when it is not a JSON object.
 
-    `origin`: the store event's (`runtime.server.storage.Event.origin`); this process's own write (an
+    `origin`: the store event's (`runtime.server.storage.StoreEvent.origin`); this process's own write (an
     `ObjectEncoder` at `revision`) gives the object it encoded, not a second decode of its bytes.
     """
     if isinstance(origin, ObjectEncoder) and revision is not None:

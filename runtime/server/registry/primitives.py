@@ -48,7 +48,7 @@ from runtime.server.registry.answers import (
 )
 from runtime.server.registry.continuation import ContinueTokens
 from runtime.server.registry.namespace_gate import NamespaceGate
-from runtime.server.registry.read_your_writes import SettledWrites
+from runtime.server.registry.read_your_writes import ReadYourWritesStore
 from runtime.machinery.options import ListOptions, WriteOptions
 from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.machinery.selectors import (
@@ -126,8 +126,8 @@ class RegistryCore:
         self.feature_gates = {**DEFAULT_GATES, **(feature_gates or {})}
         #: The watch cache of `store` (`watch_cache_for`; `history_seconds` only when it is not given).
         self.cache = cache if cache is not None else watch_cache_for(store, scheme, history_seconds=history_seconds)
-        #: The store; its writes answer once the cache holds them (`SettledWrites`).
-        self.store: Store = SettledWrites(store, self.cache, READ_WAIT)  # type: ignore[assignment]
+        #: The store; its writes answer once the cache holds them (`ReadYourWritesStore`).
+        self.store: Store = ReadYourWritesStore(store, self.cache, READ_WAIT)  # type: ignore[assignment]
         # A secret and a wall clock kept across restarts keep continue tokens valid (or properly expired).
         self.continue_tokens = ContinueTokens(continue_ttl, continue_secret, token_clock)
         #: Signs service account tokens (a key of its own unless the assembly gives one).

@@ -1,4 +1,4 @@
-"""`SettledWrites`: the store as the registry writes to it; a write answers once this server's watch cache holds it.
+"""`ReadYourWritesStore`: the store as the registry writes to it; a write answers once this server's watch cache holds it.
 
 Why: the registry serves reads and authorizes from its watch cache. With a
 store of this process (memory, SQLite) the cache holds a write by the time
@@ -22,10 +22,10 @@ from typing import Any
 from runtime.server.storage import Entry, Store, ValueEncoder
 from runtime.server.watchcache import WatchCache
 
-__all__ = ["SettledWrites"]
+__all__ = ["ReadYourWritesStore"]
 
 
-class SettledWrites:
+class ReadYourWritesStore:
     """`store` whose create, update and delete return once `cache` holds their revision (at most `wait` s)."""
 
     def __init__(self, store: Store, cache: WatchCache, wait: float) -> None:

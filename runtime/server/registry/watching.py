@@ -44,7 +44,7 @@ from runtime.server.registry.primitives import RegistryCore, Selection
 from runtime.server.registry.listing import validate_list_options
 from runtime.machinery.options import ListOptions
 from runtime.machinery.scheme import ResourceType
-from runtime.server.storage import Compacted, Event
+from runtime.server.storage import Compacted, StoreEvent
 from runtime.server.watchcache import CacheEvent, Matcher, TooOld, Watcher, as_seen
 
 __all__ = ["WatchStream", "open_watch", "BOOKMARK_INTERVAL", "MAX_START_WAIT", "INITIAL_EVENTS_END"]
@@ -220,7 +220,7 @@ class WatchStream:
         log = self.core.store.watch("/", after_revision=after)
         try:
             while trio.current_time() < deadline:
-                event: Event | None = None
+                event: StoreEvent | None = None
                 compacted: Compacted | None = None
                 with trio.move_on_at(deadline):
                     try:
@@ -255,7 +255,7 @@ def _past_state(key: str, value: bytes) -> StoredObject | None:
         return None
 
 
-def _cache_event(event: Event) -> CacheEvent | None:
+def _cache_event(event: StoreEvent) -> CacheEvent | None:
     """A log event as the watch cache would have applied it; None when there is nothing to tell.
 
     Corrupt values are handled as the cache handles them: a corrupt state was

@@ -22,7 +22,7 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, urlsplit
 
 from runtime.server.storage.base import (
-    Compacted, Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, Store, StoreError,
+    Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, Store, StoreError,
     StoreUnavailable, ValueEncoder,
 )
 from runtime.server.storage.etcd.store import EtcdStore
@@ -31,7 +31,7 @@ from runtime.server.storage.sqlite.store import SqliteStore
 from runtime.server.storage.sqlite.peers import SqlitePeers
 
 __all__ = [
-    "Compacted", "Entry", "Event", "KeyExists", "KeyNotFound", "Page", "RevisionConflict", "Store",
+    "Compacted", "Entry", "StoreEvent", "KeyExists", "KeyNotFound", "Page", "RevisionConflict", "Store",
     "StoreError", "StoreUnavailable", "ValueEncoder", "open_store", "MemoryStore", "SqliteStore",
     "EtcdStore",
 ]

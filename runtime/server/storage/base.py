@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable, Literal, NamedTuple, Protocol
 
 __all__ = [
-    "Entry", "Event", "Page", "ValueEncoder", "StoreError", "StoreUnavailable", "KeyExists",
+    "Entry", "StoreEvent", "Page", "ValueEncoder", "StoreError", "StoreUnavailable", "KeyExists",
     "KeyNotFound", "RevisionConflict", "Compacted", "Store",
 ]
 
@@ -36,7 +36,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Event:
+class StoreEvent:
     """One write in the log.
 
     For ADDED/MODIFIED `value` is the new value; for DELETED `value` is None
@@ -146,7 +146,7 @@ class Store(Protocol):
         caller's choice (check current_revision()).
         """
 
-    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[StoreEvent]:
         """Events under `prefix` with revision > after_revision, in order, forever.
 
         History comes from the log; then live events. Raises Compacted (on the

@@ -23,7 +23,7 @@ from typing import AsyncIterator, Awaitable, Callable, Sequence
 
 import trio
 
-from runtime.server.storage.base import Compacted, Event, StoreError
+from runtime.server.storage.base import Compacted, StoreEvent, StoreError
 
 __all__ = ["WatchFanout", "FollowsAtCommit", "Sink", "LogReader", "DEFAULT_WATCH_BUFFER", "prefix_upper_bound",
            "as_bytes"]
@@ -36,11 +36,11 @@ DEFAULT_WATCH_BUFFER = 1000
 #: `async read(prefix, after, upto, limit)`: at most `limit` events under `prefix`
 #: with after < revision <= upto, in order. Raises Compacted when after < the
 #: compacted revision (checked against the same snapshot the events come from).
-LogReader = Callable[[str, int, int, int], Awaitable[list[Event]]]
+LogReader = Callable[[str, int, int, int], Awaitable[list[StoreEvent]]]
 
 
 #: Applies one event at publish time; if it raises, the event comes through the iterator instead.
-Sink = Callable[[Event], None]
+Sink = Callable[[StoreEvent], None]
 
 
 def prefix_upper_bound(prefix: str) -> str | None:
@@ -63,7 +63,7 @@ class _Watcher:
     upto: int
     #: True while live publishes feed `buffer`; False while catching up from the log.
     synced: bool = False
-    buffer: deque[Event] = field(default_factory=deque)
+    buffer: deque[StoreEvent] = field(default_factory=deque)
     wakeup: trio.Event | None = None
     sink: Sink | None = None
 
@@ -92,7 +92,7 @@ class WatchFanout:
         """Number of open watches."""
         return len(self._watchers)
 
-    def publish(self, events: Sequence[Event]) -> None:
+    def publish(self, events: Sequence[StoreEvent]) -> None:
         """Hand committed `events` (ascending revisions) to every live watcher. Never blocks."""
         if not events:
             return
@@ -134,7 +134,7 @@ class WatchFanout:
             if w.wakeup is not None:
                 w.wakeup.set()
 
-    async def watch(self, prefix: str, *, after_revision: int, sink: Sink | None = None) -> AsyncIterator[Event]:
+    async def watch(self, prefix: str, *, after_revision: int, sink: Sink | None = None) -> AsyncIterator[StoreEvent]:
         """Events under `prefix` after `after_revision`, in order, forever.
 
         Raises Compacted (first iteration, or later if this watcher falls
@@ -179,7 +179,7 @@ class WatchFanout:
             self._watchers.discard(w)
 
 
-def _took(sink: Sink, event: Event) -> bool:
+def _took(sink: Sink, event: StoreEvent) -> bool:
     try:
         sink(event)
     except Exception:  # the event goes through the iterator, to the follower's own error handling
@@ -193,7 +193,7 @@ class FollowsAtCommit:
 
     _fanout: WatchFanout
 
-    def follow(self, prefix: str, *, after_revision: int, sink: Sink) -> AsyncIterator[Event]:
+    def follow(self, prefix: str, *, after_revision: int, sink: Sink) -> AsyncIterator[StoreEvent]:
         """`watch`, for a follower of this process with a synchronous `sink` (see the module docs)."""
         return self._fanout.watch(prefix, after_revision=after_revision, sink=sink)
 

@@ -44,7 +44,7 @@ from typing import Any, AsyncIterator, Literal, Protocol
 
 import trio
 
-from runtime.server.storage.base import Event, StoreError, ValueEncoder
+from runtime.server.storage.base import StoreEvent, StoreError, ValueEncoder
 
 __all__ = ["Applied", "BatchStore", "GroupCommit", "Write"]
 
@@ -71,7 +71,7 @@ class Applied:
     """What one commit did: the new head, its events and each write's (result, error)."""
 
     head: int
-    events: list[Event]
+    events: list[StoreEvent]
     outcomes: list[tuple[Any, BaseException | None]]
     lost: int = 0  # peers: the revisions up to this one were compacted before this process saw them
 

@@ -28,7 +28,7 @@ from typing import AsyncIterator
 import trio
 
 from runtime.server.storage.base import (
-    Compacted, Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
+    Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
 )
 from runtime.server.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes, prefix_upper_bound
 
@@ -40,9 +40,9 @@ COMPACT_TURN = 1_000
 
 @dataclass(frozen=True, slots=True)
 class _Row:
-    """One write in the log (an Event plus the key's create revision)."""
+    """One write in the log (an StoreEvent plus the key's create revision)."""
 
-    event: Event
+    event: StoreEvent
     create_revision: int
 
     @property
@@ -121,7 +121,7 @@ class MemoryStore(FollowsAtCommit):
         event = row.event
         # The origin's event only for a live reader; built directly (dataclasses.replace costs 3x).
         if origin is not None and self._fanout.watchers:
-            event = Event(event.type, event.key, event.revision, event.value, event.prev_value, origin)
+            event = StoreEvent(event.type, event.key, event.revision, event.value, event.prev_value, origin)
         self._fanout.publish((event,))
 
     async def _enter(self) -> None:
@@ -137,7 +137,7 @@ class MemoryStore(FollowsAtCommit):
             raise KeyExists(key)
         rev = self._revision + 1
         value = as_bytes(encode(rev))
-        row = _Row(Event("ADDED", key, rev, value, None), rev)
+        row = _Row(StoreEvent("ADDED", key, rev, value, None), rev)
         self._append(row, encode)
         bisect.insort(self._live, key)
         return row.entry()
@@ -148,7 +148,7 @@ class MemoryStore(FollowsAtCommit):
         cur = self._checked(key, expected_revision)
         rev = self._revision + 1
         value = as_bytes(encode(rev))
-        row = _Row(Event("MODIFIED", key, rev, value, cur.event.value), cur.create_revision)
+        row = _Row(StoreEvent("MODIFIED", key, rev, value, cur.event.value), cur.create_revision)
         self._append(row, encode)
         return row.entry()
 
@@ -157,7 +157,7 @@ class MemoryStore(FollowsAtCommit):
         await self._enter()
         cur = self._checked(key, expected_revision)
         rev = self._revision + 1
-        self._append(_Row(Event("DELETED", key, rev, None, cur.event.value), cur.create_revision))
+        self._append(_Row(StoreEvent("DELETED", key, rev, None, cur.event.value), cur.create_revision))
         del self._live[bisect.bisect_left(self._live, key)]
         return rev, cur.entry()
 
@@ -204,7 +204,7 @@ class MemoryStore(FollowsAtCommit):
         self._keys_read += hi - lo
         return Page(out, at, False)
 
-    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[StoreEvent]:
         """Events under `prefix` with revision > after_revision, in order, forever.
 
         Raises Compacted (first iteration; later if the watcher falls behind a
@@ -212,10 +212,10 @@ class MemoryStore(FollowsAtCommit):
         """
         return self._fanout.watch(prefix, after_revision=after_revision)
 
-    async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+    async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[StoreEvent]:
         if after < self._compacted:
             raise Compacted(after, self._compacted)
-        out: list[Event] = []
+        out: list[StoreEvent] = []
         start = bisect.bisect_right(self._log, after, key=_rev)
         for row in self._log[start:]:
             if row.revision > upto or len(out) >= limit:

@@ -46,7 +46,7 @@ from typing import Callable, Iterable
 import trio
 
 from runtime.machinery.storedobject import CorruptObject, StoredObject, decode_stored
-from runtime.server.storage import Compacted, Event, Store, StoreUnavailable
+from runtime.server.storage import Compacted, StoreEvent, Store, StoreUnavailable
 from runtime.server.watchcache.fresh import SharedRevisionReads
 from runtime.server.watchcache.pages import SortedObjects
 from runtime.server.watchcache.watchers import EVENT_OVERHEAD, CacheEvent, Matcher, TooOld, Watcher
@@ -416,7 +416,7 @@ class WatchCache:
             return None
         return f"/{parts[1]}/{parts[2]}/"
 
-    def _apply(self, event: Event) -> None:
+    def _apply(self, event: StoreEvent) -> None:
         prefix = self._prefix_of(event.key)
         if prefix is not None:
             cache = self.kind(prefix)

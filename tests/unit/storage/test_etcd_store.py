@@ -20,7 +20,7 @@ import trio
 import trio.testing
 
 from runtime.machinery.storedobject import ObjectEncoder, decode_stored
-from runtime.server.storage import Compacted, Event, StoreUnavailable, open_store
+from runtime.server.storage import Compacted, StoreEvent, StoreUnavailable, open_store
 from runtime.server.storage.etcd import store as etcd_store
 from runtime.server.storage.etcd.store import DEFAULT_PREFIX, EtcdStore
 from runtime.server.storage.etcd.client import EtcdClient, b64, unb64
@@ -32,7 +32,7 @@ def val(text: str):
     return lambda rev: f"{text}@{rev}".encode()
 
 
-def brief(event: Event) -> tuple[str, str, int]:
+def brief(event: StoreEvent) -> tuple[str, str, int]:
     return event.type, event.key, event.revision
 
 
@@ -232,9 +232,9 @@ def put(key: str, value: bytes, revision: int) -> dict:
 
 
 async def open_watch(nursery: trio.Nursery, store: EtcdStore, client: _ScriptedEtcd
-                     ) -> trio.MemoryReceiveChannel[Event]:
+                     ) -> trio.MemoryReceiveChannel[StoreEvent]:
     """A watch from revision 10 on `client`'s stream, read by a task of `nursery`: its events, as they come."""
-    send, receive = trio.open_memory_channel[Event](math.inf)
+    send, receive = trio.open_memory_channel[StoreEvent](math.inf)
 
     async def read() -> None:
         async for event in store.watch("/k/", after_revision=10):
@@ -513,7 +513,7 @@ async def test_a_watch_during_an_outage_raises_and_resumes_from_its_last_revisio
     start = await store.current_revision()
     it = store.watch("/w/", after_revision=start)
     await store.create("/w/0", val("v"))
-    seen: list[Event] = [await it.__anext__()]
+    seen: list[StoreEvent] = [await it.__anext__()]
     own_etcd.stop()
     with pytest.raises(StoreUnavailable):
         await it.__anext__()

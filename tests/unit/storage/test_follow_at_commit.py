@@ -4,7 +4,7 @@ The rules: an event published while the follower waits with nothing
 pending goes to its sink before the write returns, and is not yielded;
 everything else (the sink raised, or the follower was busy with earlier
 events) comes through the iterator, in revision order, as `watch`.
-The watch cache is the follower: a write through `SettledWrites` returns
+The watch cache is the follower: a write through `ReadYourWritesStore` returns
 without waiting. Memory and SQLite stores (`make_local_store`).
 """
 
@@ -16,8 +16,8 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.server.registry.read_your_writes import SettledWrites
-from runtime.server.storage import Event
+from runtime.server.registry.read_your_writes import ReadYourWritesStore
+from runtime.server.storage import StoreEvent
 from runtime.server.watchcache import WatchCache
 from tests.support.stores import StoreFactory
 
@@ -26,7 +26,7 @@ def val(text: str):
     return lambda revision: text.encode()
 
 
-async def _drain(it: AsyncIterator[Event], into: list[Event]) -> None:
+async def _drain(it: AsyncIterator[StoreEvent], into: list[StoreEvent]) -> None:
     async for event in it:
         into.append(event)
 
@@ -34,10 +34,10 @@ async def _drain(it: AsyncIterator[Event], into: list[Event]) -> None:
 async def test_a_follower_waiting_with_nothing_pending_gets_the_event_before_the_write_returns(
         make_local_store: StoreFactory) -> None:
     store = await make_local_store()
-    sunk: list[Event] = []
-    yielded: list[Event] = []
+    sunk: list[StoreEvent] = []
+    yielded: list[StoreEvent] = []
 
-    def sink(event: Event) -> None:
+    def sink(event: StoreEvent) -> None:
         sunk.append(event)
 
     async with trio.open_nursery() as nursery:
@@ -60,7 +60,7 @@ async def test_an_event_the_sink_raises_on_comes_through_the_iterator_and_later_
     yielded: list[int] = []
     seen: list[int] = []  # as the follower handled them, either way
 
-    def sink(event: Event) -> None:
+    def sink(event: StoreEvent) -> None:
         if event.revision == 2:
             raise RuntimeError("a bug in the follower")
         sunk.append(event.revision)
@@ -98,7 +98,7 @@ async def test_a_write_through_settled_writes_returns_with_the_cache_holding_it_
         raise AssertionError("the write waited for the cache")
 
     monkeypatch.setattr(cache, "wait_for", no_wait)
-    writes = SettledWrites(store, cache, wait=5.0)
+    writes = ReadYourWritesStore(store, cache, wait=5.0)
     key = "/rbac.authorization/clusterroles/a"
     entry = await writes.create(key, val('{"metadata": {"name": "a"}}'))
     assert cache.revision == entry.mod_revision

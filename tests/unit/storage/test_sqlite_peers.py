@@ -18,7 +18,7 @@ from typing import AsyncIterator
 import pytest
 import trio
 
-from runtime.server.storage import Compacted, Event
+from runtime.server.storage import Compacted, StoreEvent
 from runtime.server.storage.sqlite.store import SqliteStore
 from runtime.server.storage.sqlite.peers import PeerGroup, SqlitePeers
 
@@ -50,7 +50,7 @@ async def pair(tmp_path: Path, group: PeerGroup, nursery) -> AsyncIterator[tuple
     await b.aclose()
 
 
-async def _collect(store: SqliteStore, count: int, after: int = 0) -> list[Event]:
+async def _collect(store: SqliteStore, count: int, after: int = 0) -> list[StoreEvent]:
     events = []
     with trio.fail_after(30):  # a guard against a hang, not a timing assertion
         async for event in store.watch("/", after_revision=after):
@@ -63,7 +63,7 @@ async def _collect(store: SqliteStore, count: int, after: int = 0) -> list[Event
 async def test_a_write_of_one_store_reaches_the_watchers_of_the_other(pair):
     a, b = pair
     async with trio.open_nursery() as nursery:
-        seen: list[Event] = []
+        seen: list[StoreEvent] = []
 
         async def watch() -> None:
             seen.extend(await _collect(b, 2))
@@ -89,7 +89,7 @@ async def test_both_stores_share_one_revision_counter_and_see_every_write_in_ord
             acknowledged.append(entry.mod_revision)
 
     total = 2 * tasks * per_task
-    results: dict[str, list[Event]] = {}
+    results: dict[str, list[StoreEvent]] = {}
 
     async def watch(name: str, store: SqliteStore) -> None:
         results[name] = await _collect(store, total)

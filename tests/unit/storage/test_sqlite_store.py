@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from runtime.server.storage import Compacted, Event, StoreError, open_store
+from runtime.server.storage import Compacted, StoreEvent, StoreError, open_store
 import runtime.server.storage.sqlite.store as sqlite_module
 from runtime.server.storage.sqlite.store import SqliteStore
 
@@ -315,6 +315,6 @@ async def test_corrupt_values_are_returned_as_stored_bytes(tmp_path: Path) -> No
     assert [e.value for e in (await store.list("/k/"))[0]] == [b"\xff\x00not json",
                                                                  b"text, not a blob"]
     it = store.watch("/k/", after_revision=0)
-    assert await it.__anext__() == Event("ADDED", "/k/a", 1, b"\xff\x00not json", None)
+    assert await it.__anext__() == StoreEvent("ADDED", "/k/a", 1, b"\xff\x00not json", None)
     await it.aclose()
     await store.aclose()

@@ -17,7 +17,7 @@ import trio
 import trio.testing
 
 from runtime.server.storage import (
-    Compacted, Entry, EtcdStore, Event, KeyExists, KeyNotFound, Page, RevisionConflict, Store,
+    Compacted, Entry, EtcdStore, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, Store,
     StoreError,
 )
 from runtime.server.storage import MemoryStore
@@ -32,11 +32,11 @@ def val(text: str) -> Callable[[int], bytes]:
     return lambda rev: f"{text}@{rev}".encode()
 
 
-async def take(it: AsyncIterator[Event], n: int) -> list[Event]:
+async def take(it: AsyncIterator[StoreEvent], n: int) -> list[StoreEvent]:
     return [await it.__anext__() for _ in range(n)]
 
 
-def brief(events: list[Event]) -> list[tuple[str, str, int]]:
+def brief(events: list[StoreEvent]) -> list[tuple[str, str, int]]:
     return [(e.type, e.key, e.revision) for e in events]
 
 
@@ -359,7 +359,7 @@ async def test_watch_after_revision_skips_older_events(store: Store, rev: Revs) 
 
 
 async def test_watch_delivers_live_events_to_a_waiting_watcher(store: Store, rev: Revs) -> None:
-    got: list[Event] = []
+    got: list[StoreEvent] = []
 
     async def consume() -> None:
         it = store.watch("/w/", after_revision=rev(0))
@@ -392,9 +392,9 @@ async def test_update_and_delete_events_carry_prev_value(store: Store, rev: Revs
     await store.delete("/w/a", expected_revision=None)
     it = store.watch("/w/", after_revision=rev(0))
     assert await take(it, 3) == [
-        Event("ADDED", "/w/a", rev(1), rev.value("one", 1), None),
-        Event("MODIFIED", "/w/a", rev(2), rev.value("two", 2), rev.value("one", 1)),
-        Event("DELETED", "/w/a", rev(3), None, rev.value("two", 2)),
+        StoreEvent("ADDED", "/w/a", rev(1), rev.value("one", 1), None),
+        StoreEvent("MODIFIED", "/w/a", rev(2), rev.value("two", 2), rev.value("one", 1)),
+        StoreEvent("DELETED", "/w/a", rev(3), None, rev.value("two", 2)),
     ]
     await it.aclose()
 
@@ -477,8 +477,8 @@ async def test_watch_from_the_compacted_revision_replays_later_events(store: Sto
     await _history(store)
     await store.compact(rev(4))
     it = store.watch("/k/", after_revision=rev(4))
-    assert await take(it, 2) == [Event("ADDED", "/k/c", rev(5), rev.value("c1", 5), None),
-                                 Event("MODIFIED", "/k/a", rev(6), rev.value("a3", 6), rev.value("a2", 3))]
+    assert await take(it, 2) == [StoreEvent("ADDED", "/k/c", rev(5), rev.value("c1", 5), None),
+                                 StoreEvent("MODIFIED", "/k/a", rev(6), rev.value("a3", 6), rev.value("a2", 3))]
     await it.aclose()
 
 

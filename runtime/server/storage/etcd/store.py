@@ -26,7 +26,7 @@ etcd's MVCC revision as the revision (the resourceVersion) and these mappings:
   encoder is kept from the moment the txn is sent, under the key and the
   bytes sent, and an event of that key with those bytes takes it (the same
   bytes are the same object). The watch cache then takes the encoder's object
-  instead of decoding the value again (see `runtime.server.storage.base.Event`); it
+  instead of decoding the value again (see `runtime.server.storage.base.StoreEvent`); it
   still decodes when etcd gave the write another revision than predicted
   (below) and the event came before the answer.
 
@@ -70,7 +70,7 @@ from typing import Any, AsyncIterator, Coroutine, TypeVar
 import trio
 
 from runtime.server.storage.base import (
-    Compacted, Entry, Event, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError,
+    Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError,
     StoreUnavailable, ValueEncoder,
 )
 from runtime.server.storage.etcd.client import (
@@ -389,7 +389,7 @@ class EtcdStore:
 
     # -- watch ------------------------------------------------------------------
 
-    async def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    async def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[StoreEvent]:
         """Events under `prefix` with revision > after_revision, in order, forever.
 
         Raises Compacted (first iteration, or when a reopened stream finds its
@@ -446,17 +446,17 @@ class EtcdStore:
             if not self._watches:
                 self._awaited.clear()  # no watch is left to take them
 
-    def _event(self, raw: dict[str, Any]) -> Event:
+    def _event(self, raw: dict[str, Any]) -> StoreEvent:
         kv, prev = raw.get("kv") or {}, raw.get("prev_kv")
         key, rev = self._store_key(unb64(kv.get("key"))), int(kv.get("mod_revision", 0))
         prev_value = unb64(prev.get("value")) if prev else None
         if raw.get("type") == "DELETE":
-            return Event("DELETED", key, rev, None, prev_value)
+            return StoreEvent("DELETED", key, rev, None, prev_value)
         value = unb64(kv.get("value"))
         origin = self._awaited.pop((key, value), None) if self._awaited else None
         if int(kv.get("create_revision", 0)) == rev:
-            return Event("ADDED", key, rev, value, None, origin)
-        return Event("MODIFIED", key, rev, value, prev_value, origin)
+            return StoreEvent("ADDED", key, rev, value, None, origin)
+        return StoreEvent("MODIFIED", key, rev, value, prev_value, origin)
 
     async def _guarded(self, call: Coroutine[Any, Any, _T]) -> _T:
         """Await `call` so that aclose() can cut it short: it then raises StoreError."""

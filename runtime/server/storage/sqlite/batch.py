@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Callable
 
-from runtime.server.storage.base import Entry, Event, KeyExists, KeyNotFound, RevisionConflict
+from runtime.server.storage.base import Entry, StoreEvent, KeyExists, KeyNotFound, RevisionConflict
 from runtime.server.storage.fanout import as_bytes
 from runtime.server.storage.group_commit import Write
 from runtime.server.storage.sqlite.reads import CURRENT_SQL, entry_of, unseen_events
@@ -24,7 +24,7 @@ __all__ = ["apply_batch"]
 
 def apply_batch(conn: sqlite3.Connection, batch: list[Write], head: int, *,
                 peers_lost: Callable[[int], None] | None = None
-                ) -> tuple[int, list[Event], list[tuple[Any, BaseException | None]]]:
+                ) -> tuple[int, list[StoreEvent], list[tuple[Any, BaseException | None]]]:
     """Apply `batch` after revision `head` in one transaction and commit (worker thread).
 
     Returns the new head, the events in revision order and each write's
@@ -33,7 +33,7 @@ def apply_batch(conn: sqlite3.Connection, batch: list[Write], head: int, *,
     if some were compacted before this process saw them, `peers_lost` is
     called at once with the revision up to which they are gone.
     """
-    events: list[Event] = []
+    events: list[StoreEvent] = []
     outcomes: list[tuple[Any, BaseException | None]] = []
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -65,21 +65,21 @@ def apply_batch(conn: sqlite3.Connection, batch: list[Write], head: int, *,
                 conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, NULL)", (rev, w.key, value, rev))
                 conn.execute("INSERT INTO latest(key, rev) VALUES (?, ?)", (w.key, rev))
                 assert value is not None
-                events.append(Event("ADDED", w.key, rev, value, None, w.encode))
+                events.append(StoreEvent("ADDED", w.key, rev, value, None, w.encode))
                 outcomes.append((Entry(w.key, value, rev, rev), None))
             elif w.op == "update":
                 assert prev is not None and value is not None
                 conn.execute("INSERT INTO kv VALUES (?, ?, ?, 0, ?, ?)",
                              (rev, w.key, value, prev.create_revision, prev.mod_revision))
                 conn.execute("UPDATE latest SET rev = ? WHERE key = ?", (rev, w.key))
-                events.append(Event("MODIFIED", w.key, rev, value, prev.value, w.encode))
+                events.append(StoreEvent("MODIFIED", w.key, rev, value, prev.value, w.encode))
                 outcomes.append((Entry(w.key, value, rev, prev.create_revision), None))
             else:
                 assert prev is not None
                 conn.execute("INSERT INTO kv VALUES (?, ?, NULL, 1, ?, ?)",
                              (rev, w.key, prev.create_revision, prev.mod_revision))
                 conn.execute("DELETE FROM latest WHERE key = ?", (w.key,))
-                events.append(Event("DELETED", w.key, rev, None, prev.value))
+                events.append(StoreEvent("DELETED", w.key, rev, None, prev.value))
                 outcomes.append(((rev, prev), None))
             head = rev
         conn.execute("COMMIT")

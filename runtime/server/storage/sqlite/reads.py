@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from runtime.server.storage.base import Compacted, Entry, Event, Page
+from runtime.server.storage.base import Compacted, Entry, StoreEvent, Page
 from runtime.server.storage.fanout import prefix_upper_bound
 
 __all__ = [
@@ -122,7 +122,7 @@ def _list_past(conn: sqlite3.Connection, prefix: str, at: int, start_after: str,
     return out
 
 
-def read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+def read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[StoreEvent]:
     conn.execute("BEGIN")  # the compacted check and the rows from one snapshot
     try:
         _, compacted = head_and_compacted(conn)
@@ -133,7 +133,7 @@ def read_log(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit
         conn.execute("COMMIT")
 
 
-def read_tail(conn: sqlite3.Connection, after: int, limit: int) -> tuple[list[Event] | None, int, int]:
+def read_tail(conn: sqlite3.Connection, after: int, limit: int) -> tuple[list[StoreEvent] | None, int, int]:
     """(events after `after`, at most `limit`; head; compacted) from one snapshot.
 
     The events are None when revisions after `after` were compacted away
@@ -149,7 +149,7 @@ def read_tail(conn: sqlite3.Connection, after: int, limit: int) -> tuple[list[Ev
         conn.execute("COMMIT")
 
 
-def unseen_events(conn: sqlite3.Connection, head: int) -> tuple[int, list[Event] | None]:
+def unseen_events(conn: sqlite3.Connection, head: int) -> tuple[int, list[StoreEvent] | None]:
     """(the file's head, the events after `head`) in the caller's transaction (a write one).
 
     The events are None when some after `head` were compacted away.
@@ -162,7 +162,7 @@ def unseen_events(conn: sqlite3.Connection, head: int) -> tuple[int, list[Event]
     return newest, log_events(conn, "", head, newest, newest - head)
 
 
-def log_events(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+def log_events(conn: sqlite3.Connection, prefix: str, after: int, upto: int, limit: int) -> list[StoreEvent]:
     """At most `limit` events under `prefix` with after < revision <= upto, in the caller's transaction."""
     # NOT INDEXED: walk the log by rev (rowid) rather than by key.
     cond, params = _range_sql("k.key", prefix)
@@ -175,8 +175,8 @@ def log_events(conn: sqlite3.Connection, prefix: str, after: int, upto: int, lim
     for rev, key, value, deleted, prev_rev, prev_value in rows:
         prev = blob(prev_value) if prev_rev is not None else None
         if deleted:
-            events.append(Event("DELETED", key, rev, None, prev))
+            events.append(StoreEvent("DELETED", key, rev, None, prev))
         else:
-            events.append(Event("MODIFIED" if prev_rev is not None else "ADDED", key, rev,
+            events.append(StoreEvent("MODIFIED" if prev_rev is not None else "ADDED", key, rev,
                                 blob(value), prev))
     return events

@@ -66,7 +66,7 @@ from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, T
 
 import trio
 
-from runtime.server.storage.base import Entry, Event, Page, StoreError, ValueEncoder
+from runtime.server.storage.base import Entry, StoreEvent, Page, StoreError, ValueEncoder
 from runtime.server.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout
 from runtime.server.storage.group_commit import Applied, GroupCommit, Write
 from runtime.server.storage.sqlite.batch import apply_batch
@@ -422,7 +422,7 @@ class SqliteStore(FollowsAtCommit):
         """
         return await self._read(read_list, prefix, revision, start_after, limit)
 
-    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[StoreEvent]:
         """Events under `prefix` with revision > after_revision, in order, forever.
 
         History comes from the kv table, then live events. Raises Compacted
@@ -431,7 +431,7 @@ class SqliteStore(FollowsAtCommit):
         """
         return self._fanout.watch(prefix, after_revision=after_revision)
 
-    async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[Event]:
+    async def _read_log(self, prefix: str, after: int, upto: int, limit: int) -> list[StoreEvent]:
         return await self._read(read_log, prefix, after, upto, limit)
 
     async def current_revision(self) -> int:

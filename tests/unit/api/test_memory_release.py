@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import trio
 
-from api.serving.memory_release import release_free_memory, run_scavenger, trim_available
+from api.serving.memory_release import release_free_memory, run_memory_release, trim_available
 
 
 async def scavenge(activity: list[tuple[float, bool]], until: float) -> list[float]:
@@ -18,7 +18,7 @@ async def scavenge(activity: list[tuple[float, bool]], until: float) -> list[flo
         trims.append(trio.current_time() - start)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: run_scavenger(lambda: not state["busy"], trim=trim))
+        nursery.start_soon(lambda: run_memory_release(lambda: not state["busy"], trim=trim))
         for at, busy in activity:
             await trio.sleep_until(start + at)
             state["busy"] = busy
