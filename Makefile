@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: serve serve-ha test bench bench-tools clean etcd etcd-path kopf-examples chromium
 
 # Reinstall when the distribution's shape changes (its metadata or its top-level packages).
-$(STAMP): pyproject.toml $(wildcard runtime/server/__init__.py api/__init__.py controllers/__init__.py)
+$(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controllers/__init__.py)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

@@ -3,7 +3,7 @@
 The body of `application/vnd.kubernetes.protobuf` is the 4-byte prefix
 `k8s\\0` followed by a `runtime.Unknown` message whose `typeMeta` names
 apiVersion and kind and whose `raw` holds the typed message (Kubernetes'
-`runtime/server/serializer/protobuf`). The typed messages are Kubernetes' own
+`apimachinery/pkg/runtime/serializer/protobuf`). The typed messages are Kubernetes' own
 (trimmed copies of their `generated.proto` in `runtime.machinery.serializer.proto`), so the
 real kubectl can send and read them.
 
