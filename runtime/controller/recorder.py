@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from runtime.machinery import errors
 from runtime.client.interface import STRATEGIC_MERGE_PATCH, Client, ClientError
 from runtime.controller.eventcorrelation import Correlation, EventCorrelator, format_time
-from runtime.server.kinds.events import EVENT_TYPES
+from runtime.models.events.core import EVENT_TYPES
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["EventBroadcaster", "EventRecorder", "EventBroadcasterStatistics", "reference_of", "EVENT_TYPES"]

@@ -246,6 +246,8 @@ def test_each_rule_fails_on_a_planted_violation():
     assert forbidden_imports("import controllers.gc\n", "runtime.x", ("api", "controllers")) == ["controllers.gc"]
     assert forbidden_imports("from runtime.server.registry.primitives import RegistryCore\n", "controllers.x",
                              ("runtime.server.registry",), allowed=()) == ["runtime.server.registry.primitives"]
+    assert forbidden_imports("from runtime.server.kinds import BUILTIN_KINDS\n", "runtime.machinery.scheme",
+                             LAYERS[("runtime/machinery", "runtime/models")]) == ["runtime.server.kinds"]
     assert forbidden_imports("from runtime.server import registry\n", "runtime.server.storage.x",
                              ("runtime.server.registry",)) == ["runtime.server"]
     assert private_imports("from runtime.server.registry.primitives import _encoder\n", "runtime.server.registry.writes") \
@@ -301,6 +303,24 @@ def _offenders(folders: tuple[str, ...], check) -> list[str]:
 
 def test_runtime_imports_neither_api_nor_controllers():
     assert _offenders(("runtime",), lambda s, m: forbidden_imports(s, m, ("api", "controllers"))) == []
+
+
+#: The layers of runtime/ (runtime/__init__.py) and what each may not import.
+LAYERS = {
+    ("runtime/machinery", "runtime/models"): ("runtime.server", "runtime.client", "runtime.controller"),
+    ("runtime/client", "runtime/controller"): ("runtime.server",),
+}
+#: Modules that cross a layer on purpose, each with its reason.
+LAYER_CROSSINGS = {
+    "runtime.client.local": "the in-process transport: calls the registry",
+    "runtime.controller.testing": "the test env: starts an in-process server",
+}
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    for folders, prefixes in LAYERS.items():
+        assert _offenders(folders, lambda s, m: [] if m in LAYER_CROSSINGS else forbidden_imports(s, m, prefixes)) \
+            == [], folders
 
 
 def test_controllers_import_neither_api_nor_storage_nor_registry_internals():

@@ -16,7 +16,10 @@ from pydantic import ConfigDict, Field
 from runtime.models.base import K8sModel, int_field
 from runtime.models.meta import ListMeta, ObjectMeta
 
-__all__ = ["ObjectReference", "EventSource", "EventSeries", "Event", "EventList"]
+__all__ = ["ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EVENT_TYPES"]
+
+#: The two event types (corev1.EventTypeNormal, EventTypeWarning): the only `type` values a server accepts.
+EVENT_TYPES = ("Normal", "Warning")
 
 
 class ObjectReference(K8sModel):

@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from runtime import models
+from runtime.models.events.core import EVENT_TYPES
 from runtime.server.kinds.base import KindInfo, Strategy
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.machinery.validation import FieldError, validate_object_meta
@@ -53,7 +54,7 @@ from runtime.machinery.validation.names import (
 )
 
 __all__ = ["CORE_EVENT", "EVENTS_EVENT", "EVENT_KINDS", "CoreEventStrategy", "EventsV1EventStrategy",
-           "EVENT_TYPES", "as_core_event"]
+           "as_core_event"]
 
 CORE_EVENT = KindInfo("", "Event", "events", "event", True, models.Event, models.EventList, short_names=("ev",))
 EVENTS_EVENT = KindInfo("events", "Event", "events", "event", True, models.EventsV1Event, models.EventsV1EventList,
@@ -61,7 +62,6 @@ EVENTS_EVENT = KindInfo("events", "Event", "events", "event", True, models.Event
 #: Both event kinds (what the event TTL controller expires).
 EVENT_KINDS = (CORE_EVENT, EVENTS_EVENT)
 #: The event types Kubernetes knows (`v1.EventTypeNormal`, `v1.EventTypeWarning`).
-EVENT_TYPES = ("Normal", "Warning")
 
 # pkg/apis/core/validation/events.go
 _REPORTING_INSTANCE_LIMIT = 128
