@@ -11,7 +11,7 @@ deleted, deleted when the label goes. The same `setup` runs in a test
 from __future__ import annotations
 
 from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.controller.manager import Manager
+from runtime.controller import Manager
 
 __all__ = ["setup", "BINDING", "GROUP", "CLUSTER_ROLE"]
 

@@ -28,8 +28,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.controller.controller import Result
-from runtime.controller.manager import Manager
+from runtime.controller import Manager, Result
 from runtime.models.meta import OwnerReference
 from runtime.client.typed import CustomResource, KubeModel, TypedCache, bind_kind
 

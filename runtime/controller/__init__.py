@@ -8,9 +8,33 @@ Modules: `controller` (reconcilers, `Controller`, `Result`), `informer`
 `customkinds` (an in-process client's scheme following the server's CRDs),
 `testing` (an in-process server and manager for pytest-trio).
 
+The names a controller's author needs are exported here (`from
+runtime.controller import Manager, Result`); `testing` (it starts a server)
+and `customkinds` are imported by their own names.
+
 Contract: imports no `runtime.server` module but `testing`, which starts an
 in-process server (checked); controllers reach the API through a
 `runtime.client` client only.
 """
 
-__all__: list[str] = []
+from runtime.controller.controller import (
+    Builder, Controller, Predicate, Result, TerminalError, all_of, annotations_changed, any_of, enqueue_object,
+    enqueue_owner, generation_changed, labels_changed, resource_version_changed,
+)
+from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, is_terminating, \
+    remove_finalizer
+from runtime.controller.indexers import LABEL_INDEX, by_label_selector
+from runtime.controller.informer import NAMESPACE_INDEX, Informer, InformerFactory, ObjectEvent
+from runtime.controller.leaderelection import LeaderElectionConfig
+from runtime.controller.manager import Manager
+from runtime.controller.ratelimit import RateLimiter, default_controller_rate_limiter
+from runtime.controller.recorder import EventRecorder
+from runtime.controller.workqueue import WorkQueue
+
+__all__ = [
+    "Manager", "Controller", "Builder", "Result", "TerminalError", "Predicate", "enqueue_object", "enqueue_owner",
+    "generation_changed", "labels_changed", "annotations_changed", "resource_version_changed", "all_of", "any_of",
+    "Informer", "InformerFactory", "ObjectEvent", "NAMESPACE_INDEX", "LABEL_INDEX", "by_label_selector",
+    "WorkQueue", "RateLimiter", "default_controller_rate_limiter", "LeaderElectionConfig", "EventRecorder",
+    "has_finalizer", "is_terminating", "ensure_finalizer", "remove_finalizer", "handle_finalizer",
+]
