@@ -37,7 +37,7 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Sequence
 
 import trio
 from quart_trio import QuartTrio
@@ -57,7 +57,7 @@ from runtime.controller.leaderelection import LeaderElectionConfig, default_iden
 from runtime.controller.manager import Manager
 from runtime.server.rbac import RBACAuthorizer, RBACIndex
 from runtime.server.rbac.user import UserInfo
-from runtime.server.registry import Registry, watch_cache_for
+from runtime.server.registry import AdmissionPlugin, Registry, watch_cache_for
 from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.server.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.server.storage.compaction import run_compactor, run_shared_compactor
@@ -341,8 +341,10 @@ def _resource_of(scheme: Scheme) -> Callable[[str], str]:
 
 
 @asynccontextmanager
-async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlane]:
-    """Open the store, start registry, bootstrap, compactor and controllers; yield the plane.
+async def open_control_plane(options: ServeOptions, *,
+                             admission: Sequence[AdmissionPlugin] = ()) -> AsyncIterator[ControlPlane]:
+    """Open the store, start registry (admitting with `admission`, none by default), bootstrap,
+    compactor and controllers; yield the plane.
 
     Raises ValueError for an unknown store, OSError for a data directory or
     token file that cannot be read or written.
@@ -380,7 +382,7 @@ async def open_control_plane(options: ServeOptions) -> AsyncIterator[ControlPlan
                                       signed_tokens=SignedTokenAuthenticator(signer, scheme, cache),
                                       api_audiences=signer.audiences)
         registry = Registry(served, scheme, CountingAuthorizer(RBACAuthorizer(rbac), metrics, _record_decision),
-                            rbac=rbac, cache=cache, authenticator=authenticator, tokens=signer,
+                            rbac=rbac, cache=cache, authenticator=authenticator, admission=admission, tokens=signer,
                             feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,
                             continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock)
         async with trio.open_nursery() as nursery:

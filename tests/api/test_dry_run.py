@@ -6,10 +6,12 @@ import json
 
 import pytest
 
-from runtime.server.bootstrap import SYSTEM_USER
+from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.machinery import errors
 from runtime.machinery.options import Body, WriteOptions
-from runtime.server.registry.admission import AdmissionPlugin
+from runtime.machinery.scheme import Scheme
+from runtime.server.registry import AdmissionPlugin, Registry
+from runtime.server.storage import MemoryStore
 
 RULES = [{"verbs": ["get"], "apiGroups": [""], "resources": ["namespaces"]}]
 
@@ -32,6 +34,19 @@ async def snapshot(c, server) -> tuple[str, dict]:
         content[path] = r.json()["items"]
         revision = r.json()["metadata"]["resourceVersion"]
     return revision, content
+
+
+def mine(request) -> bool:
+    """Whether an admission request is the test's own write (not one of the bootstrap's)."""
+    return request.obj["metadata"].get("name") == "x"
+
+
+async def registry_admitting(nursery, plugin: AdmissionPlugin) -> Registry:
+    """A bootstrapped registry over a memory store whose admission chain is `plugin`."""
+    registry = Registry(MemoryStore(), Scheme(), admission=[plugin])
+    await nursery.start(registry.run)
+    await bootstrap(registry)
+    return registry
 
 
 async def test_dry_run_create_answers_201_with_the_object_and_stores_nothing(server):
@@ -307,10 +322,12 @@ async def test_unknown_dry_run_value_on_delete_names_delete_options(server):
         assert (await c.get(f"{server.rbac}/clusterroles/reader")).status_code == 200
 
 
-async def test_dry_run_fails_when_an_admission_plugin_has_side_effects(registry):
+async def test_dry_run_fails_when_an_admission_plugin_has_side_effects(nursery):
     calls: list[bool] = []
-    registry.admission.append(AdmissionPlugin("audit-sink", lambda req: calls.append(req.dry_run),
-                                              side_effects=True))
+    def sink(request) -> None:
+        if mine(request):
+            calls.append(request.dry_run)
+    registry = await registry_admitting(nursery, AdmissionPlugin("audit-sink", sink, side_effects=True))
     rt = registry.scheme.by_kind("ClusterRole")
     body = {"metadata": {"name": "x"}, "rules": RULES}
     revision = await registry.store.current_revision()
@@ -322,9 +339,12 @@ async def test_dry_run_fails_when_an_admission_plugin_has_side_effects(registry)
     assert calls == [False]
 
 
-async def test_admission_plugin_without_side_effects_runs_on_dry_run_and_is_told(registry):
+async def test_admission_plugin_without_side_effects_runs_on_dry_run_and_is_told(nursery):
     seen: list[tuple[str, bool]] = []
-    registry.admission.append(AdmissionPlugin("observer", lambda req: seen.append((req.operation, req.dry_run))))
+    def observer(request) -> None:
+        if mine(request):
+            seen.append((request.operation, request.dry_run))
+    registry = await registry_admitting(nursery, AdmissionPlugin("observer", observer))
     rt = registry.scheme.by_kind("ClusterRole")
     await registry.create(SYSTEM_USER, rt, "", Body({"metadata": {"name": "x"}, "rules": RULES}),
                           WriteOptions(dry_run=True))

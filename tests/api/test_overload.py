@@ -94,17 +94,16 @@ async def test_read_only_requests_past_max_requests_inflight_are_429_with_retry_
 
 
 async def test_mutating_requests_past_max_mutating_requests_inflight_are_429(nursery, tmp_path, autojump_clock):
-    srv = await start_in_process(nursery, tmp_path, max_mutating_requests_inflight=1,
-                                 token_auth_file=token_file(tmp_path))
-    await bob_may_use_clusterroles(srv)
-    limits = srv.plane.state.limits
-    url = f"{srv.rbac}/clusterroles"
     release = trio.Event()
 
     async def hold(request) -> None:
         if request.obj["metadata"]["name"] == "held":
             await release.wait()
-    srv.registry.admission.append(AdmissionPlugin("hold", hold))
+    srv = await start_in_process(nursery, tmp_path, max_mutating_requests_inflight=1,
+                                 token_auth_file=token_file(tmp_path), admission=[AdmissionPlugin("hold", hold)])
+    await bob_may_use_clusterroles(srv)
+    limits = srv.plane.state.limits
+    url = f"{srv.rbac}/clusterroles"
     codes: list[int] = []
     async with srv.client(token="bob-token") as bob:
         async def held_create() -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import httpx
 import trio
@@ -41,7 +41,7 @@ import trio
 from api.assembly import ControlPlane, ServeOptions, open_control_plane
 from api.serving.server import serve
 from runtime.client.kubeconfig import load_kubeconfig, write_kubeconfig
-from runtime.server.registry import Registry
+from runtime.server.registry import AdmissionPlugin, Registry
 from tests.support.asgi import ASGITransport
 
 __all__ = ["Server", "start_in_process", "start_server", "STARTERS", "IN_PROCESS_URL", "use_store"]
@@ -135,20 +135,22 @@ def _options(tmp_path: Path, options: dict[str, Any]) -> ServeOptions:
     return ServeOptions(data_dir=data_dir, port=0, **options)
 
 
-async def _run_in_process(options: ServeOptions, *,
+async def _run_in_process(options: ServeOptions, admission: Sequence[AdmissionPlugin], *,
                           task_status: trio.TaskStatus[tuple[ControlPlane, trio.Nursery]] = trio.TASK_STATUS_IGNORED
                           ) -> None:
-    async with open_control_plane(options) as plane:
+    async with open_control_plane(options, admission=admission) as plane:
         plane.state.server_address = _IN_PROCESS_ADDRESS  # what `serve` sets from Hypercorn's bind
         async with trio.open_nursery() as requests:  # the requests' tasks end before the plane closes
             task_status.started((plane, requests))
             await trio.sleep_forever()
 
 
-async def start_in_process(nursery: trio.Nursery, tmp_path: Path, **options: Any) -> Server:
-    """A control plane served in process (see the module docstring); returns once it serves."""
+async def start_in_process(nursery: trio.Nursery, tmp_path: Path, *, admission: Sequence[AdmissionPlugin] = (),
+                           **options: Any) -> Server:
+    """A control plane served in process (see the module docstring), its registry admitting with
+    `admission`; returns once it serves."""
     opts = _options(tmp_path, options)
-    plane, requests = await nursery.start(_run_in_process, opts)
+    plane, requests = await nursery.start(_run_in_process, opts, admission)
     kubeconfig = Path(opts.kubeconfig_path or plane.data_dir / "admin.kubeconfig")
     write_kubeconfig(kubeconfig, IN_PROCESS_URL, None, token=plane.admin_token)
     transport = ASGITransport(plane.app, requests, server=("miniplane", 80))

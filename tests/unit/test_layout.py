@@ -13,6 +13,8 @@
 - no import inside a function, except one that breaks a real cycle and says so in a comment;
 - no kind-name comparison outside the strategies (`runtime/server/kinds/`) and the RBAC policy library
   (`runtime/server/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
+- nothing adds to a registry's admission plug-ins after construction, tests included (`admission=` is the
+  constructor's);
 - the registry package imports one way: common <- core <- verbs <- facade, without cycles;
 - no module over 600 lines, tests and benchmarks included (generated protobuf code aside);
 - every package has a contract docstring and `__all__` (the generated protobuf package too);
@@ -216,6 +218,24 @@ def registry_patches(source: str) -> list[int]:
     return out
 
 
+def admission_additions(source: str) -> list[int]:
+    """Lines that add to a registry's admission plug-ins after construction (`srv.registry.admission.append(p)`,
+    `registry.admission += ...`): the chain is the constructor's `admission=`, fixed from then on."""
+    def is_admission(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "admission" and (
+            isinstance(node.value, ast.Name) and node.value.id.endswith("registry")
+            or isinstance(node.value, ast.Attribute) and node.value.attr.endswith("registry"))
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_admission(node.func.value):
+            out.append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(is_admission(t) for t in targets):
+                out.append(node.lineno)
+    return out
+
+
 MAX_MEMBERS = 20
 
 
@@ -263,6 +283,10 @@ def test_each_rule_fails_on_a_planted_violation():
     assert kind_comparisons('ok = verb == "get"\n') == []
     assert registry_patches("registry.authorizer = wrap(registry.authorizer)\n") == [1]
     assert registry_patches("registry = Registry(store, scheme, authorizer)\n") == []
+    assert admission_additions("srv.registry.admission.append(AdmissionPlugin('hold', hold))\n") == [1]
+    assert admission_additions("registry.admission += (plugin,)\n") == [1]
+    assert admission_additions("registry = Registry(store, scheme, admission=[plugin])\nn = len(registry.admission)\n") \
+        == []
     crowded = "class Big:\n" + "".join(f"    def m{i}(self): ...\n" for i in range(MAX_MEMBERS)) + \
         "    x = 1\n    @property\n    def p(self): ...\n"
     assert crowded_classes(crowded) == [f"Big: {MAX_MEMBERS + 2}"]
@@ -341,6 +365,10 @@ def test_storage_imports_nothing_of_miniplane_but_storage():
 
 def test_no_registry_part_is_set_after_construction():
     assert _offenders(("runtime", "api", "controllers"), lambda s, m: registry_patches(s)) == []
+
+
+def test_no_admission_plugin_is_added_after_construction():
+    assert _offenders(WRITTEN, lambda s, m: admission_additions(s)) == []
 
 
 def test_strategy_parts_are_small():

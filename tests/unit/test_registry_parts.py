@@ -93,4 +93,11 @@ def test_authentication_is_not_the_registrys():
 
 def test_default_parts_serve_an_in_process_registry():
     registry: Any = Registry(MemoryStore(), Scheme())
-    assert registry.admission == [] and registry.authorizer is not None
+    assert registry.admission == () and registry.authorizer is not None
+
+
+def test_admission_plugins_are_fixed_at_construction():
+    given = [AdmissionPlugin("given", lambda req: None)]
+    registry: Any = Registry(MemoryStore(), Scheme(), admission=given)
+    given.append(AdmissionPlugin("late", lambda req: None))
+    assert isinstance(registry.admission, tuple) and [p.name for p in registry.admission] == ["given"]

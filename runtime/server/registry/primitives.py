@@ -137,8 +137,8 @@ class RegistryCore:
         #: by default only the tokens `tokens` signs).
         self.authenticator: TokenAuthenticator = authenticator if authenticator is not None else (
             SignedTokenAuthenticator(self.tokens, scheme, self.cache))
-        #: Admission plug-ins, run in order after the kind's own admission.
-        self.admission: list[AdmissionPlugin] = list(admission)
+        #: Admission plug-ins, run in order after the kind's own admission; fixed at construction.
+        self.admission: tuple[AdmissionPlugin, ...] = tuple(admission)
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type
