@@ -79,7 +79,7 @@ def create_app(state: ServerState) -> QuartTrio:
     paths = PathRoutes(state, answers).serve
 
     def route(ctx: RequestContext) -> Awaitable[Response]:  # a plain function: see `api.filters.Handler`
-        return (resources if ctx.info.is_resource else paths)(ctx)
+        return (resources if ctx.info.resource_request else paths)(ctx)
     view = build_handler_chain(route, state, answers)
     app.add_url_rule("/", "root", view, methods=_METHODS, defaults={"path": ""})
     app.add_url_rule("/<path:path>", "all", view, methods=_METHODS)

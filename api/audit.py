@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from api.auditlog import AuditLog
-from api.requestinfo import RequestInfo
+from runtime.server.rbac import RequestInfo
 from runtime.server.rbac.user import UserInfo
 
 __all__ = ["Auditor", "AuditRecord", "Policy", "PolicyRule", "PolicyError", "load_policy", "current_record",
@@ -97,11 +97,11 @@ class PolicyRule:
         if self.namespaces or self.resources:
             return self._matches_resource(info)
         if self.non_resource_urls:
-            return not info.is_resource and any(_path_matches(info.path, spec) for spec in self.non_resource_urls)
+            return not info.resource_request and any(_path_matches(info.path, spec) for spec in self.non_resource_urls)
         return True
 
     def _matches_resource(self, info: RequestInfo) -> bool:
-        if not info.is_resource:
+        if not info.resource_request:
             return False
         if self.namespaces and info.namespace not in self.namespaces:
             return False
@@ -109,7 +109,7 @@ class PolicyRule:
             return True
         combined = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
         for gr in self.resources:
-            if gr.group != info.group:
+            if gr.group != info.api_group:
                 continue
             if not gr.resources:
                 return True
@@ -349,7 +349,7 @@ class AuditRecord:
         event["sourceIPs"] = facts.source_ips
         if facts.user_agent:
             event["userAgent"] = facts.user_agent
-        if info.is_resource:
+        if info.resource_request:
             event["objectRef"] = self._object_ref()
         if stage != "RequestReceived":
             if self.response_status is not None and code >= 300:
@@ -379,9 +379,9 @@ class AuditRecord:
             ref["name"] = name
         if meta.get("uid"):
             ref["uid"] = meta["uid"]
-        if info.group:
-            ref["apiGroup"] = info.group
-        ref["apiVersion"] = info.version
+        if info.api_group:
+            ref["apiGroup"] = info.api_group
+        ref["apiVersion"] = info.api_version
         if meta.get("resourceVersion"):
             ref["resourceVersion"] = meta["resourceVersion"]
         if info.subresource:

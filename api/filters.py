@@ -48,10 +48,11 @@ from api.limits import MUTATING, READ_ONLY, RequestLimits, is_read_only
 from api.metrics import APIServerMetrics, request_labels
 from api.negotiation import content_media_type
 from api.request_class import MiniplaneRequest, current_request
-from api.requestinfo import RequestInfo, request_info
+from api.requestinfo import request_info
 from api.responses import Responder
 from api.serving.listener import over_connection_limit
 from runtime.machinery import errors
+from runtime.server.rbac import RequestInfo
 from runtime.server.rbac.user import UserInfo
 from runtime.machinery.scheme import Scheme
 
@@ -228,7 +229,7 @@ def with_limits(handler: Handler, limits: RequestLimits, metrics: APIServerMetri
     """`handler` within an in-flight slot and the request's deadline; a watch (long-running) without."""
     async def limited(ctx: RequestContext) -> Response:
         info = ctx.info
-        if info.verb == "watch" and info.is_resource:
+        if info.verb == "watch" and info.resource_request:
             return await handler(ctx)  # long-running: no in-flight slot, no timeout
         admitted = False
         deadline: trio.CancelScope | None = None
@@ -318,15 +319,15 @@ def _metric_labels(scheme: Scheme, request: MiniplaneRequest, info: RequestInfo,
 
     Resources and paths the server does not serve are `other`: a client cannot grow the label sets.
     """
-    if info.is_resource:
-        known = scheme.by_resource(info.group, info.version, info.resource) is not None
-        group, version, resource = (info.group, info.version, info.resource) if known else ("", "", "other")
+    if info.resource_request:
+        known = scheme.by_resource(info.api_group, info.api_version, info.resource) is not None
+        group, version, resource = (info.api_group, info.api_version, info.resource) if known else ("", "", "other")
         subresource = info.subresource if known else ""
     else:
         group = version = resource = ""
         subresource = _path_label(scheme, info.path)
     apply = info.verb == "patch" and media.startswith("application/apply-patch")
-    labels = request_labels(info.verb, request.method, is_resource=info.is_resource, group=group,
+    labels = request_labels(info.verb, request.method, is_resource=info.resource_request, group=group,
                             version=version, resource=resource, subresource=subresource,
                             namespace=info.namespace, name=info.name, path=subresource, apply=apply)
     dry_run = ",".join(sorted(set(request.args.getlist("dryRun")))) if "dryRun" in request.args else ""

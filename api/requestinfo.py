@@ -7,31 +7,21 @@ its namespace is then empty (the object is authorized in its own scope, as
 its kind's strategy says). Everything else
 (`/healthz`, `/version`, `/apis`, `/api/v1` itself) is a non-resource
 request whose verb is the lower-cased HTTP method.
+
+The record is `runtime.server.rbac.RequestInfo`, the one the authorization
+`Attributes` extend.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
-__all__ = ["RequestInfo", "request_info"]
+from runtime.server.rbac import RequestInfo
+
+__all__ = ["request_info"]
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
-
-
-@dataclass(frozen=True)
-class RequestInfo:
-    is_resource: bool
-    path: str
-    verb: str
-    api_prefix: str = ""
-    group: str = ""
-    version: str = ""
-    namespace: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
 
 
 def _truthy(value: str | None) -> bool:
@@ -41,11 +31,10 @@ def _truthy(value: str | None) -> bool:
 def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
     """Classify a request. Verbs: get/list/watch/create/update/patch/delete/deletecollection."""
     parts = [p for p in path.strip("/").split("/")] if path.strip("/") else []
-    non_resource = RequestInfo(False, path, method.lower())
+    non_resource = RequestInfo(method.lower(), path=path)
     if not parts or parts[0] not in ("api", "apis"):
         return non_resource
-    prefix = parts[0]
-    if prefix == "api":
+    if parts[0] == "api":
         if len(parts) < 3:
             return non_resource
         group, version, rest = "", parts[1], parts[2:]
@@ -67,4 +56,4 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
         verb = "delete" if name else "deletecollection"
     else:
         verb = _VERBS.get(method, method.lower())
-    return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, subresource, name)
+    return RequestInfo(verb, namespace, group, version, resource, subresource, name, resource_request=True, path=path)

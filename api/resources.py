@@ -67,7 +67,7 @@ class ResourceRoutes:
             # Authorization comes before routing (as Kubernetes' filter chain): only a caller
             # allowed to ask learns that a resource does not exist.
             self.registry.authorize(resource_attributes(
-                ctx.user, info.verb, info.resource, api_group=info.group, api_version=info.version,
+                ctx.user, info.verb, info.resource, api_group=info.api_group, api_version=info.api_version,
                 namespace=info.namespace, name=info.name, subresource=info.subresource))
             raise
         namespace = info.namespace if rt.namespaced else ""
@@ -82,7 +82,7 @@ class ResourceRoutes:
 
     def _resource_type(self, ctx: RequestContext) -> ResourceType:
         info = ctx.info
-        rt = self.scheme.by_resource(info.group, info.version, info.resource)
+        rt = self.scheme.by_resource(info.api_group, info.api_version, info.resource)
         # An escaped slash (`%2F`) belongs to no resource path (no name, namespace or resource holds one):
         # not a separator to resolve into another route (`roles/%2F` is not the collection).
         encoded_slash = b"%2f" in (ctx.request.scope.get("raw_path") or b"").lower()

@@ -25,6 +25,10 @@ __all__ = [
 ]
 
 
+#: The declared reasons, in declaration order (`StatusError.__init_subclass__` files them).
+_BY_REASON: dict[str, type[StatusError]] = {}
+
+
 @dataclass(frozen=True)
 class Cause:
     """One `StatusCause`: reason (e.g. FieldValueInvalid), message, field path."""
@@ -50,6 +54,13 @@ class StatusError(Exception):
     reason: ClassVar[str] = "InternalError"
     #: Kubernetes' constructors of this reason always set `details` (see the module doc).
     details_always: ClassVar[bool] = False
+
+    def __init_subclass__(cls, *, code: int | None = None, details_always: bool = False, **kwargs: Any) -> None:
+        """`class NotFound(StatusError, code=404)` declares the reason NotFound; without `code`, the base's reason."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code, cls.reason, cls.details_always = code, cls.__name__, details_always
+            _BY_REASON[cls.reason] = cls
 
     def __init__(self, message: str, *, name: str = "", group: str = "", kind: str = "",
                  causes: list[Cause] | None = None, retry_after: int | None = None,
@@ -83,92 +94,30 @@ class StatusError(Exception):
         return status
 
 
-class BadRequest(StatusError):
-    code, reason = 400, "BadRequest"
-
-
-class Unauthorized(StatusError):
-    code, reason = 401, "Unauthorized"
-
-
-class Forbidden(StatusError):
-    code, reason = 403, "Forbidden"
-    details_always = True
-
-
-class NotFound(StatusError):
-    code, reason = 404, "NotFound"
-    details_always = True
-
-
-class MethodNotAllowed(StatusError):
-    code, reason = 405, "MethodNotAllowed"
-    details_always = True
-
-
-class NotAcceptable(StatusError):
-    code, reason = 406, "NotAcceptable"
-
-
-class AlreadyExists(StatusError):
-    code, reason = 409, "AlreadyExists"
-    details_always = True
-
-
-class Conflict(StatusError):
-    code, reason = 409, "Conflict"
-    details_always = True
-
-
-class Gone(StatusError):
-    code, reason = 410, "Gone"
-
-
-class Expired(StatusError):
-    code, reason = 410, "Expired"
-
-
-class RequestEntityTooLarge(StatusError):
-    code, reason = 413, "RequestEntityTooLarge"
-
-
-class UnsupportedMediaType(StatusError):
-    code, reason = 415, "UnsupportedMediaType"
-
-
-class Invalid(StatusError):
-    code, reason = 422, "Invalid"
-    details_always = True
-
-
-class TooManyRequests(StatusError):
-    code, reason = 429, "TooManyRequests"
-
-
-class InternalError(StatusError):
-    code, reason = 500, "InternalError"
-    details_always = True
-
-
-class ServiceUnavailable(StatusError):
-    code, reason = 503, "ServiceUnavailable"
-
-
-class Timeout(StatusError):
-    code, reason = 504, "Timeout"
-    details_always = True
+# The reasons: a class each, named for its reason (`StatusError.__init_subclass__` files it), with its
+# code and whether Kubernetes' constructor always sets `details`. Where two reasons share a code, the
+# first is the code's usual reason (`reason_for_code`): Conflict for 409, Gone for 410.
+class BadRequest(StatusError, code=400): ...
+class Unauthorized(StatusError, code=401): ...
+class Forbidden(StatusError, code=403, details_always=True): ...
+class NotFound(StatusError, code=404, details_always=True): ...
+class MethodNotAllowed(StatusError, code=405, details_always=True): ...
+class NotAcceptable(StatusError, code=406): ...
+class Conflict(StatusError, code=409, details_always=True): ...
+class AlreadyExists(StatusError, code=409, details_always=True): ...
+class Gone(StatusError, code=410): ...
+class Expired(StatusError, code=410): ...
+class RequestEntityTooLarge(StatusError, code=413): ...
+class UnsupportedMediaType(StatusError, code=415): ...
+class Invalid(StatusError, code=422, details_always=True): ...
+class TooManyRequests(StatusError, code=429): ...
+class InternalError(StatusError, code=500, details_always=True): ...
+class ServiceUnavailable(StatusError, code=503): ...
+class Timeout(StatusError, code=504, details_always=True): ...
 
 
 class ResourceVersionTooLarge(Timeout):
     """A get/list for a version the store has not reached in time ('Too large resource version')."""
-
-
-_BY_REASON: dict[str, type[StatusError]] = {
-    cls.reason: cls for cls in (
-        BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
-        Conflict, AlreadyExists, Gone, Expired, RequestEntityTooLarge, UnsupportedMediaType,
-        Invalid, TooManyRequests, InternalError, ServiceUnavailable, Timeout)
-}
 
 
 # The usual reason of each code (409 and 410 have two; an answer without a Status gets the first).

@@ -6,7 +6,8 @@ ClusterRoleBinding, RoleBinding of `rbac.authorization.<domain>/v1`).
 
 Contract:
 
-- `UserInfo` / `Attributes` (frozen) describe who asks what;
+- `UserInfo` / `Attributes` (frozen) describe who asks what (`Attributes` is
+  the request's `RequestInfo` plus the user);
   `resource_attributes` / `non_resource_attributes` build them.
 - `RBACAuthorizer(source).authorize(attrs) -> Decision`: `system:masters`
   first, then ClusterRoleBindings, then RoleBindings of the request
@@ -34,7 +35,7 @@ Contract:
 
 from runtime.server.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
 from runtime.server.rbac.attributes import (
-    Attributes, SelectorRequirement, non_resource_attributes, resource_attributes,
+    Attributes, RequestInfo, SelectorRequirement, non_resource_attributes, resource_attributes,
 )
 from runtime.server.rbac.authorizer import Decision, RBACAuthorizer
 from runtime.server.rbac.bootstrap import (
@@ -61,7 +62,7 @@ from runtime.server.rbac.user import (
 
 __all__ = [
     # who asks what
-    "UserInfo", "Attributes", "SelectorRequirement",
+    "UserInfo", "RequestInfo", "Attributes", "SelectorRequirement",
     "resource_attributes", "non_resource_attributes",
     "SYSTEM_MASTERS", "ALL_AUTHENTICATED", "ALL_UNAUTHENTICATED", "ANONYMOUS",
     "ALL_SERVICE_ACCOUNTS", "service_account_username", "split_service_account_username",

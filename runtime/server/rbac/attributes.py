@@ -1,8 +1,11 @@
-"""What is being asked: the authorization `Attributes` of one request.
+"""What is being asked: the `RequestInfo` of one request, and its authorization `Attributes`.
 
-Mirrors `k8s.io/apiserver/pkg/authorization/authorizer.AttributesRecord`.
-A request is either a resource request (verb on group/resource[/subresource],
-maybe a namespace and a name) or a non-resource request (verb on a URL path).
+`RequestInfo` mirrors `k8s.io/apiserver/pkg/endpoints/request.RequestInfo`
+(the HTTP layer's `api.requestinfo.request_info` reads it off a request);
+`Attributes` mirrors `k8s.io/apiserver/pkg/authorization/authorizer.AttributesRecord`:
+the same record plus who asks, so one definition serves both. A request is
+either a resource request (verb on group/resource[/subresource], maybe a
+namespace and a name) or a non-resource request (verb on a URL path).
 Field and label selector requirements are carried for authorizers that use
 them; RBAC ignores them, as Kubernetes' RBAC does (they can only restrict).
 """
@@ -15,7 +18,7 @@ from collections.abc import Iterable
 from runtime.server.rbac.user import UserInfo
 
 __all__ = [
-    "SelectorRequirement", "Attributes", "resource_attributes", "non_resource_attributes",
+    "SelectorRequirement", "RequestInfo", "Attributes", "resource_attributes", "non_resource_attributes",
 ]
 
 
@@ -29,16 +32,14 @@ class SelectorRequirement:
 
 
 @dataclass(frozen=True)
-class Attributes:
-    """The attributes of one request, as the authorizer sees them.
+class RequestInfo:
+    """What one request asks, whoever asks it.
 
     `resource_request` tells which half applies: group, version, resource,
-    subresource, namespace and name for a resource request; `path` for a
-    non-resource request. Build them with `resource_attributes` or
-    `non_resource_attributes`.
+    subresource, namespace and name for a resource request; `path` (the URL
+    path, of either kind of request) for a non-resource request.
     """
 
-    user: UserInfo
     verb: str
     namespace: str = ""
     api_group: str = ""
@@ -48,6 +49,16 @@ class Attributes:
     name: str = ""
     resource_request: bool = False
     path: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attributes(RequestInfo):
+    """The attributes of one request, as the authorizer sees them: its `RequestInfo`, who asks, its selectors.
+
+    Build them with `resource_attributes` or `non_resource_attributes`.
+    """
+
+    user: UserInfo
     field_selector: tuple[SelectorRequirement, ...] = ()
     label_selector: tuple[SelectorRequirement, ...] = ()
 

@@ -61,13 +61,7 @@ def _prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, 
             value = x[key]
             if embedded and key in _META_FIELDS:
                 continue
-            prop = s.properties.get(key)
-            if prop is not None:
-                _prune(value, prop, _key(path, key), pruned, embedded=prop.x_embedded_resource)
-            elif s.additional_properties is not None:
-                child = s.additional_schema
-                _prune(value, child, _key(path, key), pruned, embedded=bool(child and child.x_embedded_resource))
-            else:
+            if not _prune_field(value, s, key, path, pruned):
                 if key not in _META_FIELDS or path:
                     _record(pruned, path, key)
                 del x[key]
@@ -77,6 +71,19 @@ def _prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, 
             _prune(value, items, [*path, f"[{i}]"], pruned, embedded=bool(items and items.x_embedded_resource))
 
 
+def _prune_field(value: Any, s: Structural, key: str, path: list[str], pruned: list[str]) -> bool:
+    """Prune field `key`'s `value` by the schema `s` gives it; False when `s` declares no such field."""
+    prop = s.properties.get(key)
+    if prop is not None:
+        _prune(value, prop, _key(path, key), pruned, embedded=prop.x_embedded_resource)
+    elif s.additional_properties is not None:
+        child = s.additional_schema
+        _prune(value, child, _key(path, key), pruned, embedded=bool(child and child.x_embedded_resource))
+    else:
+        return False
+    return True
+
+
 def _skip_prune(x: Any, s: Structural | None, path: list[str], pruned: list[str], *, embedded: bool) -> None:
     if s is None:
         return
@@ -84,12 +91,7 @@ def _skip_prune(x: Any, s: Structural | None, path: list[str], pruned: list[str]
         for key, value in x.items():
             if embedded and key in _META_FIELDS:
                 continue
-            prop = s.properties.get(key)
-            if prop is not None:
-                _prune(value, prop, _key(path, key), pruned, embedded=prop.x_embedded_resource)
-            elif s.additional_properties is not None:
-                child = s.additional_schema
-                _prune(value, child, _key(path, key), pruned, embedded=bool(child and child.x_embedded_resource))
+            _prune_field(value, s, key, path, pruned)
     elif isinstance(x, list):
         for i, value in enumerate(x):
             items = s.items

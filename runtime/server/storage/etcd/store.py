@@ -291,19 +291,24 @@ class EtcdStore:
         if not revision or min(self._watches.values(), default=revision) >= revision:
             del self._awaited[entry]
 
-    def _refused(self, key: str, refused: _Refused) -> StoreError:
-        if refused.current is None:
-            return KeyNotFound(key)
-        return RevisionConflict(key, self._entry(refused.current))
+    async def _write_existing(self, key: str, encode: ValueEncoder | None, op: str,
+                              expected_revision: int | None) -> tuple[dict[str, Any], int, bytes | None]:
+        """`_write` of `op` on a key that must exist, at `expected_revision` when given.
 
-    @staticmethod
-    def _exists_compare(k: str, expected_revision: int | None) -> list[dict[str, Any]]:
+        Raises KeyNotFound, RevisionConflict (with the key's current entry), StoreUnavailable.
+        """
+        k = b64(self._key(key))
         # version > 0: the key exists, so an unconditional write still reports KeyNotFound.
         compare = [{"target": "VERSION", "key": k, "version": "0", "result": "GREATER"}]
         if expected_revision is not None:
             compare.append({"target": "MOD", "key": k, "mod_revision": str(expected_revision),
                             "result": "EQUAL"})
-        return compare
+        try:
+            return await self._write(key, encode, compare, op)
+        except _Refused as refused:
+            if refused.current is None:
+                raise KeyNotFound(key) from None
+            raise RevisionConflict(key, self._entry(refused.current)) from None
 
     async def create(self, key: str, encode: ValueEncoder) -> Entry:
         """Store a new key. Returns its entry. Raises KeyExists, StoreUnavailable."""
@@ -321,11 +326,7 @@ class EtcdStore:
 
         Raises KeyNotFound, RevisionConflict, StoreUnavailable.
         """
-        compare = self._exists_compare(b64(self._key(key)), expected_revision)
-        try:
-            branch, rev, value = await self._write(key, encode, compare, "put")
-        except _Refused as refused:
-            raise self._refused(key, refused) from None
+        branch, rev, value = await self._write_existing(key, encode, "put", expected_revision)
         assert value is not None
         prev = branch.get("response_put", {}).get("prev_kv") or {}
         return Entry(key, value, rev, int(prev.get("create_revision", rev)))
@@ -335,11 +336,7 @@ class EtcdStore:
 
         Raises KeyNotFound, RevisionConflict, StoreUnavailable.
         """
-        compare = self._exists_compare(b64(self._key(key)), expected_revision)
-        try:
-            branch, rev, _ = await self._write(key, None, compare, "delete")
-        except _Refused as refused:
-            raise self._refused(key, refused) from None
+        branch, rev, _ = await self._write_existing(key, None, "delete", expected_revision)
         return rev, self._entry(branch["response_delete_range"]["prev_kvs"][0])
 
     # -- reads ------------------------------------------------------------------

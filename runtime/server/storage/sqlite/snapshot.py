@@ -93,6 +93,30 @@ def _copy(source: sqlite3.Connection, target: str, journal_mode: str) -> None:
         os.close(fd)
 
 
+def _copy_part(source_path: str, target: str, journal_mode: str, action: str, *, verify: bool) -> str:
+    """Copy the database at `source_path` into `{target}.part` (`journal_mode`); returns that path.
+
+    `verify`: check the source is a sound store first. Raises SnapshotError
+    ("cannot `action` the snapshot"); a failure leaves no `.part` file.
+    """
+    part = f"{target}.part"
+    source = _open_existing(source_path)
+    try:
+        if verify:
+            _describe(source, source_path)
+        Path(part).unlink(missing_ok=True)
+        _copy(source, part, journal_mode)
+    except sqlite3.Error as exc:
+        Path(part).unlink(missing_ok=True)
+        raise SnapshotError(f"{target}: cannot {action} the snapshot: {exc}") from exc
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
+    finally:
+        source.close()
+    return part
+
+
 def _open_existing(path: str) -> sqlite3.Connection:
     if not os.path.isfile(path):
         raise SnapshotError(f"{path}: no such file")
@@ -119,20 +143,7 @@ def save_snapshot(db: str | os.PathLike[str], file: str | os.PathLike[str]) -> S
     Raises SnapshotError (no store, a damaged store, a file that cannot be written).
     """
     db, file = os.fspath(db), os.fspath(file)
-    part = f"{file}.part"
-    source = _open_existing(db)
-    try:
-        _describe(source, db)  # a damaged store makes no snapshot
-        Path(part).unlink(missing_ok=True)
-        _copy(source, part, "DELETE")
-    except sqlite3.Error as exc:
-        Path(part).unlink(missing_ok=True)
-        raise SnapshotError(f"{file}: cannot save the snapshot: {exc}") from exc
-    except BaseException:
-        Path(part).unlink(missing_ok=True)
-        raise
-    finally:
-        source.close()
+    part = _copy_part(db, file, "DELETE", "save", verify=True)  # a damaged store makes no snapshot
     info = snapshot_status(part)
     _finish(part, file)
     return SnapshotInfo(file, info.revision, info.compacted, info.keys, info.size)
@@ -161,19 +172,7 @@ def restore_snapshot(file: str | os.PathLike[str], db: str | os.PathLike[str]) -
                                 f"or move the store there away first")
     info = snapshot_status(file)
     os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
-    part = f"{db}.part"
-    source = _open_existing(file)
-    try:
-        Path(part).unlink(missing_ok=True)
-        _copy(source, part, "WAL")
-    except sqlite3.Error as exc:
-        Path(part).unlink(missing_ok=True)
-        raise SnapshotError(f"{db}: cannot restore the snapshot: {exc}") from exc
-    except BaseException:
-        Path(part).unlink(missing_ok=True)
-        raise
-    finally:
-        source.close()
+    part = _copy_part(file, db, "WAL", "restore", verify=False)
     for extra in (f"{part}-wal", f"{part}-shm"):  # the WAL of the fresh copy is empty: checkpointed at close
         Path(extra).unlink(missing_ok=True)
     _finish(part, db)
