@@ -41,6 +41,7 @@ from runtime.server.schema import (
     Structural, apply_defaults, needs_defaults, prune, schema_node, structural_field_errors, validate,
 )
 from runtime.machinery.validation import FieldError, validate_object_meta
+from runtime.machinery.validation.gofmt import go_value
 from runtime.machinery.validation.names import finalizer_warnings
 
 if TYPE_CHECKING:
@@ -332,11 +333,12 @@ class ScaleSubresource(ViewSubresource):
         """The object a written Scale makes of `current` (only the spec's replicas change)."""
         replicas = (view.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or replicas < 0:
-            raise errors.Invalid(f'Scale.autoscaling "{current["metadata"].get("name", "")}" is invalid: '
-                                 f"spec.replicas: Invalid value: {json.dumps(replicas)}: must be greater than or "
-                                 "equal to 0", name=current["metadata"].get("name", ""), group="autoscaling",
-                                 kind="Scale", causes=[errors.Cause("FieldValueInvalid", "must be greater than or "
-                                                                    "equal to 0", "spec.replicas")])
+            name = current["metadata"].get("name", "")
+            raise errors.Invalid(f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
+                                 f"{go_value(replicas, decoded=True)}: must be greater than or equal to 0",
+                                 name=name, group="autoscaling", kind="Scale",
+                                 causes=[errors.Cause("FieldValueInvalid", "must be greater than or equal to 0",
+                                                      "spec.replicas")])
         path = self.scale.get("specReplicasPath", ".spec.replicas").lstrip(".").split(".")
         node = current
         for part in path[:-1]:

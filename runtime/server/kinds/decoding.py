@@ -71,7 +71,9 @@ def type_error_message(model: type[BaseModel], error: dict[str, Any]) -> str:
     got = _JSON_TYPE.get(type(value), "value")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and shape.kind == "scalar" \
             and shape.python_type is int and (isinstance(value, float) or error.get("type") != "int_type"):
-        got = f"number {json.dumps(value)}"  # a fraction, or out of the Go type's range
+        # A fraction, or out of the Go type's range. Go echoes the number's JSON text here (UnmarshalTypeError),
+        # not its `%v` (gofmt.go_number would print 3.0 as 3): the decoded number's JSON is the nearest echo.
+        got = f"number {json.dumps(value)}"
     if not path:
         return f"json: cannot unmarshal {got} into Go value of type {_go_type(shape)}"
     return f"json: cannot unmarshal {got} into Go struct field {struct}.{'.'.join(path)} of type {_go_type(shape)}"
