@@ -55,6 +55,7 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
 class WidgetScale(ViewSubresource):
     """A widget's size as an autoscaling/v1 Scale."""
 
+    name = "scale"
     kind = ("autoscaling", "v1", "Scale")
 
     def view(self, obj: dict[str, Any]) -> dict[str, Any]:

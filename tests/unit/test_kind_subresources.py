@@ -5,7 +5,18 @@ strategy with the subresource's name."""
 from __future__ import annotations
 
 from runtime.server.kinds import ActionSubresource, ObjectSubresource, ViewSubresource
+from runtime.server.kinds.customresource import CustomKinds
 from runtime.machinery.scheme import Scheme
+from tests.support.crds import widget_crd
+
+
+def scheme_with_widgets() -> Scheme:
+    """The built-in kinds and a custom kind with `status` and `scale` (the Widget CRD, established)."""
+    scheme = Scheme()
+    crd = widget_crd()
+    crd["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
+    CustomKinds(scheme).follow(crd)
+    return scheme
 
 
 def test_every_served_subresource_has_its_object():
@@ -32,3 +43,14 @@ def test_a_namespace_finalize_write_changes_only_its_finalizers():
     finalize.keep(new, old)
     assert new == {"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"finalizers": []},
                    "status": {"phase": "Terminating"}}
+
+
+def test_each_subresource_knows_its_name_and_verbs_as_the_kind_lists_them():
+    """The registry asks the object (authorization, managedFields, 405), discovery the kind's facts: the same."""
+    scheme = scheme_with_widgets()
+    assert scheme.by_kind("Widget") is not None
+    known = {(t.kind, name): (part.name, part.verbs) for t in scheme.types
+             for name, part in t.strategy.subresources.items()}
+    listed = {(t.kind, name): (name, verbs) for t in scheme.types for name, verbs in t.info.subresources}
+    assert ("Widget", "scale") in listed and ("Widget", "status") in listed
+    assert known == listed

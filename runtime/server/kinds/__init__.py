@@ -19,7 +19,9 @@ from runtime.server.kinds.base import (
     STATUS_VERBS, STORED_VERBS, AdmissionRequest, KindInfo, PolicyContext, Strategy, VirtualStrategy, spec_of,
 )
 from runtime.server.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
-from runtime.server.kinds.subresources import ActionSubresource, ObjectSubresource, StatusSubresource, ViewSubresource
+from runtime.server.kinds.subresources import (
+    ActionSubresource, ObjectSubresource, StatusSubresource, Subresource, ViewSubresource,
+)
 from runtime.server.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.coordination import LEASE, LeaseStrategy
 from runtime.server.kinds.events import CORE_EVENT, EVENTS_EVENT, CoreEventStrategy, EventsV1EventStrategy
@@ -41,7 +43,7 @@ from runtime.server.kinds.tokenreview import TOKEN_REVIEW, TokenReviewStrategy
 
 __all__ = [
     "KindInfo", "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
-    "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext",
+    "Subresource", "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext",
     "AdmissionRequest", "STORED_VERBS", "STATUS_VERBS", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "BUILTIN_KINDS",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",

@@ -26,7 +26,7 @@ from typing import Any
 from runtime import models
 from runtime.server.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.server.kinds.parts import SchemeObserver
-from runtime.server.kinds.subresources import StatusSubresource
+from runtime.server.kinds.subresources import StatusSubresource, Subresource
 from runtime.server.kinds.customresource import CustomKinds, schema_errors
 from runtime.machinery.options import ParsedDeleteOptions
 from runtime.machinery.validation import FieldError, is_dns1123_subdomain
@@ -94,10 +94,11 @@ class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
         stored = storage_version(obj["spec"])
         obj["status"] = {"storedVersions": [stored]} if stored else {}
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
         super().prepare_for_update(new, old, subresource)
         _default(new.setdefault("spec", {}))
-        if subresource != "status":
+        if not isinstance(subresource, StatusSubresource):
             stored = list((old.get("status") or {}).get("storedVersions") or [])
             version = storage_version(new["spec"])
             if version and version not in stored:

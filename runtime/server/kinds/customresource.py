@@ -31,7 +31,7 @@ from runtime.machinery import errors
 from runtime.server.kinds.base import STATUS_VERBS, STORED_VERBS, KindInfo, Strategy
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import type_error_message
-from runtime.server.kinds.subresources import StatusSubresource, ViewSubresource
+from runtime.server.kinds.subresources import StatusSubresource, Subresource, ViewSubresource
 from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
 from runtime.machinery.storedobject import StoredObject
@@ -264,7 +264,8 @@ class CustomResourceStrategy(Strategy):
         if self.status_subresource:
             obj.pop("status", None)
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
         if self._defaults and needs_defaults(old, self.structural):
             old = apply_defaults(old, self.structural)  # as read: a default added later is no spec change
         super().prepare_for_update(new, old, subresource)
@@ -304,6 +305,7 @@ class ScaleSubresource(ViewSubresource):
     """A custom kind's `scale` subresource: an autoscaling/v1 Scale view of the object, as Kubernetes'
     ScaleREST for custom resources; `scale` is the CRD version's `subresources.scale`."""
 
+    name = "scale"
     kind = ("autoscaling", "v1", "Scale")
 
     def __init__(self, scale: dict[str, Any]) -> None:

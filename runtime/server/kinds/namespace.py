@@ -22,7 +22,7 @@ from runtime.machinery import errors
 from runtime.server.kinds.base import STATUS_VERBS, KindInfo, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.deletion_propagation import namespace_deletion_finalizers
-from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource
+from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
 from runtime.machinery.options import ParsedDeleteOptions
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid
@@ -69,6 +69,9 @@ class NamespaceStatus(StatusSubresource):
 class NamespaceFinalize(ObjectSubresource):
     """A Namespace's `finalize`: a write changes only `spec.finalizers` (Kubernetes' FinalizeREST)."""
 
+    name = "finalize"
+    verbs = ("update",)
+
     def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
         spec = dict(old.get("spec") or {})
         spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
@@ -102,7 +105,8 @@ class NamespaceStrategy(Strategy):
         obj["status"] = {"phase": "Active"}
         _label_namespace(obj)
 
-    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
+    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any],
+                            subresource: Subresource | None) -> None:
         super().keep_to_subresource(new, old, subresource)
         new["metadata"] = dict(new["metadata"])  # never the stored object's own dict
         _label_namespace(new)

@@ -28,7 +28,7 @@ from runtime.machinery import errors
 from runtime.server.kinds.columns import DEFAULT_COLUMNS, Columns
 from runtime.server.kinds.decoding import decode_object
 from runtime.server.kinds.deletion_propagation import deletion_finalizers
-from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource
+from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
 from runtime.server.rbac.user import UserInfo
 from runtime.machinery.options import Body, ParsedDeleteOptions
 from runtime.machinery.validation import FieldError, validate_object_meta
@@ -159,9 +159,10 @@ class UpdateStrategy(CreateStrategy):
         """What the patch engines merge by: the model (its field markers), or a schema node."""
         return self.rt.model
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
-        """Carries server-owned fields over from `old`, keeps the write to its subresource
-        (`keep_to_subresource`), and counts changes in `generation` (`counts_generation`)."""
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
+        """Carries server-owned fields over from `old`, keeps the write to its subresource (None: the
+        main resource; `keep_to_subresource`), and counts changes in `generation` (`counts_generation`)."""
         meta, old_meta = new["metadata"], old["metadata"]
         _drop_empty_meta(meta)
         for name in _SERVER_META:
@@ -179,12 +180,12 @@ class UpdateStrategy(CreateStrategy):
         """What `generation` counts changes of: all but metadata, and status when a subresource writes it."""
         return spec_of(obj) if self.status_subresource else {k: v for k, v in obj.items() if k not in _TYPE_META}
 
-    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any], subresource: str) -> None:
+    def keep_to_subresource(self, new: dict[str, Any], old: dict[str, Any],
+                            subresource: Subresource | None) -> None:
         """Restrict an update to what its (sub)resource may change: a subresource that is the object
         itself restricts its own writes (`ObjectSubresource.keep`), the main resource `keep_to_main`."""
-        part = self.subresources.get(subresource) if subresource else None
-        if isinstance(part, ObjectSubresource):
-            part.keep(new, old)
+        if isinstance(subresource, ObjectSubresource):
+            subresource.keep(new, old)
         else:
             self.keep_to_main(new, old)
 

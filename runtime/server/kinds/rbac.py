@@ -39,6 +39,7 @@ from runtime import models
 from runtime.machinery import errors
 from runtime.server.kinds.base import AdmissionRequest, KindInfo, PolicyContext, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.subresources import Subresource
 from runtime.server.rbac import (
     AGGREGATION_RULE_FORBIDDEN, FULL_AUTHORITY_RULES, bind_attributes, confirm_no_escalation,
     escalate_attributes, escalation_allowed,
@@ -220,7 +221,8 @@ class RoleBindingStrategy(_RBACStrategy):
         super().prepare_for_create(obj)
         self._default_subjects(obj)
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
         super().prepare_for_update(new, old, subresource)
         self._default_subjects(new)
 

@@ -34,7 +34,7 @@ from runtime.server.kinds.base import KindInfo, PolicyContext, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import decode_object
 from runtime.server.kinds.parts import TokenIssuer
-from runtime.server.kinds.subresources import ActionSubresource
+from runtime.server.kinds.subresources import ActionSubresource, Subresource
 from runtime.server.rbac.user import UserInfo, service_account_groups, service_account_username
 from runtime.machinery.options import Body
 from runtime.server.tokens import (
@@ -92,6 +92,7 @@ class TokenRequestSubresource(ActionSubresource):
     """A ServiceAccount's `token` subresource: a TokenRequest answered with a signed token, as
     Kubernetes' TokenREST (see the module doc)."""
 
+    name = TOKEN_SUBRESOURCE
     model = models.TokenRequest
 
     def __init__(self, scheme: Any, rt: Any) -> None:
@@ -183,7 +184,8 @@ class ServiceAccountStrategy(Strategy, TokenIssuer):
         super().prepare_for_create(obj)
         _clean_secret_references(obj)
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: str = "") -> None:
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
         super().prepare_for_update(new, old, subresource)
         _clean_secret_references(new)
 

@@ -16,6 +16,10 @@ strategy with a `subresource` string:
   strategies: `keep(new, old)` restricts the write, which is then an update
   as any (`UpdateStrategy.keep_to_subresource` asks it).
 
+Each is a `Subresource`: it knows its `name` (the path's last segment, what
+RBAC, audit and `managedFields[].subresource` name) and its `verbs` (405 for
+any other), so the registry resolves a request's subresource once, at its
+entry, and hands the object down (None: the main resource).
 Views and actions say the kind they are (`kind`: group, version, kind),
 which discovery and OpenAPI show; an action's `model` is its body's
 pydantic model. An object subresource is the object's own kind (`kind` None).
@@ -34,10 +38,19 @@ from runtime.machinery.options import Body
 if TYPE_CHECKING:
     from runtime.server.kinds.base import PolicyContext
 
-__all__ = ["ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource"]
+__all__ = ["Subresource", "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource"]
 
 
-class ViewSubresource(ABC):
+class Subresource(ABC):
+    """What every subresource is: its name and the verbs it serves (see the module doc)."""
+
+    #: The subresource's name in the path (`status`, `scale`, `token`, `finalize`).
+    name: str
+    #: The verbs it serves (the kind's facts list the same: `KindInfo.subresources`).
+    verbs: tuple[str, ...] = ("get", "patch", "update")
+
+
+class ViewSubresource(Subresource):
     """A subresource that is another kind's view of the object (see the module doc)."""
 
     #: (group, version, kind) of the view.
@@ -54,9 +67,10 @@ class ViewSubresource(ABC):
         """The object a written `view` makes of `current`; raises Invalid for a view that cannot be."""
 
 
-class ActionSubresource(ABC):
+class ActionSubresource(Subresource):
     """A subresource one POSTs another kind to, acting on the object (see the module doc)."""
 
+    verbs = ("create",)
     #: (group, version, kind) of the body one POSTs (and of the answer).
     kind: tuple[str, str, str]
     #: The body's model (what OpenAPI shows).
@@ -77,7 +91,7 @@ class ActionSubresource(ABC):
         """
 
 
-class ObjectSubresource(ABC):
+class ObjectSubresource(Subresource):
     """A subresource that is the object itself, a write of it changing only its part (see the module doc)."""
 
     #: The object's own kind.
@@ -91,6 +105,8 @@ class ObjectSubresource(ABC):
 
 class StatusSubresource(ObjectSubresource):
     """`status`: a write changes only the status (metadata and spec stay as stored)."""
+
+    name = "status"
 
     def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
         status = new.get("status")

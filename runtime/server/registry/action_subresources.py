@@ -14,7 +14,7 @@ from typing import Any
 
 from runtime.machinery.storedobject import StoredObject
 from runtime.server.rbac.user import UserInfo
-from runtime.server.kinds.subresources import ActionSubresource
+from runtime.server.kinds.subresources import ActionSubresource, Subresource
 from runtime.server.registry.answers import WriteResult, claim_namespace, method_not_allowed, not_found
 from runtime.server.registry.primitives import RegistryCore
 from runtime.machinery.options import Body, WriteOptions
@@ -24,7 +24,7 @@ __all__ = ["create_on"]
 
 
 async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                    subresource: str, body: Body, opts: WriteOptions) -> WriteResult:
+                    subresource: Subresource, body: Body, opts: WriteOptions) -> WriteResult:
     """The answer of `rt`'s strategy to a POST of `body` to `subresource` of object `name` (201).
 
     Raises Forbidden (create on the subresource, as RBAC names it:
@@ -34,10 +34,9 @@ async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namesp
     """
     core.authorize_request(user, "create", rt, namespace, name, subresource)
     core.check_verb(rt, "create", subresource)
-    action = rt.strategy.subresources.get(subresource)
-    if not isinstance(action, ActionSubresource):
+    if not isinstance(subresource, ActionSubresource):
         raise method_not_allowed()
-    request, warnings = action.decode(body, opts.field_validation)
+    request, warnings = subresource.decode(body, opts.field_validation)
     claim_namespace(rt, request["metadata"], namespace)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     read: list[StoredObject] = []
@@ -49,7 +48,7 @@ async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namesp
         read.append(current)
         return current.copy_dict()
 
-    answer, more = await action.create(core, user, namespace, name, request, load)
+    answer, more = await subresource.create(core, user, namespace, name, request, load)
     if read:
         await core.cache.wait_for(read[-1].revision)
     return WriteResult(StoredObject("", answer, 0), True, warnings + more)

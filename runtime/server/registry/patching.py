@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from runtime.machinery import errors
-from runtime.server.kinds import ViewSubresource
+from runtime.server.kinds import Subresource, ViewSubresource
 from runtime.machinery.storedobject import StoredObject
 from runtime.machinery.patch import (
     ApplyConflict, CorruptManagedFields, MalformedPatch, PatchError, PatchNotApplicable, TooManyOperations,
@@ -160,24 +160,24 @@ def _decode_apply_config(rt: ResourceType, body: Body, opts: WriteOptions) -> tu
 
 
 async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str,
-                kind: PatchType, body: Body, opts: WriteOptions, subresource: str = "") -> WriteResult:
-    """PATCH one object with engine `kind` (see the module doc). Returns the written (or dry-run)
-    object, `created` for 201."""
+                kind: PatchType, body: Body, opts: WriteOptions, subresource: Subresource | None = None) -> WriteResult:
+    """PATCH one object (or its `subresource`; None: the main resource) with engine `kind` (see the
+    module doc). Returns the written (or dry-run) object, `created` for 201."""
     core.authorize_request(user, "patch", rt, namespace, name, subresource)
     core.check_verb(rt, "patch", subresource)
     ns = namespace if rt.namespaced else ""
     key = rt.storage_key(ns if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
     # The spec's verb rule: a server-side apply of a missing object is a create, any other PATCH a patch.
-    creates = current is None and kind is PatchType.APPLY and not subresource
+    creates = current is None and kind is PatchType.APPLY and subresource is None
     if creates:
         core.check_verb(rt, "create")
     check_patch_options(kind, opts)
-    if subresource and isinstance(rt.strategy.subresources.get(subresource), ViewSubresource):
+    if subresource is not None and isinstance(subresource, ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         if kind not in (PatchType.JSON, PatchType.MERGE):
-            raise errors.UnsupportedMediaType(f"the {subresource} subresource takes json and merge patches")
+            raise errors.UnsupportedMediaType(f"the {subresource.name} subresource takes json and merge patches")
 
         def patch_view(view: dict[str, Any]) -> dict[str, Any]:
             with patch_errors():
@@ -214,7 +214,7 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
                 patched = server_side_apply(cur.copy_dict(), config, manager=opts.field_manager,
                                             model=rt.strategy.merge_schema, kind=rt.kind,
                                             force=opts.force, api_version=rt.api_version, now=now_rfc3339(),
-                                            subresource=subresource)
+                                            subresource=subresource.name if subresource is not None else "")
             else:
                 result = _apply_patch(kind, cur.copy_dict(), body.data, rt)
                 patched, found = _decode_patched(rt, kind, body.data, result, duplicates, opts, extra)

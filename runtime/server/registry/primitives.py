@@ -12,8 +12,10 @@ Primitives, public and used by the verb modules (`reads`, `listing`,
 module at the top and are imported by nothing but the facade:
 
 - policy: `decide`, `authorize` (403 unless allowed), `authorize_request`
-  (scope from the kind's strategy), `check_verb` (405 for a verb or
-  subresource the kind does not offer). Every verb module authorizes the
+  (scope from the kind's strategy), `check_verb` (405 for a verb the kind,
+  or the subresource, does not offer). A subresource is the kind's object
+  of it (`runtime.server.kinds.Subresource`, None: the main resource),
+  resolved once by the facade; nothing here takes its name. Every verb module authorizes the
   request's own verb before it reads anything (kube-apiserver's filter
   chain), so a 403 never tells whether an object exists; an update or apply
   that creates also needs `create`, asked inside `create_object`;
@@ -35,7 +37,7 @@ import trio
 
 from runtime.machinery import errors
 from runtime.server.featuregates import DEFAULT_GATES
-from runtime.server.kinds import AdmissionRequest, SchemeObserver
+from runtime.server.kinds import AdmissionRequest, SchemeObserver, Subresource
 from runtime.machinery.storedobject import ObjectEncoder, StoredObject, decode_stored
 from runtime.machinery.patch import manager_from_user_agent, update_managed_fields
 from runtime.server.rbac import Decision, RBACAuthorizer, RBACIndex
@@ -193,8 +195,8 @@ class RegistryCore:
             raise refuse(attrs, decision.reason)
 
     def authorize_request(self, user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
-                          subresource: str = "") -> None:
-        """Authorize `verb` on `rt` in the scope its strategy gives the request."""
+                          subresource: Subresource | None = None) -> None:
+        """Authorize `verb` on `rt` (or its `subresource`) in the scope its strategy gives the request."""
         self.authorize(_request_attributes(user, verb, rt, namespace, name, subresource))
 
     def authorize_create_on_update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str) -> None:
@@ -202,10 +204,10 @@ class RegistryCore:
         withAuthorization, asked once, where admission validates). Raises Forbidden in its words."""
         self.authorize(_request_attributes(user, "create", rt, namespace, name), create_forbidden)
 
-    def check_verb(self, rt: ResourceType, verb: str, subresource: str = "") -> None:
-        """405 MethodNotAllowed unless the kind (or its subresource) offers `verb`."""
-        verbs = rt.info.subresource_verbs(subresource) if subresource else rt.info.verbs
-        if verbs is None or verb not in verbs:
+    def check_verb(self, rt: ResourceType, verb: str, subresource: Subresource | None = None) -> None:
+        """405 MethodNotAllowed unless the kind (or its `subresource`) offers `verb`."""
+        verbs = subresource.verbs if subresource is not None else rt.info.verbs
+        if verb not in verbs:
             raise method_not_allowed()
 
     # ---- reads -------------------------------------------------------------------------------------
@@ -373,11 +375,12 @@ class RegistryCore:
     async def guaranteed_update(self, user: UserInfo, rt: ResourceType, key: str, name: str,
                                 transform: Callable[[StoredObject], dict[str, Any]], opts: WriteOptions,
                                 warnings: list[str], *, precondition_rv: str | None = None,
-                                precondition_uid: str | None = None, subresource: str = "", first: StoredObject | None = None,
-                                operation: str = "Update") -> WriteResult:
+                                precondition_uid: str | None = None, subresource: Subresource | None = None,
+                                first: StoredObject | None = None, operation: str = "Update") -> WriteResult:
         """Read-modify-write with retries on conflict (Kubernetes' GuaranteedUpdate).
 
-        `transform(old)` returns the new object; a precondition resourceVersion
+        `transform(old)` returns the new object, a write of `subresource` (None: the main resource)
+        restricted to what it keeps (the strategy's `prepare_for_update`); a precondition resourceVersion
         that differs from the stored one is a 409 Conflict, never retried.
         `operation` "Apply": the transform (server-side apply) tracked the
         managers itself. Dry run stops right before the store write and
@@ -413,7 +416,7 @@ class RegistryCore:
             if errs:
                 raise invalid_error(rt.kind, rt.group_kind, name, errs)
             if operation == "Update":
-                if sent_managed is not None and not subresource:
+                if sent_managed is not None and subresource is None:
                     new["metadata"]["managedFields"] = sent_managed
                 _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
             result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
@@ -440,7 +443,7 @@ class RegistryCore:
 
 
 def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions,
-                    now: str, subresource: str = "") -> None:
+                    now: str, subresource: Subresource | None = None) -> None:
     """Record a non-apply write (create, update, non-apply patch) in metadata.managedFields.
 
     The fields this write adds or changes become the writer's (an `Update`
@@ -450,7 +453,8 @@ def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str,
     else keeps the stored ones; a subresource write always keeps them.
     """
     tracked = update_managed_fields(old, new, manager=field_manager(opts), operation="Update", model=rt.model,
-                                    api_version=rt.api_version, now=now, subresource=subresource)
+                                    api_version=rt.api_version, now=now,
+                                    subresource=subresource.name if subresource is not None else "")
     new["metadata"] = tracked["metadata"]
 
 
@@ -468,8 +472,8 @@ def _same_object(new: dict[str, Any], old: dict[str, Any]) -> bool:
 
 
 def _request_attributes(user: UserInfo, verb: str, rt: ResourceType, namespace: str, name: str = "",
-                        subresource: str = "") -> Attributes:
-    """A request's attributes on `rt`, in the scope its strategy gives the request."""
+                        subresource: Subresource | None = None) -> Attributes:
+    """A request's attributes on `rt` (or its `subresource`), in the scope its strategy gives the request."""
     return resource_attributes(user, verb, rt.plural, api_group=rt.group, api_version=rt.version,
                                namespace=rt.strategy.authorization_namespace(namespace, name), name=name,
-                               subresource=subresource)
+                               subresource=subresource.name if subresource is not None else "")

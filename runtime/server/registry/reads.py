@@ -7,7 +7,7 @@ than N (504 "Too large resource version" if the cache does not reach it).
 
 from __future__ import annotations
 
-from runtime.server.kinds import ViewSubresource
+from runtime.server.kinds import Subresource, ViewSubresource
 from runtime.machinery.storedobject import CorruptObject, StoredObject
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import not_found
@@ -18,9 +18,9 @@ __all__ = ["get"]
 
 
 async def get(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str, *,
-              resource_version: str | None = None, subresource: str = "") -> StoredObject:
-    """One object. Raises NotFound, BadRequest (malformed version), ResourceVersionTooLarge (504),
-    CorruptObject (500, stored but undecodable)."""
+              resource_version: str | None = None, subresource: Subresource | None = None) -> StoredObject:
+    """One object, or `subresource`'s view of it (None: the object). Raises NotFound, BadRequest
+    (malformed version), ResourceVersionTooLarge (504), CorruptObject (500, stored but undecodable)."""
     core.authorize_request(user, "get", rt, namespace, name, subresource)
     core.check_verb(rt, "get", subresource)
     key = rt.storage_key(namespace, name)
@@ -33,6 +33,6 @@ async def get(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: s
         obj = await core.read_current(rt, key, name)  # the cache lags: a consistent read from the store
     if obj is None:
         raise not_found(rt, name)
-    if subresource and isinstance(view := rt.strategy.subresources.get(subresource), ViewSubresource):
-        return StoredObject(key, view.view(obj.copy_dict()), obj.revision)
+    if subresource is not None and isinstance(subresource, ViewSubresource):
+        return StoredObject(key, subresource.view(obj.copy_dict()), obj.revision)
     return obj

@@ -5,6 +5,9 @@ decodes and validates the body, runs the kind's strategy, and reads from the
 watch cache or writes to the store. Dry run stops right before persisting.
 Each verb lives in its own module (`reads`, `listing`, `watching`, `writes`,
 `patching`, `deletion`, `reviews`), built on `RegistryCore`'s primitives.
+A request's subresource is resolved here, once: its name (the path's) to the
+kind's object of it (`runtime.server.kinds.Subresource`), which the verb
+modules are handed (None: the main resource).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.storedobject import StoredObject
+from runtime.server.kinds import Subresource
 from runtime.server.rbac.attributes import Attributes
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry import deletion
@@ -40,8 +44,8 @@ class Registry(RegistryCore):
     async def get(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, *,
                   resource_version: str | None = None, subresource: str = "") -> StoredObject:
         """One object (see `runtime.server.registry.reads`)."""
-        obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version,
-                              subresource=subresource)
+        part = _subresource(rt, subresource) if subresource else None
+        obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version, subresource=part)
         return rt.strategy.present(obj)
 
     async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
@@ -63,7 +67,8 @@ class Registry(RegistryCore):
         """POST: a new object (201); for a virtual kind (a review), its evaluation; to a `subresource` of
         object `name` that is another kind (a ServiceAccount's token), the kind's answer."""
         if subresource:
-            return await subresources.create_on(self, user, rt, namespace, name, subresource, body, opts)
+            return await subresources.create_on(self, user, rt, namespace, name, _subresource(rt, subresource), body,
+                                                opts)
         if rt.virtual:
             return await reviews.review(self, user, rt, namespace, body, opts)
         return _presented(rt, await writes.create(self, user, rt, namespace, body, opts))
@@ -71,7 +76,8 @@ class Registry(RegistryCore):
     async def update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
                      opts: WriteOptions = WriteOptions(), *, subresource: str = "") -> WriteResult:
         """PUT: replace an object (200), or create it when missing (201) if the kind allows it."""
-        return _presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, subresource))
+        part = _subresource(rt, subresource) if subresource else None
+        return _presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, part))
 
     async def patch(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                     kind: PatchType | str, body: Body, opts: WriteOptions = WriteOptions(), *,
@@ -80,7 +86,8 @@ class Registry(RegistryCore):
         if not isinstance(kind, PatchType):
             kind = patch_type(kind, cbor=self.gate("CBORServingAndStorage"),
                               strategic=rt.strategy.supports_strategic_merge)
-        return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, subresource))
+        part = _subresource(rt, subresource) if subresource else None
+        return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, part))
 
     async def delete(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                      options: ParsedDeleteOptions = ParsedDeleteOptions()) -> DeleteResult:
@@ -98,6 +105,21 @@ class Registry(RegistryCore):
     def allowed(self, attrs: Attributes) -> bool:
         """Whether the authorizer allows `attrs` (impersonation checks, non-resource paths)."""
         return self.decide(attrs).allowed
+
+
+class _Unserved(Subresource):
+    """A subresource the kind does not have: it serves no verb, so the verb is refused as any verb the
+    kind does not offer (405), once the caller may ask for it (403 first)."""
+
+    verbs = ()
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _subresource(rt: ResourceType, name: str) -> Subresource:
+    """The kind's object of the subresource the path names (`_Unserved` when it has none)."""
+    return rt.strategy.subresources.get(name) or _Unserved(name)
 
 
 def _presented(rt: ResourceType, result: WriteResult) -> WriteResult:

@@ -24,27 +24,26 @@ __all__ = ["update_view"]
 
 
 async def update_view(core: RegistryCore, user: UserInfo, rt: ResourceType, key: str, name: str, view: Any,
-                      opts: WriteOptions, subresource: str, current: StoredObject | None = None,
+                      opts: WriteOptions, subresource: ViewSubresource, current: StoredObject | None = None,
                       transform_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> WriteResult:
-    """Write `view` (or, with `transform_view`, what it makes of the current view); answer the new view.
+    """Write `view` of `subresource` (or, with `transform_view`, what it makes of the current view);
+    answer the new view.
 
     A view's resourceVersion, when set, is a precondition (409 when stale).
     Raises BadRequest for a view that is not an object, Invalid from `from_view`.
     """
-    subresource_view: ViewSubresource = rt.strategy.subresources[subresource]
-
     def transform(cur: StoredObject) -> dict[str, Any]:
-        wanted = transform_view(subresource_view.view(cur.copy_dict())) if transform_view else view
+        wanted = transform_view(subresource.view(cur.copy_dict())) if transform_view else view
         if not isinstance(wanted, dict):
             raise errors.BadRequest("the body of the request must be an object")
         rv = (wanted.get("metadata") or {}).get("resourceVersion")
         if rv and rv != cur.obj["metadata"].get("resourceVersion"):
             raise conflict(rt, name)
-        new = subresource_view.from_view(wanted, cur.copy_dict())
+        new = subresource.from_view(wanted, cur.copy_dict())
         new["metadata"]["resourceVersion"] = cur.obj["metadata"].get("resourceVersion")
         return new
 
     result = await core.guaranteed_update(user, rt, key, name, transform, opts, [], subresource=subresource,
                                           first=current)
-    return WriteResult(StoredObject(key, subresource_view.view(result.obj.copy_dict()), result.obj.revision),
+    return WriteResult(StoredObject(key, subresource.view(result.obj.copy_dict()), result.obj.revision),
                        False, result.warnings)

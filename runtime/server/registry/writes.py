@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from runtime.server.kinds import ViewSubresource
+from runtime.server.kinds import Subresource, ViewSubresource
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import WriteResult, check_name, claim_namespace, conflict, invalid_object, not_found
 from runtime.server.registry.primitives import RegistryCore
@@ -36,8 +36,9 @@ async def create(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
 
 
 async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
-                 opts: WriteOptions, subresource: str = "") -> WriteResult:
-    """PUT: replace an object (200), or create it when missing and the kind allows it (201).
+                 opts: WriteOptions, subresource: Subresource | None = None) -> WriteResult:
+    """PUT: replace an object (200), or create it when missing and the kind allows it (201); of
+    `subresource` (None: the main resource), a write of what it keeps, or of its view.
 
     The body must name the URL's object (400 otherwise, as Kubernetes'
     checkName). With metadata.resourceVersion set, a stale version is 409
@@ -55,7 +56,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     core.check_verb(rt, "update", subresource)
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
-    if subresource and isinstance(rt.strategy.subresources.get(subresource), ViewSubresource):
+    if subresource is not None and isinstance(subresource, ViewSubresource):
         if current is None:
             raise not_found(rt, name)
         return await update_view(core, user, rt, key, name, body.data, opts, subresource, current)
@@ -65,7 +66,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     claim_namespace(rt, meta, namespace)
     check_name(meta, name, namespace if rt.namespaced else "")
     if current is None:
-        if subresource or not rt.strategy.allow_create_on_update:
+        if subresource is not None or not rt.strategy.allow_create_on_update:
             raise not_found(rt, name)
         if meta.get("uid"):  # the UID precondition fails against the missing object, as in Kubernetes' store
             raise conflict(rt, name, invalid_object(key, f"Precondition failed: UID in precondition: {meta['uid']}, "
