@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from runtime.server.schema.schema_errors import invalid, required
-from runtime.server.schema.structural.schema import Structural
+from runtime.server.schema.structural.schema import Structural, visit_declared
 from runtime.machinery.validation.fielderrors import FieldError
 from runtime.machinery.validation.names import dns1035_label_errors, validate_object_meta
 
@@ -25,29 +25,32 @@ __all__ = ["embedded_errors", "embedded_resource_errors"]
 def embedded_errors(obj: Any, schema: Structural | None, *, path: str = "") -> list[FieldError]:
     """Errors of every embedded resource under the root (see the module docstring)."""
     out: list[FieldError] = []
-    _walk(obj, schema, path, out, root=True)
+
+    def visit(x: Any, s: Structural, at: str) -> None:
+        if s.x_embedded_resource and isinstance(x, dict) and x is not obj:  # the root's metadata is the caller's
+            out.extend(embedded_resource_errors(x, at))
+
+    if schema is not None:
+        visit_declared(obj, schema, path, visit)
     return out
-
-
-def _walk(x: Any, s: Structural | None, path: str, out: list[FieldError], *, root: bool = False) -> None:
-    if s is None:
-        return
-    if isinstance(x, dict):
-        if s.x_embedded_resource and not root:
-            out.extend(embedded_resource_errors(x, path))
-        for key, value in x.items():
-            prop = s.properties.get(key)
-            if prop is not None:
-                _walk(value, prop, f"{path}.{key}" if path else key, out)
-            elif s.additional_schema is not None:
-                _walk(value, s.additional_schema, f"{path}[{key}]", out)
-    elif isinstance(x, list):
-        for i, item in enumerate(x):
-            _walk(item, s.items, f"{path}[{i}]", out)
 
 
 def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def _nonempty_string(x: dict, key: str, path: str, out: list[FieldError]) -> str:
+    """`x[key]` when a non-empty string; else "", with its error in `out` (none when absent: that is `required`)."""
+    if key not in x:
+        return ""
+    value = x[key]
+    if not isinstance(value, str):
+        out.append(invalid(_child(path, key), value, "must be a string"))
+    elif not value:
+        out.append(invalid(_child(path, key), value, "must not be empty"))
+    else:
+        return value
+    return ""
 
 
 def embedded_resource_errors(x: dict, path: str) -> list[FieldError]:
@@ -57,24 +60,13 @@ def embedded_resource_errors(x: dict, path: str) -> list[FieldError]:
         out.append(required(_child(path, "apiVersion"), "must not be empty"))
     if "kind" not in x:
         out.append(required(_child(path, "kind"), "must not be empty"))
-    api_version = x.get("apiVersion")
-    if "apiVersion" in x:
-        if not isinstance(api_version, str):
-            out.append(invalid(_child(path, "apiVersion"), api_version, "must be a string"))
-        elif not api_version:
-            out.append(invalid(_child(path, "apiVersion"), api_version, "must not be empty"))
-        elif api_version.count("/") > 1:
-            out.append(invalid(_child(path, "apiVersion"), api_version,
-                               f"unexpected GroupVersion string: {api_version}"))
-    kind = x.get("kind")
-    if "kind" in x:
-        if not isinstance(kind, str):
-            out.append(invalid(_child(path, "kind"), kind, "must be a string"))
-        elif not kind:
-            out.append(invalid(_child(path, "kind"), kind, "must not be empty"))
-        elif problems := dns1035_label_errors(kind.lower()):
-            out.append(invalid(_child(path, "kind"), kind,
-                               "may have mixed case, but should otherwise match: " + ",".join(problems)))
+    api_version = _nonempty_string(x, "apiVersion", path, out)
+    if api_version.count("/") > 1:
+        out.append(invalid(_child(path, "apiVersion"), api_version, f"unexpected GroupVersion string: {api_version}"))
+    kind = _nonempty_string(x, "kind", path, out)
+    if kind and (problems := dns1035_label_errors(kind.lower())):
+        out.append(invalid(_child(path, "kind"), kind,
+                           "may have mixed case, but should otherwise match: " + ",".join(problems)))
     if "metadata" in x:
         meta = x["metadata"]
         if not isinstance(meta, dict):

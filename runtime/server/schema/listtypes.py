@@ -15,7 +15,7 @@ from typing import Any
 
 from runtime.server.schema.schema_errors import SchemaFieldError, duplicate, invalid
 from runtime.server.schema.openapi import json_equal
-from runtime.server.schema.structural.schema import Structural
+from runtime.server.schema.structural.schema import Structural, visit_declared
 
 __all__ = ["list_type_errors"]
 
@@ -25,27 +25,17 @@ _UNSET = object()
 def list_type_errors(obj: Any, schema: Structural | None, *, path: str = "") -> list[SchemaFieldError]:
     """Duplicates in set and map lists (see the module docstring)."""
     out: list[SchemaFieldError] = []
-    _walk(obj, schema, path, out)
+
+    def visit(x: Any, s: Structural, at: str) -> None:
+        if isinstance(x, list):
+            if s.x_list_type == "set":
+                _set(x, at, out)
+            elif s.x_list_type == "map":
+                _map(x, s.x_list_map_keys, at, out)
+
+    if schema is not None:
+        visit_declared(obj, schema, path, visit)
     return out
-
-
-def _walk(x: Any, s: Structural | None, path: str, out: list[SchemaFieldError]) -> None:
-    if s is None:
-        return
-    if isinstance(x, dict):
-        for key, value in x.items():
-            prop = s.properties.get(key)
-            if prop is not None:
-                _walk(value, prop, f"{path}.{key}" if path else key, out)
-            elif s.additional_schema is not None:
-                _walk(value, s.additional_schema, f"{path}[{key}]", out)
-    elif isinstance(x, list):
-        if s.x_list_type == "set":
-            _set(x, path, out)
-        elif s.x_list_type == "map":
-            _map(x, s.x_list_map_keys, path, out)
-        for i, item in enumerate(x):
-            _walk(item, s.items, f"{path}[{i}]", out)
 
 
 def _set(items: list, path: str, out: list[SchemaFieldError]) -> None:

@@ -7,7 +7,8 @@ encoded it, with its resourceVersion already inside: the store tells the
 encoder the revision the write will get; etcd's store predicts it, and
 readers take the revision from the entry, see `runtime.server.storage.etcd.store`). Watch
 history and compaction come from the same log. Lists are paged: a page is the
-entries after a key, at one revision (`Page`).
+entries after a key, at one revision (`Page`). Each backend's `statistics()`
+snapshot extends `StoreStatistics` (revisions, open watches).
 
 Backends: `memory` (tests), `sqlite` (default, one file, WAL; shared by
 the processes of `--workers` through `sqlite_peers`, saved and restored by
@@ -23,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from runtime.server.storage.base import (
     Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, Store, StoreError,
-    StoreUnavailable, ValueEncoder,
+    StoreStatistics, StoreUnavailable, ValueEncoder,
 )
 from runtime.server.storage.etcd.store import EtcdStore
 from runtime.server.storage.memory import MemoryStore
@@ -32,7 +33,7 @@ from runtime.server.storage.sqlite.peers import SqlitePeers
 
 __all__ = [
     "Compacted", "Entry", "StoreEvent", "KeyExists", "KeyNotFound", "Page", "RevisionConflict", "Store",
-    "StoreError", "StoreUnavailable", "ValueEncoder", "open_store", "MemoryStore", "SqliteStore",
+    "StoreError", "StoreStatistics", "StoreUnavailable", "ValueEncoder", "open_store", "MemoryStore", "SqliteStore",
     "EtcdStore",
 ]
 

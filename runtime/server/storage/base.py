@@ -12,7 +12,7 @@ from typing import AsyncIterator, Callable, Literal, NamedTuple, Protocol
 
 __all__ = [
     "Entry", "StoreEvent", "Page", "ValueEncoder", "StoreError", "StoreUnavailable", "KeyExists",
-    "KeyNotFound", "RevisionConflict", "Compacted", "Store",
+    "KeyNotFound", "RevisionConflict", "Compacted", "Store", "StoreStatistics",
 ]
 
 #: Called with the revision the write will get; returns the bytes to store.
@@ -105,6 +105,19 @@ class Compacted(StoreError):
         super().__init__(f"revision {requested} is compacted (oldest kept: {compacted})")
         self.requested = requested
         self.compacted = compacted
+
+
+@dataclass(frozen=True)
+class StoreStatistics:
+    """What every store's `statistics()` snapshot starts with; each backend's adds its own counts.
+
+    `revision` is the newest revision the store has (or, etcd, has seen),
+    `compacted_revision` the one history is kept after, `watchers` the open watches.
+    """
+
+    revision: int
+    compacted_revision: int
+    watchers: int
 
 
 class Store(Protocol):

@@ -28,7 +28,8 @@ from typing import AsyncIterator
 import trio
 
 from runtime.server.storage.base import (
-    Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, ValueEncoder,
+    Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError, StoreStatistics,
+    ValueEncoder,
 )
 from runtime.server.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout, as_bytes, prefix_upper_bound
 
@@ -56,8 +57,8 @@ class _Row:
 
 
 @dataclass(frozen=True)
-class MemoryStoreStatistics:
-    """A snapshot of a MemoryStore: revisions, live keys, log rows, open watches.
+class MemoryStoreStatistics(StoreStatistics):
+    """A snapshot of a MemoryStore: revisions and open watches (`StoreStatistics`), live keys, log rows.
 
     `keys_read` counts the keys every list so far has looked at;
     `compacted_rows` the log rows whose keys every compaction so far has
@@ -66,11 +67,8 @@ class MemoryStoreStatistics:
     compacted revision, unless a delete, and every row after it).
     """
 
-    revision: int
-    compacted_revision: int
     keys: int
     rows: int
-    watchers: int
     keys_read: int = 0
     compacted_rows: int = 0
     history_rows: int = 0
@@ -283,8 +281,8 @@ class MemoryStore(FollowsAtCommit):
 
         Counts the kept rows key by key: a snapshot for tests and tools, not for every request.
         """
-        return MemoryStoreStatistics(self._revision, self._compacted, len(self._live), len(self._log),
-                                     self._fanout.watchers, self._keys_read, self._compacted_rows,
+        return MemoryStoreStatistics(self._revision, self._compacted, self._fanout.watchers, len(self._live),
+                                     len(self._log), self._keys_read, self._compacted_rows,
                                      sum(len(rows) for rows in self._history.values()))
 
     async def aclose(self) -> None:

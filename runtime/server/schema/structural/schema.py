@@ -22,14 +22,14 @@ list type, map keys and map type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.server.schema.cel.program import CELCompileError, Program, compile_expression
 from runtime.server.schema.regex import Pattern, PatternError, compile_pattern
 
-__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural"]
+__all__ = ["NO_DEFAULT", "MergeInfo", "Rule", "Structural", "visit_declared"]
 
 
 class _NoDefault:
@@ -159,6 +159,31 @@ class Structural:
             yield from self.items.walk()
         if self.additional_schema is not None:
             yield from self.additional_schema.walk()
+
+
+def visit_declared(x: Any, s: Structural, path: str, visit: Callable[[Any, Structural, str], None]) -> None:
+    """Call `visit(value, its schema, its field path)` for `x` (at `path`), then, depth first, for each
+    object and list under it that `s` declares.
+
+    An object's keys are properties (`path.key`) or, failing that,
+    additionalProperties (`path[key]`); a list's items are `path[i]`.
+    Undeclared values and scalars are not visited (nothing under them to check).
+    """
+    visit(x, s, path)
+    if isinstance(x, dict):
+        extra = s.additional_schema
+        for key, value in x.items():
+            if isinstance(value, (dict, list)):
+                prop = s.properties.get(key)
+                if prop is not None:
+                    visit_declared(value, prop, f"{path}.{key}" if path else key, visit)
+                elif extra is not None:
+                    visit_declared(value, extra, f"{path}[{key}]", visit)
+    elif isinstance(x, list) and s.items is not None:
+        items = s.items
+        for i, item in enumerate(x):
+            if isinstance(item, (dict, list)):
+                visit_declared(item, items, f"{path}[{i}]", visit)
 
 
 def _steps(path: str | Sequence[str | int]) -> list[str | int]:

@@ -71,7 +71,7 @@ import trio
 
 from runtime.server.storage.base import (
     Compacted, Entry, StoreEvent, KeyExists, KeyNotFound, Page, RevisionConflict, StoreError,
-    StoreUnavailable, ValueEncoder,
+    StoreStatistics, StoreUnavailable, ValueEncoder,
 )
 from runtime.server.storage.etcd.client import (
     COMPACTED_MESSAGE, FUTURE_MESSAGE, EtcdClient, EtcdRequestError, b64, parse_endpoints,
@@ -101,7 +101,7 @@ _Awaited = tuple[str, bytes]  # an own write a watch has yet to deliver: (store 
 
 
 @dataclass(frozen=True)
-class EtcdStoreStatistics:
+class EtcdStoreStatistics(StoreStatistics):
     """A snapshot of an EtcdStore.
 
     `revision` is the newest etcd revision this store has seen; `writes`
@@ -115,9 +115,6 @@ class EtcdStoreStatistics:
     encoder waits for a watch's event to take it (see the module docstring).
     """
 
-    revision: int
-    compacted_revision: int
-    watchers: int
     writes: int
     mispredicted: int
     endpoint: str

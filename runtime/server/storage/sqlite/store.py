@@ -66,7 +66,7 @@ from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, T
 
 import trio
 
-from runtime.server.storage.base import Entry, StoreEvent, Page, StoreError, ValueEncoder
+from runtime.server.storage.base import Entry, StoreEvent, Page, StoreError, StoreStatistics, ValueEncoder
 from runtime.server.storage.fanout import DEFAULT_WATCH_BUFFER, FollowsAtCommit, WatchFanout
 from runtime.server.storage.group_commit import Applied, GroupCommit, Write
 from runtime.server.storage.sqlite.batch import apply_batch
@@ -110,7 +110,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class SqliteStoreStatistics:
+class SqliteStoreStatistics(StoreStatistics):
     """A snapshot of a SqliteStore.
 
     `commits` transactions carried `writes` acknowledged writes (so
@@ -120,9 +120,6 @@ class SqliteStoreStatistics:
     (see `runtime.server.storage.group_commit`).
     """
 
-    revision: int
-    compacted_revision: int
-    watchers: int
     commits: int
     writes: int
     largest_batch: int
