@@ -6,13 +6,17 @@ signer, watch cache; defaults for in-process use: RBAC from its own index,
 kept current from the watch cache), then authorizes, decodes, validates,
 admits and persists, asking each kind's strategy (`runtime.server.kinds`) for what differs per kind;
 `run()` in a nursery fills the watch cache first. Request options and bodies
-are `runtime.machinery.options` types.
+are `runtime.machinery.options` types. A request's subresource is resolved
+once, by the facade, to the kind's object of it (`runtime.server.kinds.Subresource`:
+its name, its verbs, what a write of it keeps), which is what the verb
+modules are handed (None: the main resource).
 
-Inside, imports go one way: `common` (leaf helpers, the storage error
-boundary) and `settling` (writes answer once the watch cache holds them)
-<- `core` (state and primitives) <- the verb modules (`reads`,
-`listing`, `watching`, `writes`, `patching`, `deletion`, `reviews`) <-
-`registry` (the facade).
+Inside, imports go one way: `answers` (leaf helpers, the storage error
+boundary), `read_your_writes` (writes answer once the watch cache holds
+them), `admission`, `continuation`, `namespace_gate` <- `primitives`
+(state and primitives) <- `view_subresources` <- the verb modules
+(`reads`, `listing`, `watching`, `writes`, `patching`, `deletion`,
+`reviews`, `action_subresources`) <- `registry` (the facade).
 """
 
 from runtime.server.registry.admission import AdmissionPlugin, AdmissionRequest
