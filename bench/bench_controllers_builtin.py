@@ -41,11 +41,11 @@ from controllers.aggregation import aggregate_rules, same_rules  # noqa: E402
 from controllers.builtin import FIELD_MANAGER, builtin_manager  # noqa: E402
 from runtime.client.local import LocalClient  # noqa: E402
 from runtime.server.registry import Registry  # noqa: E402
-from runtime.machinery.options import Body, WriteOptions  # noqa: E402
 from runtime.machinery.scheme import Scheme  # noqa: E402
 from runtime.server.storage import open_store  # noqa: E402
 from runtime.server.bootstrap import bootstrap as bootstrap_registry
 from runtime.controller.testing import ADMIN, wait_for_object  # noqa: E402
+from registry_writes import write_all as write_objects  # noqa: E402  (bench/ is the script's folder)
 
 AGGREGATED = 50
 SOURCES = 1_000
@@ -65,17 +65,8 @@ async def start_controllers(nursery: trio.Nursery, registry: Registry) -> None:
     await nursery.start(builtin_manager(LocalClient(registry, ADMIN, field_manager=FIELD_MANAGER)).run)
 
 
-async def write_all(registry: Registry, objects: list[dict[str, Any]], writers: int = WRITERS) -> None:
-    opts = WriteOptions(field_manager="bench")
-
-    async def writer(start: int) -> None:
-        for obj in objects[start::writers]:
-            rt = registry.scheme.by_kind(obj["kind"])
-            await registry.create(ADMIN, rt, obj["metadata"].get("namespace", ""), Body(obj), opts)
-
-    async with trio.open_nursery() as nursery:
-        for w in range(writers):
-            nursery.start_soon(writer, w)
+async def write_all(registry: Registry, objects: list[dict[str, Any]]) -> None:
+    await write_objects(registry, ADMIN, objects, WRITERS)
 
 
 # ---- aggregation ---------------------------------------------------------------------------------

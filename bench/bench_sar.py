@@ -43,6 +43,7 @@ from runtime.machinery.options import Body, WriteOptions  # noqa: E402
 from runtime.machinery.scheme import Scheme  # noqa: E402
 from runtime.server.storage import open_store  # noqa: E402
 from runtime.server.storage import MemoryStore  # noqa: E402
+from registry_writes import write_all as write_objects  # noqa: E402  (bench/ is the script's folder)
 
 NAMESPACES = 100
 ROLES = 50
@@ -150,19 +151,12 @@ async def populate_sqlite(data_dir: Path, n_rb: int, n_crb: int, tasks: int = 50
     """Write the policy through the registry into data_dir/state.db (what `serve` opens)."""
     store = await open_store("sqlite", str(data_dir / "state.db"))
     registry = Registry(store, Scheme(DOMAIN))
-    opts = WriteOptions(field_manager="bench")
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
         await bootstrap(registry)
 
         async def write_all(objs: list[dict[str, Any]]) -> None:
-            async def writer(t: int) -> None:
-                for obj in objs[t::tasks]:
-                    rt = registry.scheme.by_kind(obj["kind"])
-                    await registry.create(SYSTEM_USER, rt, obj["metadata"].get("namespace", ""), Body(obj), opts)
-            async with trio.open_nursery() as writers:
-                for t in range(tasks):
-                    writers.start_soon(writer, t)
+            await write_objects(registry, SYSTEM_USER, objs, tasks)
 
         await write_all([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns-{i}"}}
                          for i in range(NAMESPACES)])
