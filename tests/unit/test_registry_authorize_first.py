@@ -202,3 +202,28 @@ async def test_an_apply_that_creates_asks_patch_then_create(guarded):
                                   Body(cluster_role("made")), APPLY)
     assert result.created
     assert [(a.verb, a.name) for a in recorder.asked] == [("patch", "made"), ("escalate", "made"), ("create", "made")]
+
+
+def _ns(r: Registry) -> Any:
+    return r.scheme.by_kind("Namespace")
+
+
+#: Each verb on a subresource no kind has.
+UNSERVED: dict[str, Call] = {
+    "get": lambda r: r.get(CALLER, _ns(r), "", "default", subresource="nope"),
+    "update": lambda r: r.update(CALLER, _ns(r), "", "default", Body(namespace("default")), subresource="nope"),
+    "patch": lambda r: r.patch(CALLER, _ns(r), "", "default", PatchType.MERGE, Body({}), subresource="nope"),
+    "create": lambda r: r.create(CALLER, _ns(r), "", Body({}), name="default", subresource="nope"),
+}
+
+
+@pytest.mark.parametrize("verb", sorted(UNSERVED))
+async def test_a_subresource_the_kind_does_not_have_is_403_then_405_touching_nothing(guarded, verb):
+    """In process (the HTTP layer answers 404 before): refused as a verb the kind does not offer."""
+    registry, recorder = await _prepared(guarded)
+    for allow, refusal in ((False, errors.Forbidden), (True, errors.MethodNotAllowed)):
+        recorder.reset(allow=allow)
+        with pytest.raises(refusal):
+            await UNSERVED[verb](registry)
+        assert recorder.violations == []
+        assert [(a.verb, a.subresource) for a in recorder.asked] == [(verb, "nope")]
