@@ -61,6 +61,7 @@ from runtime.server.registry import AdmissionPlugin, Registry, watch_cache_for
 from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.server.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.server.storage.compaction import run_compactor, run_shared_compactor
+from runtime.server.storage.encryption import EncryptingStore, load_config, run_reload
 from runtime.server.storage.sqlite.peers import PeerGroup, PeerLinks, SqlitePeers
 from runtime.server.tokenauth import SignedTokenAuthenticator
 from runtime.server.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
@@ -165,6 +166,8 @@ class ServeOptions:
     api_audiences: tuple[str, ...] = ()  # default: the issuer
     service_account_signing_key_file: str | None = None  # default DATA_DIR/sa.key (made once)
     service_account_max_token_expiration: int = 0  # seconds; 0: no maximum
+    encryption_provider_config: str | None = None  # EncryptionConfiguration file; None: values stored as they are
+    encryption_provider_config_automatic_reload: bool = False
 
     def limit_options(self) -> LimitOptions:
         return LimitOptions(self.max_requests_inflight, self.max_mutating_requests_inflight, self.request_timeout,
@@ -274,6 +277,16 @@ async def _open_store(options: ServeOptions, data_dir: Path) -> Store:
     return await open_store(options.store, _store_path(options, data_dir), **_store_options(options))
 
 
+def _encrypted(options: ServeOptions, store: Store) -> Store:
+    """`store` sealing values as `--encryption-provider-config` says (`store` itself without it).
+
+    Raises ConfigError (a ValueError) for a file that does not read or a configuration Kubernetes refuses.
+    """
+    if not options.encryption_provider_config:
+        return store
+    return EncryptingStore(store, load_config(options.encryption_provider_config, options.api_domain))
+
+
 def _auditor(options: ServeOptions, metrics: APIServerMetrics) -> Auditor:
     """The auditor `--audit-log-path` and `--audit-policy-file` ask for (off without both).
 
@@ -371,7 +384,7 @@ async def open_control_plane(options: ServeOptions, *,
         limits = RequestLimits(options.limit_options())
         # Every part is built before the registry that holds it: the watch cache first, which the
         # signed-token authentication reads, then the authenticator TokenReview asks.
-        served = InstrumentedStore(store, metrics.store_latency, _resource_of(scheme))
+        served = _encrypted(options, InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)))
         cache = watch_cache_for(served, scheme, history_seconds=options.watch_history)
         metrics.registry.register(ScrapeGauges(_scrape_sources(scheme, cache, limits, _store_path(options, data_dir))))
         rbac = RBACIndex()
@@ -388,6 +401,8 @@ async def open_control_plane(options: ServeOptions, *,
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)
+            if isinstance(served, EncryptingStore) and options.encryption_provider_config_automatic_reload:
+                nursery.start_soon(run_reload, served, options.encryption_provider_config)
             await nursery.start(registry.run)
             if primary:
                 await bootstrap(registry)

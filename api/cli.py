@@ -45,6 +45,7 @@ from runtime.server.featuregates import parse_feature_gates
 from runtime.client.kubeconfig import KubeConfig
 from runtime.controller.leaderelection import LeaderElectionConfig
 from runtime.server.storage import StoreError
+from runtime.server.storage.encryption import ConfigError, load_config
 from runtime.server.storage.sqlite.snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
 
 __all__ = ["main", "parser", "serve_options", "serve_flags", "ServeFlag", "leaf_cause", "describe_error", "DEBUG_ENV"]
@@ -170,6 +171,10 @@ _SERVE_FLAGS = (
     ServeFlag("api_audiences", "audiences a token must name (default: the issuer), A,B", default=""),
     ServeFlag("service_account_signing_key_file", "ECDSA P-256 key, PEM (default DATA_DIR/sa.key)"),
     ServeFlag("service_account_max_token_expiration", "longest token lifetime in seconds (0: none)", int),
+    ServeFlag("encryption_provider_config",
+              "apiserver.config.k8s.io/v1 EncryptionConfiguration: the providers sealing resources at rest"),
+    ServeFlag("encryption_provider_config_automatic_reload", "read the encryption config again when it changes",
+              _bool),
 )
 
 #: The fields of `ServeOptions` the leader election's shared flags set (`add_leader_election_arguments`).
@@ -312,6 +317,11 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {_reason(exc)}") from None
         except PolicyError as exc:
             raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {exc}") from None
+    if args.encryption_provider_config:
+        try:
+            load_config(args.encryption_provider_config, args.api_domain)
+        except ConfigError as exc:
+            raise ValueError(f"--encryption-provider-config {args.encryption_provider_config}: {exc}") from None
     if bool(args.audit_log_path) != bool(args.audit_policy_file):
         logging.getLogger("miniplane").warning(
             "auditing needs both --audit-log-path and --audit-policy-file: no events will be recorded")

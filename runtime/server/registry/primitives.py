@@ -57,6 +57,7 @@ from runtime.machinery.selectors import (
     FieldSelector, ParsedLabelSelector, SelectorError, parse_field_selector, parse_label_selector,
 )
 from runtime.server.storage import Entry, RevisionConflict, Store
+from runtime.server.storage.encryption import is_stale
 from runtime.server.tokenauth import SignedTokenAuthenticator, TokenAuthenticator
 from runtime.server.tokens import TokenSigner
 from runtime.machinery.validation import invalid_error
@@ -421,7 +422,8 @@ class RegistryCore:
                 _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
             result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
             await run_plugins(self.admission, request)
-            if _same_object(new, old):
+            # Unchanged, but sealed with an old key (a rotation's rewrite): written anyway, as kube's stale value.
+            if _same_object(new, old) and not await is_stale(self.store, key):
                 return WriteResult(current, False, result_warnings)
             if opts.dry_run:
                 new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", str(current.revision))
