@@ -17,6 +17,7 @@ from runtime.server.storage.encryption import RELOAD_INTERVAL, load_config
 from tests.support.crds import GROUP, crd_path, established, widget, widget_crd, widgets_path
 from tests.support.etcd import raw_keys
 from tests.support.server import start_in_process
+from tests.support.workers import start_workers_in_process
 
 KEY1 = base64.b64encode(b"1" * 32).decode()
 KEY2 = base64.b64encode(b"2" * 32).decode()
@@ -204,3 +205,19 @@ async def test_a_snapshot_of_an_encrypting_server_holds_ciphertext(nursery, tmp_
         (value,), = db.execute("SELECT value FROM kv WHERE key = ?", ("/core/serviceaccounts/default/saved",))
     assert value.startswith(b"k8s:enc:aesgcm:v1:key1:") and MARKER.encode() not in value
     assert MARKER.encode() not in snapshot.read_bytes()
+
+
+# Two workers of one SQLite file in this process (tests.support.workers): real threads and sockets, real clock.
+@pytest.mark.stores("memory")
+async def test_workers_each_read_what_another_sealed_and_the_file_holds_ciphertext(nursery, tmp_path):
+    config = write_config(tmp_path / "enc.yaml", ("key1", KEY1))
+    a, b = await start_workers_in_process(nursery, tmp_path, 2, encryption_provider_config=config)
+    async with a.client() as ca, b.client() as cb:
+        for i, (writer, reader) in enumerate(((ca, cb), (cb, ca))):
+            assert (await writer.post(SAS, json=sa(f"sa-{i}"))).status_code == 201
+            got = await reader.get(f"{SAS}/sa-{i}")
+            assert got.status_code == 200 and got.json()["metadata"]["annotations"]["note"] == MARKER
+    with sqlite3.connect(a.data_dir / "state.db") as db:
+        values = [v for v, in db.execute("SELECT value FROM kv WHERE key LIKE '/core/serviceaccounts/default/sa-%'")]
+    assert len(values) == 2 and all(v.startswith(b"k8s:enc:aesgcm:v1:key1:") and MARKER.encode() not in v
+                                    for v in values)
