@@ -13,10 +13,12 @@
   controllers, manager, leader election, events, the test env).
 
 Contract: `runtime` imports neither `api` nor `controllers`; machinery and
-models import no other layer; the client and controller layers import no
-server module (their in-process parts, `runtime.client.local` and
-`runtime.controller.testing`, excepted); storage imports nothing but
-storage. tests/unit/test_layout.py checks every rule of docs/design.md.
+models import no other layer at import time (the scheme imports the server's
+kinds late, to bind a built-in kind's strategy when first asked for); the
+client and controller layers import no server module (their in-process
+parts, `runtime.client.local` and `runtime.controller.testing`, excepted);
+storage imports nothing but storage. tests/unit/test_layout.py checks every
+rule of docs/design.md.
 """
 
 __all__: list[str] = []

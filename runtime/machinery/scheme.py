@@ -6,10 +6,14 @@ Group names derive from one domain (`--api-domain`, default `svc.io`):
 (`Namespace`) is the group "". With `k8s.io` every name is the Kubernetes one.
 A kind may also name an absolute group (custom kinds).
 
-A `Scheme` starts with `runtime.server.kinds.BUILTIN_KINDS`; `register` adds a kind
-(a `KindInfo` and its `Strategy` class, or a factory of one) and returns its
-`ResourceType`, the kind as served under this scheme, which carries the bound
-strategy. Kinds may come and go while the server runs (custom kinds):
+A `Scheme` starts with the built-in kinds (`runtime.models.catalog.BUILTIN_KINDS`);
+`register` adds a kind (a `KindInfo` and its `Strategy` class, or a factory of
+one) and returns its `ResourceType`, the kind as served under this scheme,
+which carries the bound strategy (`rt.strategy`). A built-in kind's strategy
+(`runtime.server.kinds.STRATEGIES`) is bound when it is first asked for: a
+client, which looks kinds up but never asks, loads no strategy, CEL, JWT or
+RE2 module; a server's registry asks for the stored kinds' when it is built.
+Kinds may come and go while the server runs (custom kinds):
 `unregister` removes one, and `generation` counts the changes so that what is
 derived from the scheme (discovery, OpenAPI) is rebuilt when it moves;
 `wait_changed(generation)` blocks until it does (controllers that follow
@@ -19,17 +23,22 @@ every kind, such as the garbage collector).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from functools import cached_property
+from typing import Any, Callable, Iterable
 
 import trio
 from pydantic import BaseModel
 
-from runtime.server.kinds import BUILTIN_KINDS, KindInfo, Strategy
+from runtime.machinery.kindinfo import KindInfo
 from runtime.models.base import K8sModel
+from runtime.models.catalog import BUILTIN_KINDS
 
-__all__ = ["ResourceType", "Scheme", "KindInfo", "DEFAULT_DOMAIN"]
+__all__ = ["ResourceType", "Scheme", "DEFAULT_DOMAIN"]
 
 DEFAULT_DOMAIN = "svc.io"
+
+#: Makes a kind's strategy for the scheme serving it: a `Strategy` class, or a factory of one.
+StrategyFactory = Callable[["Scheme", "ResourceType"], Any]
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,17 @@ class ResourceType:
     info: KindInfo
     group: str
     version: str = "v1"
-    strategy: Strategy = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+    #: Binds the strategy when it is first asked for (`Scheme.register`); None: a kind a client names, unserved.
+    bind: Callable[[], Any] | None = field(default=None, compare=False, hash=False, repr=False)
+
+    @cached_property
+    def strategy(self) -> Any:
+        """The kind's strategy (a `runtime.server.kinds` Strategy), bound on first use; None when unserved.
+
+        Typed Any: machinery names no server type (runtime/__init__.py). Once bound, reading it costs what
+        reading a plain attribute does (the instance's dict answers).
+        """
+        return self.bind() if self.bind is not None else None
 
     @classmethod
     def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool = True,
@@ -114,7 +133,9 @@ class Scheme:
     """Kinds under one domain, looked up by resource, kind or apiVersion."""
 
     def __init__(self, domain: str = DEFAULT_DOMAIN,
-                 kinds: Iterable[tuple[KindInfo, type[Strategy]]] = BUILTIN_KINDS) -> None:
+                 kinds: Iterable[tuple[KindInfo, StrategyFactory]] | None = None) -> None:
+        """Serve `kinds` (each with its strategy, bound now, as `register` does); by default the built-in
+        kinds, each bound to its strategy when that is first asked for (`_builtin_strategy`)."""
         self.domain = domain
         self.types: tuple[ResourceType, ...] = ()
         self._by_resource: dict[tuple[str, str, str], ResourceType] = {}
@@ -124,20 +145,32 @@ class Scheme:
         #: Bumped by every register/unregister.
         self.generation = 0
         self._changed = trio.Event()
-        for info, strategy in kinds:
-            self.register(info, strategy)
+        if kinds is None:
+            for info in BUILTIN_KINDS:
+                self._serve(self._resource_type(info, _builtin_strategy))
+        else:
+            for info, strategy in kinds:
+                self.register(info, strategy)
 
-    def register(self, info: KindInfo, strategy: Callable[["Scheme", ResourceType], Strategy]) -> ResourceType:
-        """Serve `info` with `strategy` (a Strategy class or a factory taking (scheme, rt)).
+    def register(self, info: KindInfo, strategy: StrategyFactory) -> ResourceType:
+        """Serve `info` with `strategy` (a Strategy class or a factory taking (scheme, rt)), bound now.
 
-        Returns its ResourceType. ValueError if the resource is already served.
+        Returns its ResourceType. ValueError if the resource is already served; what making the strategy
+        raises, with nothing served.
         """
+        rt = self._resource_type(info, strategy)
+        rt.strategy  # bound before the kind is served
+        return self._serve(rt)
+
+    def _resource_type(self, info: KindInfo, strategy: StrategyFactory) -> ResourceType:
+        """`info` as served under this domain, its strategy made by `strategy` when first asked for."""
         group = info.group if info.group is not None else self.group_name(info.group_prefix)
-        rt = ResourceType(info, group, info.version)
+        rt = ResourceType(info, group, info.version, bind=lambda: strategy(self, rt))
         if (rt.group, rt.version, rt.plural) in self._by_resource:
             raise ValueError(f"{rt.plural}.{rt.group}/{rt.version} is already served")
-        # The strategy is bound to the ResourceType it serves, which is frozen: set it once, here.
-        object.__setattr__(rt, "strategy", strategy(self, rt))
+        return rt
+
+    def _serve(self, rt: ResourceType) -> ResourceType:
         self.types += (rt,)
         self._index()
         return rt
@@ -222,3 +255,17 @@ class Scheme:
     def namespace_type(self) -> ResourceType:
         """The kind whose objects are namespaces (`Strategy.namespace_kind`)."""
         return next(t for t in self.types if t.strategy.namespace_kind)
+
+
+def _builtin_strategy(scheme: Scheme, rt: ResourceType) -> Any:
+    """The strategy `runtime.server.kinds.STRATEGIES` names for built-in kind `rt`, bound to it.
+
+    The one import of a server module by machinery (runtime/__init__.py), made when a built-in kind's
+    strategy is first asked for (on a server: the stored kinds' when its registry is built, a review's at
+    its first create), never at import time: tests/unit/test_layout.py allows exactly this one, and counts
+    what importing a client loads.
+    """
+    # A cycle between layers: the server's kinds build on this module; imported here, late, so that a
+    # client, which never asks for a strategy, never loads them.
+    from runtime.server.kinds import STRATEGIES
+    return STRATEGIES[rt.info](scheme, rt)

@@ -8,6 +8,9 @@ decoder never reports a missing field: Kubernetes reports those as Invalid.
 List semantics for patching and OpenAPI (`x-kubernetes-list-type`, ...) are
 declared on the fields with `list_field(...)`, the one source the patch
 engines and the OpenAPI generator read.
+
+`catalog` holds the built-in kinds' facts (`KindInfo`s: group, names, scope,
+model, verbs), which every `Scheme` serves.
 """
 
 from runtime.models.base import K8sModel, list_field, map_field

@@ -15,9 +15,8 @@ from pydantic import Field
 from api.app import ServerState, create_app
 from api.authn import Authenticator, TokenFile
 from runtime.server.bootstrap import bootstrap
-from runtime.server.kinds import (
-    AGE_COLUMN, BUILTIN_KINDS, NAME_COLUMN, STATUS_VERBS, Columns, KindInfo, Strategy, ViewSubresource, age, column,
-)
+from runtime.machinery.kindinfo import STATUS_VERBS, KindInfo
+from runtime.server.kinds import AGE_COLUMN, NAME_COLUMN, Columns, Strategy, ViewSubresource, age, column
 from runtime.models.base import K8sModel
 from runtime.models.meta import ListMeta, ObjectMeta
 from runtime.server.rbac.user import UserInfo
@@ -91,7 +90,9 @@ BASE = "/apis/widgets.svc.io/v1/namespaces/default/widgets"
 
 @pytest.fixture
 async def widgets(nursery):
-    registry = Registry(MemoryStore(), Scheme(kinds=(*BUILTIN_KINDS, (WIDGET, WidgetStrategy))))
+    scheme = Scheme()
+    scheme.register(WIDGET, WidgetStrategy)
+    registry = Registry(MemoryStore(), scheme)
     await nursery.start(registry.run)
     await bootstrap(registry)
     tokens = TokenFile({})

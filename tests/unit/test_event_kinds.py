@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime.server.kinds.events import CORE_EVENT, EVENTS_EVENT
+from runtime.models.catalog import CORE_EVENT, EVENTS_EVENT
 from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.machinery.selectors import SelectorError, parse_field_selector
 from tests.support.event_objects import EVENTS_V1_EVENT, core_event, events_v1_event

@@ -18,7 +18,10 @@
 - the registry package imports one way: common <- core <- verbs <- facade, without cycles;
 - no module over 600 lines, tests and benchmarks included (generated protobuf code aside);
 - every package has a contract docstring and `__all__` (the generated protobuf package too);
-- `runtime.client.http` loads no server code (checked in a fresh interpreter).
+- `runtime.client.http` loads no server code (no `runtime.server`, CEL, JWT, RE2 or cryptography module) and
+  at most 40 project modules; the informer, manager and work queue load no server code either (each checked in
+  a fresh interpreter); machinery's one import of the server is the scheme's, late, inside the function that
+  binds a built-in kind's strategy when it is first asked for.
 """
 
 from __future__ import annotations
@@ -32,13 +35,13 @@ from pathlib import Path
 
 import pytest
 
-from runtime.server.kinds import BUILTIN_KINDS
+from runtime.models.catalog import BUILTIN_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("runtime", "api", "controllers")
 #: Every folder of Python the project writes: the packages, and what tests, measures and shows them.
 WRITTEN = (*PACKAGES, "tests", "bench", "examples")
-KIND_NAMES = {info.kind for info, _ in BUILTIN_KINDS}
+KIND_NAMES = {info.kind for info in BUILTIN_KINDS}
 MAX_LINES = 600
 
 
@@ -191,6 +194,15 @@ def function_imports(source: str) -> list[int]:
     return sorted(set(out))
 
 
+def late_imports(source: str, module: str) -> set[str]:
+    """The modules `source` imports inside functions only: when called, never at import time."""
+    tree = ast.parse(source)
+    inside = {id(node) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+              for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))}
+    found = _imports(tree, module)
+    return {n for n, _, node in found if id(node) in inside} - {n for n, _, node in found if id(node) not in inside}
+
+
 def kind_comparisons(source: str) -> list[int]:
     """Lines comparing something with a served kind's name (`x == "Namespace"`, `k in ("Role", ...)`)."""
     out = []
@@ -339,12 +351,22 @@ LAYER_CROSSINGS = {
     "runtime.client.local": "the in-process transport: calls the registry",
     "runtime.controller.testing": "the test env: starts an in-process server",
 }
+#: The one crossing made late, inside a function (module, imported): the scheme binds a built-in kind's
+#: strategy when it is first asked for (the footprint tests check that a client never gets there).
+LATE_CROSSINGS = {("runtime.machinery.scheme", "runtime.server.kinds")}
+
+
+def layer_crossings(source: str, module: str, prefixes: tuple[str, ...]) -> list[str]:
+    """What `module` imports of the layers `prefixes` names, but the crossings allowed above."""
+    if module in LAYER_CROSSINGS:
+        return []
+    late = late_imports(source, module)
+    return [n for n in forbidden_imports(source, module, prefixes) if not ((module, n) in LATE_CROSSINGS and n in late)]
 
 
 def test_each_layer_imports_only_the_layers_below_it():
     for folders, prefixes in LAYERS.items():
-        assert _offenders(folders, lambda s, m: [] if m in LAYER_CROSSINGS else forbidden_imports(s, m, prefixes)) \
-            == [], folders
+        assert _offenders(folders, lambda s, m: layer_crossings(s, m, prefixes)) == [], folders
 
 
 def test_controllers_import_neither_api_nor_storage_nor_registry_internals():
@@ -466,13 +488,57 @@ def test_every_package_has_a_contract_docstring_and_exports(init: Path):
     assert hasattr(module, "__all__"), f"{module.__name__} has no __all__"
 
 
-def test_the_http_client_loads_no_server_code():
-    script = textwrap.dedent("""
+#: The HTTP client loaded 121 project modules while the scheme imported every kind's strategy; a client-side
+#: import may load a third of that (issue 36).
+MAX_CLIENT_MODULES = 40
+#: What only the server needs: its packages, and the libraries of its strategies, CEL, tokens and serving.
+SERVER_CODE = ("runtime.server", "api", "controllers", "celpy", "jwt", "re2", "cryptography", "quart", "quart_trio",
+               "hypercorn", "sqlite3")
+
+
+def _loaded_by(module: str) -> list[str]:
+    """Every module a fresh interpreter has loaded once it imported `module`."""
+    script = textwrap.dedent(f"""
         import sys
-        import runtime.client.http
-        server = ("runtime.server.registry", "runtime.server.storage", "runtime.server.watchcache", "runtime.server.bootstrap", "api",
-                  "controllers", "quart", "quart_trio", "hypercorn", "sqlite3")
-        print(sorted(m for m in sys.modules if m.split(".")[0] in server or m.startswith(server)))
+        import {module}
+        print("\\n".join(sorted(sys.modules)))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return out.stdout.split()
+
+
+def server_code(loaded: list[str]) -> list[str]:
+    """The modules of `loaded` that are server code (SERVER_CODE and what is inside it)."""
+    return [m for m in loaded if any(m == s or m.startswith(s + ".") for s in SERVER_CODE)]
+
+
+def project_modules(loaded: list[str]) -> list[str]:
+    """The project's own modules of `loaded`: the generated protobuf package aside, as every rule here."""
+    return [m for m in loaded if m.split(".")[0] in PACKAGES and "proto" not in m.split(".")]
+
+
+def test_the_footprint_rules_fail_on_a_planted_footprint():
+    planted = ["runtime", "runtime.server", "runtime.server.kinds.crd", "celpy", "jwt.api_jwt", "apiary", "re2x",
+               "runtime.client.http", "httpx", "api.app", "runtime.machinery.serializer.proto.core_v1_pb2"]
+    assert server_code(planted) == ["runtime.server", "runtime.server.kinds.crd", "celpy", "jwt.api_jwt", "api.app"]
+    assert project_modules(planted) == ["runtime", "runtime.server", "runtime.server.kinds.crd",
+                                        "runtime.client.http", "api.app"]
+    # The scheme's one late crossing is allowed inside a function only, and in that module only.
+    machinery = LAYERS[("runtime/machinery", "runtime/models")]
+    late = "def bind():\n    from runtime.server.kinds import STRATEGIES\n"
+    assert layer_crossings(late, "runtime.machinery.scheme", machinery) == []
+    assert layer_crossings("from runtime.server.kinds import NAMESPACE_FINALIZER\n" + late,
+                           "runtime.machinery.scheme", machinery) == ["runtime.server.kinds", "runtime.server.kinds"]
+    assert layer_crossings(late, "runtime.machinery.options", machinery) == ["runtime.server.kinds"]
+
+
+def test_the_http_client_loads_no_server_code():
+    loaded = _loaded_by("runtime.client.http")
+    assert server_code(loaded) == []
+    assert len(project_modules(loaded)) <= MAX_CLIENT_MODULES, project_modules(loaded)
+
+
+@pytest.mark.parametrize("module", ["runtime.controller.informer", "runtime.controller.manager",
+                                    "runtime.controller.workqueue"])
+def test_the_controller_runtime_loads_no_server_code(module: str):
+    assert server_code(_loaded_by(module)) == []

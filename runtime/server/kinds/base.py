@@ -1,11 +1,13 @@
-"""`KindInfo` (a kind's facts) and its strategy (its behaviour): the generic registry asks, never compares names.
+"""A kind's strategy (its behaviour): the generic registry asks, never compares names.
 
 Kubernetes keeps what differs per kind in a strategy
 (`pkg/registry/<group>/<kind>/strategy.go`) that its one generic store calls;
-so does miniplane. A kind is a `KindInfo` plus a strategy class, registered
-on the `Scheme`; the registry, the HTTP layer and the controllers read the
-facts and call the hooks, whatever the kind. A strategy is composed of small
-parts, one concern each (`runtime.server.kinds.parts`, as kube's RESTCreateStrategy,
+so does miniplane. A kind is a `KindInfo` (its facts,
+`runtime.machinery.kindinfo`; the built-in kinds' are `runtime.models.catalog`)
+plus a strategy class, registered on the `Scheme`; the registry, the HTTP
+layer and the controllers read the facts and call the hooks, whatever the
+kind. A strategy is composed of small parts, one concern each
+(`runtime.server.kinds.parts`, as kube's RESTCreateStrategy,
 RESTUpdateStrategy, RESTDeleteStrategy, TableConvertor):
 
 - `Strategy`: a stored kind (decoding, create, update, delete, field
@@ -24,8 +26,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel
-
 from runtime.server.kinds.parts import (
     Decoding, DeleteStrategy, FieldSelection, TableConvertor, UpdateStrategy, VersionConverter, spec_of,
 )
@@ -39,42 +39,7 @@ if TYPE_CHECKING:
     from runtime.server.tokenauth import TokenAuthenticator
     from runtime.server.tokens import TokenSigner
 
-__all__ = ["KindInfo", "Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "STORED_VERBS",
-           "STATUS_VERBS", "spec_of"]
-
-#: Verbs of a stored kind's resource.
-STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-#: Verbs of a `status`-like subresource.
-STATUS_VERBS = ("get", "patch", "update")
-
-
-@dataclass(frozen=True)
-class KindInfo:
-    """A kind's facts, independent of the API domain.
-
-    `group_prefix` is "" for core and otherwise the group name without the
-    domain (`rbac.authorization`); `group` an absolute group name instead (custom
-    kinds). `subresources` maps each subresource to its verbs.
-    """
-
-    group_prefix: str
-    kind: str
-    plural: str
-    singular: str
-    namespaced: bool
-    model: type[BaseModel]
-    list_model: type[BaseModel] | None = None
-    short_names: tuple[str, ...] = ()
-    verbs: tuple[str, ...] = STORED_VERBS
-    categories: tuple[str, ...] = ()
-    virtual: bool = False  # a review: create only, never stored
-    subresources: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    group: str | None = None
-    version: str = "v1"
-
-    def subresource_verbs(self, name: str) -> tuple[str, ...] | None:
-        """The verbs of subresource `name`, None when the kind has no such subresource."""
-        return dict(self.subresources).get(name)
+__all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "spec_of"]
 
 
 class PolicyContext(Protocol):

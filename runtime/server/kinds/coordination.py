@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import models
-from runtime.server.kinds.base import KindInfo, Strategy
+from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid
 
-__all__ = ["LEASE", "LeaseStrategy"]
-
-LEASE = KindInfo("coordination", "Lease", "leases", "lease", True, models.Lease, models.LeaseList)
+__all__ = ["LeaseStrategy"]
 
 _HOLDER_DOC = ("holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader "
                "Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name "

@@ -23,8 +23,7 @@ import copy
 import json
 from typing import Any
 
-from runtime import models
-from runtime.server.kinds.base import STATUS_VERBS, KindInfo, Strategy
+from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.parts import SchemeObserver
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 from runtime.server.kinds.customresource import CustomKinds, schema_errors
@@ -33,14 +32,11 @@ from runtime.machinery.validation import FieldError, is_dns1123_subdomain
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.machinery.validation.names import DNS1123_SUBDOMAIN_MSG
 
-__all__ = ["CRD", "CustomResourceDefinitionStrategy", "CLEANUP_FINALIZER", "condition", "is_established"]
+__all__ = ["CustomResourceDefinitionStrategy", "CLEANUP_FINALIZER", "condition", "is_established"]
 
 #: The finalizer that keeps a deleted CRD until its objects are gone.
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
-CRD = KindInfo("apiextensions", "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition",
-               False, models.CustomResourceDefinition, models.CustomResourceDefinitionList,
-               short_names=("crd", "crds"), categories=("api-extensions",), subresources=(("status", STATUS_VERBS),))
 
 _DNS1035 = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
             "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "

@@ -28,7 +28,8 @@ from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import ValidationError
 
 from runtime.machinery import errors
-from runtime.server.kinds.base import STATUS_VERBS, STORED_VERBS, KindInfo, Strategy
+from runtime.machinery.kindinfo import STATUS_VERBS, STORED_VERBS, KindInfo
+from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import type_error_message
 from runtime.server.kinds.subresources import StatusSubresource, Subresource, ViewSubresource

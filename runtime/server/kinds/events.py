@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from runtime import models
+from runtime.models.catalog import CORE_EVENT, EVENTS_EVENT
 from runtime.models.events.core import EVENT_TYPES
-from runtime.server.kinds.base import KindInfo, Strategy
+from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.machinery.validation.fielderrors import invalid, required
@@ -53,15 +53,10 @@ from runtime.machinery.validation.names import (
     DNS1123_SUBDOMAIN_MSG, is_dns1123_subdomain, qualified_name_errors, validate_object_meta_update,
 )
 
-__all__ = ["CORE_EVENT", "EVENTS_EVENT", "EVENT_KINDS", "CoreEventStrategy", "EventsV1EventStrategy",
-           "as_core_event"]
+__all__ = ["EVENT_KINDS", "CoreEventStrategy", "EventsV1EventStrategy", "as_core_event"]
 
-CORE_EVENT = KindInfo("", "Event", "events", "event", True, models.Event, models.EventList, short_names=("ev",))
-EVENTS_EVENT = KindInfo("events", "Event", "events", "event", True, models.EventsV1Event, models.EventsV1EventList,
-                        short_names=("ev",))
 #: Both event kinds (what the event TTL controller expires).
 EVENT_KINDS = (CORE_EVENT, EVENTS_EVENT)
-#: The event types Kubernetes knows (`v1.EventTypeNormal`, `v1.EventTypeWarning`).
 
 # pkg/apis/core/validation/events.go
 _REPORTING_INSTANCE_LIMIT = 128

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import models
 from runtime.machinery import errors
-from runtime.server.kinds.base import STATUS_VERBS, KindInfo, Strategy
+from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.deletion_propagation import namespace_deletion_finalizers
 from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
@@ -28,7 +27,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid
 from runtime.machinery.validation.names import is_standard_or_qualified_finalizer, qualified_name_errors
 
-__all__ = ["NAMESPACE", "NamespaceStrategy", "NamespaceStatus", "NamespaceFinalize", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
+__all__ = ["NamespaceStrategy", "NamespaceStatus", "NamespaceFinalize", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
 
 #: The namespace controller's finalizer in `spec.finalizers`.
@@ -37,10 +36,6 @@ NAMESPACE_FINALIZER = "kubernetes"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 #: NamespaceLifecycle's immortal namespaces: deleting one is 403 (kube-node-lease may go).
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
-
-NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, models.Namespace, models.NamespaceList,
-                     short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-                     subresources=(("finalize", ("update",)), ("status", STATUS_VERBS)))
 
 
 def _label_namespace(obj: dict[str, Any]) -> None:

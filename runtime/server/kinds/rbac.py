@@ -35,9 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import models
 from runtime.machinery import errors
-from runtime.server.kinds.base import AdmissionRequest, KindInfo, PolicyContext, Strategy
+from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import Subresource
 from runtime.server.rbac import (
@@ -49,20 +48,12 @@ from runtime.machinery.validation.fielderrors import invalid, not_supported, req
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.machinery.validation.names import DNS1123_SUBDOMAIN_MSG, path_segment_errors
 
-__all__ = ["ROLE", "CLUSTER_ROLE", "ROLE_BINDING", "CLUSTER_ROLE_BINDING", "RoleStrategy", "ClusterRoleStrategy",
-           "RoleBindingStrategy", "ClusterRoleBindingStrategy", "AGGREGATION_MANAGER", "validate_policy_rules"]
+__all__ = ["RoleStrategy", "ClusterRoleStrategy", "RoleBindingStrategy", "ClusterRoleBindingStrategy",
+           "AGGREGATION_MANAGER", "validate_policy_rules"]
 
 #: The field manager of the aggregation controller's writes (spared the aggregated-rules warning).
 AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
 
-_GROUP = "rbac.authorization"
-CLUSTER_ROLE = KindInfo(_GROUP, "ClusterRole", "clusterroles", "clusterrole", False, models.ClusterRole,
-                        models.ClusterRoleList)
-CLUSTER_ROLE_BINDING = KindInfo(_GROUP, "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", False,
-                                models.ClusterRoleBinding, models.ClusterRoleBindingList)
-ROLE = KindInfo(_GROUP, "Role", "roles", "role", True, models.Role, models.RoleList)
-ROLE_BINDING = KindInfo(_GROUP, "RoleBinding", "rolebindings", "rolebinding", True, models.RoleBinding,
-                        models.RoleBindingList)
 
 #: Metadata a garbage collector writes, or the server sets: changing only these is not an escalation.
 _GC_OR_SERVER_FIELDS = ("ownerReferences", "finalizers", "selfLink", "managedFields", "resourceVersion",

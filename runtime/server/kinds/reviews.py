@@ -38,9 +38,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import models
 from runtime.machinery import errors
-from runtime.server.kinds.base import KindInfo, PolicyContext, VirtualStrategy
+from runtime.machinery.kindinfo import KindInfo
+from runtime.models import catalog
+from runtime.server.kinds.base import PolicyContext, VirtualStrategy
 from runtime.server.rbac import (
     Attributes, SelectorRequirement, non_resource_attributes, resource_attributes, rules_for,
 )
@@ -52,7 +53,7 @@ from runtime.machinery.selectors import (
 from runtime.machinery.validation.fielderrors import FieldError, forbidden, invalid, not_supported, required
 from runtime.machinery.validation.labels import label_value_errors
 
-__all__ = ["REVIEW_KINDS", "attributes_choice_errors",
+__all__ = ["REVIEW_STRATEGIES", "attributes_choice_errors",
            "SubjectAccessReviewStrategy", "LocalSubjectAccessReviewStrategy",
            "SelfSubjectAccessReviewStrategy", "SelfSubjectRulesReviewStrategy", "SelfSubjectReviewStrategy"]
 
@@ -276,19 +277,11 @@ class SelfSubjectReviewStrategy(_Review):
         return obj
 
 
-_CREATE_ONLY = ("create",)
-_AUTHZ = "authorization"
-
-#: The review kinds with their strategies.
-REVIEW_KINDS: tuple[tuple[KindInfo, type[VirtualStrategy]], ...] = (
-    (KindInfo(_AUTHZ, "SubjectAccessReview", "subjectaccessreviews", "subjectaccessreview", False,
-              models.SubjectAccessReview, verbs=_CREATE_ONLY, virtual=True), SubjectAccessReviewStrategy),
-    (KindInfo(_AUTHZ, "LocalSubjectAccessReview", "localsubjectaccessreviews", "localsubjectaccessreview", True,
-              models.LocalSubjectAccessReview, verbs=_CREATE_ONLY, virtual=True), LocalSubjectAccessReviewStrategy),
-    (KindInfo(_AUTHZ, "SelfSubjectAccessReview", "selfsubjectaccessreviews", "selfsubjectaccessreview", False,
-              models.SelfSubjectAccessReview, verbs=_CREATE_ONLY, virtual=True), SelfSubjectAccessReviewStrategy),
-    (KindInfo(_AUTHZ, "SelfSubjectRulesReview", "selfsubjectrulesreviews", "selfsubjectrulesreview", False,
-              models.SelfSubjectRulesReview, verbs=_CREATE_ONLY, virtual=True), SelfSubjectRulesReviewStrategy),
-    (KindInfo("authentication", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview", False,
-              models.SelfSubjectReview, verbs=_CREATE_ONLY, virtual=True), SelfSubjectReviewStrategy),
-)
+#: The strategy of each review kind (`runtime.models.catalog.REVIEW_KINDS`).
+REVIEW_STRATEGIES: dict[KindInfo, type[VirtualStrategy]] = {
+    catalog.SUBJECT_ACCESS_REVIEW: SubjectAccessReviewStrategy,
+    catalog.LOCAL_SUBJECT_ACCESS_REVIEW: LocalSubjectAccessReviewStrategy,
+    catalog.SELF_SUBJECT_ACCESS_REVIEW: SelfSubjectAccessReviewStrategy,
+    catalog.SELF_SUBJECT_RULES_REVIEW: SelfSubjectRulesReviewStrategy,
+    catalog.SELF_SUBJECT_REVIEW: SelfSubjectReviewStrategy,
+}

@@ -30,7 +30,8 @@ from typing import Any, Awaitable, Callable
 
 from runtime import models
 from runtime.machinery import errors
-from runtime.server.kinds.base import KindInfo, PolicyContext, Strategy
+from runtime.models.catalog import TOKEN_REQUEST
+from runtime.server.kinds.base import PolicyContext, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import decode_object
 from runtime.server.kinds.parts import TokenIssuer
@@ -43,19 +44,11 @@ from runtime.server.tokens import (
 )
 from runtime.machinery.validation.fielderrors import FieldError, invalid, invalid_error
 
-__all__ = ["SERVICE_ACCOUNT", "ServiceAccountStrategy", "TokenRequestSubresource", "TOKEN_SUBRESOURCE",
-           "ENFORCE_MOUNTABLE_SECRETS"]
+__all__ = ["ServiceAccountStrategy", "TokenRequestSubresource", "TOKEN_SUBRESOURCE", "ENFORCE_MOUNTABLE_SECRETS"]
 
 TOKEN_SUBRESOURCE = "token"
 #: Deprecated in Kubernetes 1.32 (a warning on create and update).
 ENFORCE_MOUNTABLE_SECRETS = "kubernetes.io/enforce-mountable-secrets"
-
-SERVICE_ACCOUNT = KindInfo("", "ServiceAccount", "serviceaccounts", "serviceaccount", True, models.ServiceAccount,
-                           models.ServiceAccountList, short_names=("sa",),
-                           subresources=((TOKEN_SUBRESOURCE, ("create",)),))
-
-_TOKEN_REQUEST = KindInfo("authentication", "TokenRequest", "tokenrequests", "tokenrequest", True,
-                          models.TokenRequest, virtual=True, verbs=("create",))
 
 #: Reads one object of the watch cache: (resource type, namespace, name) -> object or None.
 Lookup = Callable[[Any, str, str], "dict[str, Any] | None"]
@@ -99,7 +92,7 @@ class TokenRequestSubresource(ActionSubresource):
         self.scheme = scheme
         self.kind = (scheme.authn_group, "v1", "TokenRequest")
         # An unregistered ResourceType of the TokenRequest kind (the account's own type: no import cycle).
-        self._token_rt = type(rt)(_TOKEN_REQUEST, scheme.authn_group)
+        self._token_rt = type(rt)(TOKEN_REQUEST, scheme.authn_group)
 
     def decode(self, body: Body, field_validation: str) -> tuple[dict[str, Any], list[str]]:
         return decode_object(self._token_rt, body, field_validation=field_validation)

@@ -15,15 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import models
 from runtime.machinery import errors
-from runtime.server.kinds.base import KindInfo, PolicyContext, VirtualStrategy
+from runtime.server.kinds.base import PolicyContext, VirtualStrategy
 from runtime.server.rbac.user import UserInfo
 
-__all__ = ["TOKEN_REVIEW", "TokenReviewStrategy"]
-
-TOKEN_REVIEW = KindInfo("authentication", "TokenReview", "tokenreviews", "tokenreview", False, models.TokenReview,
-                        verbs=("create",), virtual=True)
+__all__ = ["TokenReviewStrategy"]
 
 
 class TokenReviewStrategy(VirtualStrategy):

@@ -10,7 +10,7 @@ import trio
 
 from controllers import builtin, eventttl
 from runtime.machinery import errors
-from runtime.server.kinds.events import EVENTS_EVENT
+from runtime.models.catalog import EVENTS_EVENT
 from runtime.controller.testing import TestEnv, open_test_env
 from tests.support.event_objects import core_event, events_v1_event
 

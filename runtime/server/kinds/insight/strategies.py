@@ -18,32 +18,20 @@ may ask what):
 
 from __future__ import annotations
 
-from runtime import models
-from runtime.server.kinds.base import KindInfo, VirtualStrategy
+from runtime.machinery.kindinfo import KindInfo
+from runtime.models import catalog
+from runtime.server.kinds.base import VirtualStrategy
 from runtime.server.kinds.insight.policy import AggregationGraphStrategy, RBACDiffStrategy, RBACLintStrategy
 from runtime.server.kinds.insight.queries import AccessExplanationStrategy, AccessMatrixStrategy, WhoCanStrategy
-from runtime.models import insight as insight_models
 
-__all__ = ["INSIGHT_KINDS", "INSIGHT_GROUP_PREFIX"]
+__all__ = ["INSIGHT_STRATEGIES"]
 
-#: The group of the insight kinds, without the domain.
-INSIGHT_GROUP_PREFIX = "insight"
-_CREATE_ONLY = ("create",)
-
-
-def _kind(kind: str, plural: str, model: type[models.K8sModel]) -> KindInfo:
-    return KindInfo(INSIGHT_GROUP_PREFIX, kind, plural, kind.lower(), False, model, verbs=_CREATE_ONLY,
-                    virtual=True, categories=("insight",))
-
-
-#: The insight kinds with their strategies, in discovery order.
-INSIGHT_KINDS: tuple[tuple[KindInfo, type[VirtualStrategy]], ...] = (
-    (_kind("AccessExplanation", "accessexplanations", insight_models.AccessExplanation),
-     AccessExplanationStrategy),
-    (_kind("WhoCan", "whocans", insight_models.WhoCan), WhoCanStrategy),
-    (_kind("AccessMatrix", "accessmatrices", insight_models.AccessMatrix), AccessMatrixStrategy),
-    (_kind("RBACLint", "rbaclints", insight_models.RBACLint), RBACLintStrategy),
-    (_kind("AggregationGraph", "aggregationgraphs", insight_models.AggregationGraph),
-     AggregationGraphStrategy),
-    (_kind("RBACDiff", "rbacdiffs", insight_models.RBACDiff), RBACDiffStrategy),
-)
+#: The strategy of each insight kind (`runtime.models.catalog.INSIGHT_KINDS`).
+INSIGHT_STRATEGIES: dict[KindInfo, type[VirtualStrategy]] = {
+    catalog.ACCESS_EXPLANATION: AccessExplanationStrategy,
+    catalog.WHO_CAN: WhoCanStrategy,
+    catalog.ACCESS_MATRIX: AccessMatrixStrategy,
+    catalog.RBAC_LINT: RBACLintStrategy,
+    catalog.AGGREGATION_GRAPH: AggregationGraphStrategy,
+    catalog.RBAC_DIFF: RBACDiffStrategy,
+}
