@@ -326,6 +326,16 @@ async def test_store_value_read_with_another_than_the_write_key_is_stale():
     assert not await is_stale(raw, SA)  # a store without encryption: never stale
 
 
+class NoReads(MemoryStore):
+    async def get(self, key):
+        raise AssertionError("read")
+
+
+async def test_store_of_a_single_key_answers_stale_without_reading():
+    assert not await is_stale(store_over(NoReads(), aes("aesgcm", ("key1", KEY1))), SA)
+    assert not await is_stale(store_over(NoReads(), aes("aesgcm", ("key1", KEY1))), "/coordination/leases/a/b")
+
+
 # --- automatic reload ---
 
 def write_config(path, *providers: dict) -> None:

@@ -159,6 +159,8 @@ class PrefixTransformers:
             raise ValueError("PrefixTransformers needs at least one transformer")
         self.entries = tuple(entries)
         self.no_match = no_match
+        #: Whether a read may be stale: more than one way to read, here or below (more keys, providers).
+        self.rotating = len(self.entries) > 1 or any(getattr(t, "rotating", False) for _, t in self.entries)
 
     @property
     def write_prefix(self) -> bytes:

@@ -147,7 +147,7 @@ class EncryptingStore:
         """Whether `key`'s stored value was sealed by other than the write provider and key (False: none, or
         unreadable)."""
         transformer = self._transformer(key)
-        if transformer is None:
+        if transformer is None or not transformer.rotating:  # one way to read: never stale, nothing to ask
             return False
         entry = await self._store.get(key)
         if entry is None:
