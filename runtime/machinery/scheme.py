@@ -162,6 +162,12 @@ class Scheme:
         rt.strategy  # bound before the kind is served
         return self._serve(rt)
 
+    def bind_strategies(self) -> None:
+        """Bind every served kind's strategy now: a server does when its registry is built, so that no
+        request pays a first use (a client never does, and never loads the server's kinds)."""
+        for rt in self.types:
+            rt.strategy
+
     def _resource_type(self, info: KindInfo, strategy: StrategyFactory) -> ResourceType:
         """`info` as served under this domain, its strategy made by `strategy` when first asked for."""
         group = info.group if info.group is not None else self.group_name(info.group_prefix)

@@ -122,6 +122,7 @@ class RegistryCore:
                  history_seconds: float = 300.0, continue_ttl: float = 300.0, continue_secret: bytes | None = None,
                  token_clock: Callable[[], float] | None = None) -> None:
         self.scheme = scheme
+        scheme.bind_strategies()
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
         self.rbac = rbac if rbac is not None else RBACIndex()
         #: `authorize(attrs) -> Decision`; by default RBAC over `rbac`.
