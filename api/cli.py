@@ -317,6 +317,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {_reason(exc)}") from None
         except PolicyError as exc:
             raise ValueError(f"--audit-policy-file {args.audit_policy_file}: {exc}") from None
+    if args.encryption_provider_config_automatic_reload and not args.encryption_provider_config:
+        raise ValueError("--encryption-provider-config-automatic-reload must be set with --encryption-provider-config")
     if args.encryption_provider_config:
         try:
             load_config(args.encryption_provider_config, args.api_domain)

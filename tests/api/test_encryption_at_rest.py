@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from api.cli import main
+from runtime.server.featuregates import DEFAULT_GATES
 from runtime.server.storage.encryption import RELOAD_INTERVAL, load_config
 from tests.support.crds import GROUP, crd_path, established, widget, widget_crd, widgets_path
 from tests.support.etcd import raw_keys
@@ -190,6 +191,28 @@ async def test_a_value_no_provider_reads_is_500_with_kubes_words_and_the_rest_is
         assert r.json()["message"].endswith("no matching key was found for the provided AES transformer")
         assert (await c.post(SAS, json=sa("new"))).status_code == 201
         assert (await c.get(f"{SAS}/new")).status_code == 200
+        listed = (await c.get(SAS)).json()["items"]
+        assert "new" in {o["metadata"]["name"] for o in listed} and "sealed" not in {
+            o["metadata"]["name"] for o in listed}
+
+
+# KEP-3926's case: an object whose key is lost, removed unread (gate AllowUnsafeMalformedObjectDeletion).
+@pytest.mark.stores("sqlite", "etcd")
+async def test_a_value_no_provider_reads_is_deleted_unread_with_the_unsafe_option(nursery, tmp_path):
+    first = write_config(tmp_path / "one.yaml", ("key1", KEY1))
+    async with trio.open_nursery() as inner:
+        srv = await start_in_process(inner, tmp_path, encryption_provider_config=first)
+        async with srv.client() as c:
+            assert (await c.post(SAS, json=sa("lost"))).status_code == 201
+        inner.cancel_scope.cancel()
+    other = write_config(tmp_path / "two.yaml", ("key2", KEY2))
+    gates = dict(DEFAULT_GATES, AllowUnsafeMalformedObjectDeletion=True)
+    srv = await start_in_process(nursery, tmp_path, encryption_provider_config=other, feature_gates=gates)
+    async with srv.client() as c:
+        r = await c.delete(f"{SAS}/lost", params={"ignoreStoreReadErrorWithClusterBreakingPotential": "true"})
+        assert r.status_code == 200, r.text
+        assert (await c.get(f"{SAS}/lost")).status_code == 404
+    assert "/core/serviceaccounts/default/lost" not in await stored_values(srv, "/core/serviceaccounts/default/")
 
 
 @pytest.mark.stores("sqlite")

@@ -71,3 +71,9 @@ def test_serve_flags_of_a_good_config_reach_the_servers_options(tmp_path):
                                                  "--encryption-provider-config-automatic-reload", "true"]))
     assert (options.encryption_provider_config, options.encryption_provider_config_automatic_reload) == (
         str(path), True)
+
+
+def test_automatic_reload_without_a_config_is_kubes_must_be_set_with():
+    with pytest.raises(ValueError, match="^--encryption-provider-config-automatic-reload must be set with "
+                                         "--encryption-provider-config$"):
+        serve_options(parser().parse_args(["serve", "--encryption-provider-config-automatic-reload", "true"]))
