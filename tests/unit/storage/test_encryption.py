@@ -110,6 +110,14 @@ def test_config_provider_of_two_kinds_is_one_per_element():
         config_text(["secrets"], {**aes("aesgcm", ("k", KEY1)), "identity": {}}))
 
 
+def test_config_errors_never_echo_a_secret():
+    secret = base64.b64encode(b"s" * 32).decode()
+    misspelled = {"aesgcmm": {"keys": [{"name": "k", "secret": secret}]}}
+    assert secret not in config_error(config_text(["secrets"], misspelled))
+    assert secret not in config_error(json.dumps({"apiVersion": "apiserver.config.k8s.io/v1", "resources": [
+        {"resources": ["secrets"], "providers": [aes("aesgcm", ("k", secret))]}]}))
+
+
 def test_config_star_alone_says_to_use_star_dot():
     assert config_error(config_text(["*"], IDENTITY)) == (
         "resources[0].resources[0]: Invalid value: \"*\": use '*.' to encrypt all the resources from core API "

@@ -9,7 +9,7 @@
   read; a value no provider reads is `Unreadable` (a corrupt object upstream).
 - `reload`: `run_reload`, the automatic reload of the file.
 
-Contract: imports nothing but storage (and the crypto libraries). Without the
+Contract: imports nothing of miniplane but storage (and cryptography, PyNaCl, PyYAML); no message echoes a key. Without the
 flag nothing here runs: the assembly wraps the store only when given a file.
 `is_stale(store, key)` is the question the registry asks before it skips a
 write that changes nothing (kube's GuaranteedUpdate writes a stale value anyway).

@@ -110,7 +110,7 @@ def parse_config(data: bytes | str, domain: str) -> EncryptionConfig:
         raise ConfigError(f"couldn't get version/kind; json parse error: not an object: {_go(doc)}")
     kind, version = doc.get("kind"), doc.get("apiVersion")
     if not kind:
-        raise ConfigError(f"Object 'Kind' is missing in '{json.dumps(doc, separators=(',', ':'))[:200]}'")
+        raise ConfigError("Object 'Kind' is missing")  # kube echoes the document here: keys and all
     if version != API_VERSION or kind != KIND:
         raise ConfigError(f"no kind {json.dumps(kind)} is registered for version {json.dumps(version or '')}")
     errors = _validate(doc)
@@ -189,11 +189,13 @@ def _validate_resources(resources: list[str], path: str) -> list[str]:
 
 def _validate_provider(provider: Any, path: str) -> list[str]:
     named = [name for name in (*_PROVIDERS, "identity", *_UNSERVED) if isinstance(provider, dict) and name in provider]
+    # The element's field names only: its values may be keys.
+    shown = _go(sorted(provider) if isinstance(provider, dict) else "REDACTED")
     if not named:
-        return [f"{path}: Invalid value: {_go(provider)}: provider does not contain any of the expected providers: "
+        return [f"{path}: Invalid value: {shown}: provider does not contain any of the expected providers: "
                 f"KMS, AESGCM, AESCBC, Secretbox, Identity"]
     if len(named) > 1:
-        return [f"{path}: Invalid value: {_go(provider)}: more than one provider specified in a single element, "
+        return [f"{path}: Invalid value: {shown}: more than one provider specified in a single element, "
                 f"should split into different list elements"]
     name = named[0]
     if name in _UNSERVED:
