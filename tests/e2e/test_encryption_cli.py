@@ -1,16 +1,18 @@
 """`miniplane serve --encryption-provider-config`: a configuration Kubernetes would refuse (a wrong key, a file
 that does not read or parse, an unknown kind, duplicate resources) stops the start with one line naming the
 flag and kube's complaint, exit 2, as every other bad value of the command line; a good one reaches the
-server's options."""
+server's options, and a server of two workers started with it stores ciphertext and answers plaintext."""
 
 from __future__ import annotations
 
 import base64
+import sqlite3
 
 import pytest
 
 from api.cli import parser, serve_options
 from tests.e2e.test_cli_errors import free_port, miniplane
+from tests.support.serverproc import admin_client, spawn_server
 
 
 def config(resources: str, provider: str, *, kind: str = "EncryptionConfiguration") -> str:
@@ -77,3 +79,24 @@ def test_automatic_reload_without_a_config_is_kubes_must_be_set_with():
     with pytest.raises(ValueError, match="^--encryption-provider-config-automatic-reload must be set with "
                                          "--encryption-provider-config$"):
         serve_options(parser().parse_args(["serve", "--encryption-provider-config-automatic-reload", "true"]))
+
+
+async def test_serve_with_a_good_config_and_two_workers_stores_ciphertext_and_serves_plaintext(tmp_path):
+    path = tmp_path / "enc.yaml"
+    key = base64.b64encode(b"k" * 32).decode()
+    path.write_text(config("serviceaccounts", f"aesgcm: {{keys: [{{name: key1, secret: {key}}}]}}"))
+    data_dir = tmp_path / "data"
+    proc, url = await spawn_server(data_dir, "--store", "sqlite", "--workers", "2", "--encryption-provider-config",
+                                   str(path), "--encryption-provider-config-automatic-reload", "true")
+    try:
+        async with admin_client(data_dir, url) as client:
+            body = {"metadata": {"name": "robot", "annotations": {"note": "plaintext-marker"}}}
+            assert (await client.post("/api/v1/namespaces/default/serviceaccounts", json=body)).status_code == 201
+            got = await client.get("/api/v1/namespaces/default/serviceaccounts/robot")
+            assert got.json()["metadata"]["annotations"]["note"] == "plaintext-marker"
+    finally:
+        proc.terminate()
+        await proc.wait()
+    with sqlite3.connect(data_dir / "state.db") as db:
+        (value,), = db.execute("SELECT value FROM kv WHERE key = '/core/serviceaccounts/default/robot'")
+    assert value.startswith(b"k8s:enc:aesgcm:v1:key1:") and b"plaintext-marker" not in value
