@@ -17,6 +17,16 @@ and the server's issuer and audiences (kube-apiserver's
   Kubernetes' `jwtTokenAuthenticator`. It raises `TokenError` in
   Kubernetes' words. Whether the service account (and bound object) still
   exists is the caller's to check (`runtime.server.kinds.serviceaccount`).
+- `issue_legacy(namespace, name, uid, secret)` writes a legacy token, the
+  one kube-controller-manager's token controller puts in a Secret of type
+  `kubernetes.io/service-account-token` (`pkg/serviceaccount/legacy.go`'s
+  LegacyClaims): issuer `kubernetes/serviceaccount`, `sub`, and the
+  `kubernetes.io/serviceaccount/...` claims naming the namespace, the
+  Secret and the service account (name, uid); no audience, no expiry.
+  `verify` accepts it for the server's audiences only and checks its claims
+  as Kubernetes' legacy validator (`sub claim is missing`, ...); the claims
+  then name the Secret (`TokenClaims.secret`), which must still hold that
+  very token (`runtime.server.tokenauth`).
 
 The clock is the caller's (wall seconds), so tests can move it; PyJWT's
 own time checks are off. A key is PEM (PKCS#8); `generate_key()` makes one.
@@ -42,13 +52,13 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from runtime.server.rbac.user import UserInfo, service_account_username
+from runtime.server.rbac.user import UserInfo, service_account_username, split_service_account_username
 from runtime.machinery.validation.gofmt import go_quote_list
 
 __all__ = [
     "TokenSigner", "TokenClaims", "TokenError", "TokenAuthentication", "generate_key",
     "DEFAULT_ISSUER", "DEFAULT_EXPIRATION_SECONDS", "MIN_EXPIRATION_SECONDS", "MAX_EXPIRATION_SECONDS",
-    "LEEWAY_SECONDS", "CREDENTIAL_ID_KEY", "looks_like_jwt", "refusal",
+    "LEEWAY_SECONDS", "CREDENTIAL_ID_KEY", "LEGACY_ISSUER", "looks_like_jwt", "refusal",
 ]
 
 #: kube-apiserver's usual `--service-account-issuer` (kubeadm's), the default audience too.
@@ -62,7 +72,14 @@ LEEWAY_SECONDS = 60
 #: The user extra naming a token's `jti` (`JTI=<jti>`), as Kubernetes' ServiceAccountTokenJTI.
 CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
 
+#: The issuer of legacy (Secret-based) tokens, Kubernetes' serviceaccount.LegacyIssuer.
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+
 _ALGORITHM = "ES256"
+_LEGACY = "kubernetes.io/serviceaccount/"
+#: A legacy token's claims, each with the name Kubernetes' legacy validator gives it when missing.
+_LEGACY_CLAIMS = (("namespace", "namespace"), ("secret.name", "secretName"),
+                  ("service-account.name", "serviceAccountName"), ("service-account.uid", "serviceAccountUID"))
 _PRIVATE = "kubernetes.io"
 _MEMO_SIZE = 4096
 
@@ -93,6 +110,8 @@ class TokenClaims:
     bound: tuple[str, str, str, str] | None = None
     expiry: int = 0
     issued_at: int = 0
+    #: The Secret a legacy token lives in (its `secret.name` claim); "" for a bound token.
+    secret: str = ""
 
 
 def refusal(errors: list[str]) -> str:
@@ -166,23 +185,33 @@ class TokenSigner:
         token = jwt.encode(claims, self._key, algorithm=_ALGORITHM, headers={"kid": self.key_id})
         return token, expiry
 
+    def issue_legacy(self, namespace: str, name: str, uid: str, secret: str) -> str:
+        """A legacy token of the service account `namespace/name` (`uid`) for the Secret `secret` (see the module doc)."""
+        claims = {"iss": LEGACY_ISSUER, f"{_LEGACY}namespace": namespace, f"{_LEGACY}secret.name": secret,
+                  f"{_LEGACY}service-account.name": name, f"{_LEGACY}service-account.uid": uid,
+                  "sub": service_account_username(namespace, name)}
+        return jwt.encode(claims, self._key, algorithm=_ALGORITHM, headers={"kid": self.key_id})
+
     def claims_issuer(self, token: str) -> bool:
-        """Whether `token` claims to be this signer's (Kubernetes' hasCorrectIssuer, before any check)."""
+        """Whether `token` claims to be this signer's, bound or legacy (Kubernetes' hasCorrectIssuer, before any
+        check)."""
         payload = looks_like_jwt(token)
-        return payload is not None and payload.get("iss") == self.issuer
+        return payload is not None and payload.get("iss") in (self.issuer, LEGACY_ISSUER)
 
     def verify(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenClaims | None:
         """The claims of `token` if it is valid for one of `audiences` (default: the server's).
 
         Returns None for a token that is not this issuer's (another
         authenticator may know it). Raises TokenError for one that is but
-        fails: a bad signature, wrong audiences, expired, not yet valid.
+        fails: a bad signature, wrong audiences, expired, not yet valid, a
+        legacy token's claim missing.
         """
         if not self.claims_issuer(token):
             return None
         payload = self._signed_payload(token)
+        legacy = payload.get("iss") == LEGACY_ISSUER and self.issuer != LEGACY_ISSUER
         private = payload.get(_PRIVATE)
-        if not isinstance(private, dict):
+        if not legacy and not isinstance(private, dict):
             raise TokenError("service account token claims could not be validated due to unexpected validation "
                              "error")
         aud = payload.get("aud")
@@ -194,6 +223,8 @@ class TokenSigner:
         if not accepted:
             raise TokenError(f"token audiences {go_quote_list(token_auds)} is invalid for the target audiences "
                              f"{go_quote_list(requested)}")
+        if legacy:
+            return _legacy_claims(payload, accepted)
         self._check_times(payload)
         account = private.get("serviceaccount") or {}
         bound = None
@@ -233,3 +264,23 @@ class TokenSigner:
             raise TokenError("service account token is not valid yet")
         if numbers["iat"] is not None and now + LEEWAY_SECONDS < numbers["iat"]:
             raise TokenError("service account token is issued in the future")
+
+
+def _legacy_claims(payload: dict[str, Any], audiences: tuple[str, ...]) -> TokenClaims:
+    """A legacy token's claims, checked as Kubernetes' legacyValidator checks them (no lookup: the caller's)."""
+    if not _text(payload.get("sub")):
+        raise TokenError("sub claim is missing")
+    values = {}
+    for claim, name in _LEGACY_CLAIMS:
+        values[claim] = _text(payload.get(_LEGACY + claim))
+        if not values[claim]:
+            raise TokenError(f"{name} claim is missing")
+    namespace, name = values["namespace"], values["service-account.name"]
+    if split_service_account_username(_text(payload.get("sub"))) != (namespace, name):
+        raise TokenError("sub claim is invalid")
+    return TokenClaims(namespace=namespace, name=name, uid=values["service-account.uid"], jti="",
+                       audiences=audiences, secret=values["secret.name"])
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -84,3 +84,70 @@ def test_the_signing_key_must_be_an_ecdsa_p256_key(signer):
 def test_refusals_read_as_kubernetes_authenticator_chain():
     assert refusal([]) == "invalid bearer token"
     assert refusal(["service account token has expired"]) == "[invalid bearer token, service account token has expired]"
+
+
+# ---- legacy (Secret-based) tokens: Kubernetes' LegacyClaims and the legacy validator's claim checks --------------
+
+LEGACY = "kubernetes.io/serviceaccount/"
+
+
+def legacy_claims(**changes) -> dict:
+    claims = {"iss": "kubernetes/serviceaccount", "sub": "system:serviceaccount:ns:robot",
+              f"{LEGACY}namespace": "ns", f"{LEGACY}secret.name": "robot-token",
+              f"{LEGACY}service-account.name": "robot", f"{LEGACY}service-account.uid": "uid-1"}
+    claims.update(changes)
+    return {k: v for k, v in claims.items() if v is not None}
+
+
+@pytest.fixture
+def key() -> bytes:
+    return generate_key()
+
+
+def test_a_legacy_token_carries_kubernetes_legacy_claims_and_no_expiry(key, clock):
+    signer = TokenSigner(key, issuer="https://issuer", audiences=("api",), clock=clock)
+    token = signer.issue_legacy("ns", "robot", "uid-1", "robot-token")
+    assert jwt.decode(token, options={"verify_signature": False}) == legacy_claims()
+    assert jwt.get_unverified_header(token) == {"alg": "ES256", "kid": signer.key_id, "typ": "JWT"}
+    clock.now += 10 * 365 * 86400  # no expiry: good in ten years
+    claims = signer.verify(token)
+    assert (claims.namespace, claims.name, claims.uid, claims.secret) == ("ns", "robot", "uid-1", "robot-token")
+    assert claims.audiences == ("api",) and claims.bound is None and claims.expiry == 0
+
+
+def test_a_legacy_token_is_good_only_for_the_server_audiences(key, clock):
+    signer = TokenSigner(key, issuer="https://issuer", audiences=("api",), clock=clock)
+    token = signer.issue_legacy("ns", "robot", "uid-1", "robot-token")
+    with pytest.raises(TokenError) as refused:
+        signer.verify(token, ("vault",))
+    assert str(refused.value) == 'token audiences ["api"] is invalid for the target audiences ["vault"]'
+
+
+def test_a_bound_token_names_no_secret(signer):
+    token, _ = signer.issue("ns", "robot", "u", audiences=("api",), expiration_seconds=600)
+    assert signer.verify(token).secret == ""
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"sub": None}, "sub claim is missing"),
+    ({f"{LEGACY}namespace": None}, "namespace claim is missing"),
+    ({f"{LEGACY}secret.name": ""}, "secretName claim is missing"),
+    ({f"{LEGACY}service-account.name": None}, "serviceAccountName claim is missing"),
+    ({f"{LEGACY}service-account.uid": None}, "serviceAccountUID claim is missing"),
+    ({"sub": "system:serviceaccount:other:robot"}, "sub claim is invalid"),
+    ({"sub": "system:serviceaccount:ns:robot2"}, "sub claim is invalid"),
+    ({"sub": "robot"}, "sub claim is invalid"),
+])
+def test_a_legacy_token_missing_a_claim_is_refused_in_kubernetes_words(key, clock, changes, message):
+    signer = TokenSigner(key, issuer="https://issuer", audiences=("api",), clock=clock)
+    token = jwt.encode(legacy_claims(**changes), key, algorithm="ES256")
+    with pytest.raises(TokenError) as refused:
+        signer.verify(token)
+    assert str(refused.value) == message
+
+
+def test_a_legacy_token_signed_by_another_key_is_refused(key, clock):
+    signer = TokenSigner(key, issuer="https://issuer", audiences=("api",), clock=clock)
+    token = jwt.encode(legacy_claims(), generate_key(), algorithm="ES256")
+    with pytest.raises(TokenError, match="error in cryptographic primitive"):
+        signer.verify(token)
