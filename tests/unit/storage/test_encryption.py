@@ -105,6 +105,19 @@ def test_config_naming_a_resource_twice_is_kubes_duplicate():
         'specified multiple times')
 
 
+@pytest.mark.parametrize("resources, duplicate, overlap", [
+    (["secrets", "*."], False, True), (["*.*", "configmaps.example.com"], False, True),
+    (["*.*", "*.*"], True, True), (["secrets", "configmaps"], False, False)])
+def test_config_resources_overlap_as_kube_counts_them(resources, duplicate, overlap):
+    text = config_text(resources, IDENTITY)
+    if not (duplicate or overlap):
+        assert parse_config(text, DOMAIN).rules
+        return
+    message = config_error(text)
+    assert ("the same resource cannot be specified multiple times" in message) is duplicate
+    assert ("using overlapping resources such as 'secrets' and '*.' in the same resource list" in message) is overlap
+
+
 def test_config_provider_of_two_kinds_is_one_per_element():
     assert "more than one provider specified in a single element" in config_error(
         config_text(["secrets"], {**aes("aesgcm", ("k", KEY1)), "identity": {}}))

@@ -164,10 +164,9 @@ def _validate(doc: dict[str, Any]) -> list[str]:
 
 def _validate_resources(resources: list[str], path: str) -> list[str]:
     errors: list[str] = []
-    parsed = [_group_resource(r) for r in resources]
-    if len(set(parsed)) < len(parsed):
+    duplicate, overlap = _duplicate_and_overlap([_group_resource(r) for r in resources])
+    if duplicate:
         errors.append(f"{path}: Invalid value: {_go(resources)}: the same resource cannot be specified multiple times")
-    overlap = any(a != b and (a == _ANY or (a[0] == b[0] and "*" in (a[1], b[1]))) for a in parsed for b in parsed)
     if overlap:
         errors.append(f"{path}: Invalid value: {_go(resources)}: using overlapping resources such as 'secrets' "
                       f"and '*.' in the same resource list is not allowed as they will be masked")
@@ -185,6 +184,22 @@ def _validate_resources(resources: list[str], path: str) -> list[str]:
         if complaint:
             errors.append(f"{path}[{k}]: Invalid value: {_go(name)}: {complaint}")
     return errors
+
+
+def _duplicate_and_overlap(parsed: list[tuple[str, str]]) -> tuple[bool, bool]:
+    """kube's validateResourceOverlap: a pair named twice, and a pair a wildcard of the list masks (the
+    first duplicate pair found counts as a duplicate only, as kube's loop)."""
+    duplicate = overlap = False
+    for i, a in enumerate(parsed):
+        for j, b in enumerate(parsed):
+            if i == j:
+                continue
+            if a == b and not duplicate:
+                duplicate = True
+                continue
+            if a == _ANY or (a[0] == b[0] and "*" in (a[1], b[1])):
+                overlap = True
+    return duplicate, overlap
 
 
 def _validate_provider(provider: Any, path: str) -> list[str]:
