@@ -188,8 +188,9 @@ class _Schemas:
             return {"type": "object", "additionalProperties": self.of(args[1])}
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             return self.add(annotation)
-        scalars = {str: {"type": "string"}, bool: {"type": "boolean"},
-                   int: {"type": "integer", "format": "int64"}, float: {"type": "number", "format": "double"}}
+        scalars = {str: {"type": "string"}, models.Base64: {"type": "string", "format": "byte"},
+                   bool: {"type": "boolean"}, int: {"type": "integer", "format": "int64"},
+                   float: {"type": "number", "format": "double"}}
         if annotation in scalars:
             return dict(scalars[annotation])
         if annotation is Any:

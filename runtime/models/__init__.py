@@ -13,7 +13,7 @@ engines and the OpenAPI generator read.
 model, verbs), which every `Scheme` serves.
 """
 
-from runtime.models.base import K8sModel, list_field, map_field
+from runtime.models.base import Base64, K8sModel, list_field, map_field
 from runtime.models.meta import (
     DeleteOptions, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
     ObjectMeta, OwnerReference, Preconditions, Status, StatusCause, StatusDetails,
@@ -34,8 +34,8 @@ from runtime.models.authentication import (
     TokenRequestStatus, TokenReview, TokenReviewSpec, TokenReviewStatus, UserInfoModel,
 )
 from runtime.models.core import (
-    LocalObjectReference, Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus, ServiceAccount,
-    ServiceAccountList,
+    ConfigMap, ConfigMapList, LocalObjectReference, Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus, ServiceAccount,
+    Secret, SecretList, ServiceAccountList,
 )
 from runtime.models.coordination import Lease, LeaseList, LeaseSpec
 from runtime.models.events import (
@@ -47,7 +47,7 @@ from runtime.models.apiextensions import (
 )
 
 __all__ = [
-    "K8sModel", "list_field", "map_field",
+    "K8sModel", "Base64", "list_field", "map_field",
     "DeleteOptions", "LabelSelector", "LabelSelectorRequirement", "ListMeta", "ManagedFieldsEntry",
     "ObjectMeta", "OwnerReference", "Preconditions", "Status", "StatusCause", "StatusDetails",
     "AggregationRule", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBindingList",
@@ -62,7 +62,8 @@ __all__ = [
     "BoundObjectReference", "TokenRequest", "TokenRequestSpec", "TokenRequestStatus",
     "TokenReview", "TokenReviewSpec", "TokenReviewStatus",
     "Namespace", "NamespaceCondition", "NamespaceList", "NamespaceSpec", "NamespaceStatus",
-    "LocalObjectReference", "ServiceAccount", "ServiceAccountList",
+    "LocalObjectReference", "ServiceAccount", "ServiceAccountList", "ConfigMap", "ConfigMapList", "Secret",
+    "SecretList",
     "Lease", "LeaseList", "LeaseSpec",
     "ObjectReference", "EventSource", "EventSeries", "Event", "EventList", "EventsV1Event", "EventsV1EventList",
     "EventsV1EventSeries",

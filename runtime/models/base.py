@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import core_schema
 from pydantic.alias_generators import to_camel
 
-__all__ = ["K8sModel", "list_field", "map_field", "int_field", "field_extensions"]
+__all__ = ["K8sModel", "Base64", "list_field", "map_field", "int_field", "field_extensions"]
 
 
 class K8sModel(BaseModel):
@@ -26,6 +27,19 @@ class K8sModel(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """The Kubernetes JSON form: camelCase keys, unset fields omitted."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Base64(str):
+    """Go's `[]byte` as its JSON form: base64 text (RFC 4648, padded); OpenAPI `format: byte`.
+
+    The model checks the JSON type only (a string); whether the text is base64 is
+    the kind's decoding's (`runtime.server.kinds.configdata`), which answers in
+    Go's words.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return core_schema.str_schema(strict=True)
 
 
 def list_field(*, list_type: str = "atomic", map_keys: list[str] | None = None,

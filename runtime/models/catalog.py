@@ -19,7 +19,7 @@ from runtime.machinery.kindinfo import STATUS_VERBS, KindInfo
 from runtime.models import insight
 
 __all__ = [
-    "BUILTIN_KINDS", "NAMESPACE", "CORE_EVENT", "SERVICE_ACCOUNT", "CLUSTER_ROLE", "CLUSTER_ROLE_BINDING", "ROLE",
+    "BUILTIN_KINDS", "NAMESPACE", "CORE_EVENT", "CONFIG_MAP", "SECRET", "SERVICE_ACCOUNT", "CLUSTER_ROLE", "CLUSTER_ROLE_BINDING", "ROLE",
     "ROLE_BINDING", "REVIEW_KINDS", "SUBJECT_ACCESS_REVIEW", "LOCAL_SUBJECT_ACCESS_REVIEW",
     "SELF_SUBJECT_ACCESS_REVIEW", "SELF_SUBJECT_RULES_REVIEW", "SELF_SUBJECT_REVIEW", "TOKEN_REVIEW", "TOKEN_REQUEST",
     "LEASE", "EVENTS_EVENT", "CRD", "INSIGHT_KINDS", "ACCESS_EXPLANATION", "WHO_CAN",
@@ -35,6 +35,9 @@ NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, models.N
                      short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
                      subresources=(("finalize", ("update",)), ("status", STATUS_VERBS)))
 CORE_EVENT = KindInfo("", "Event", "events", "event", True, models.Event, models.EventList, short_names=("ev",))
+CONFIG_MAP = KindInfo("", "ConfigMap", "configmaps", "configmap", True, models.ConfigMap, models.ConfigMapList,
+                      short_names=("cm",))
+SECRET = KindInfo("", "Secret", "secrets", "secret", True, models.Secret, models.SecretList)
 SERVICE_ACCOUNT = KindInfo("", "ServiceAccount", "serviceaccounts", "serviceaccount", True, models.ServiceAccount,
                            models.ServiceAccountList, short_names=("sa",), subresources=(("token", ("create",)),))
 
@@ -92,6 +95,6 @@ INSIGHT_KINDS = (ACCESS_EXPLANATION, WHO_CAN, ACCESS_MATRIX, RBAC_LINT, AGGREGAT
 
 #: Every built-in kind, in discovery order (core first): what a `Scheme` serves unless told otherwise.
 BUILTIN_KINDS: tuple[KindInfo, ...] = (
-    NAMESPACE, CORE_EVENT, SERVICE_ACCOUNT, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, *REVIEW_KINDS,
+    NAMESPACE, CORE_EVENT, CONFIG_MAP, SECRET, SERVICE_ACCOUNT, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, *REVIEW_KINDS,
     TOKEN_REVIEW, LEASE, EVENTS_EVENT, CRD, *INSIGHT_KINDS,
 )

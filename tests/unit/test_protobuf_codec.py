@@ -14,6 +14,7 @@ import pytest
 
 from runtime.machinery.serializer import protobuf
 from runtime.machinery.serializer.protobuf import PROTOBUF_PREFIX, ProtobufError, decode, decode_watch_frames, encode, encode_watch_event
+from runtime.machinery.serializer.proto import core_v1_pb2
 from runtime.machinery.serializer.proto import meta_v1_pb2
 from runtime.machinery.serializer.proto import rbac_v1_pb2
 from runtime.machinery.serializer.proto import runtime_pb2
@@ -125,6 +126,14 @@ SERVICE_ACCOUNT = {
     "secrets": [{"name": "robot-secret"}], "imagePullSecrets": [{"name": "registry"}],
     "automountServiceAccountToken": False,
 }
+CONFIG_MAP = {
+    "apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("settings", "ci"), "immutable": False,
+    "data": {"a.conf": "x=1", "b": ""}, "binaryData": {"blob": "AAEC/w=="},
+}
+SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": _meta("creds", "ci"), "immutable": True,
+    "data": {"password": "czNjcjN0", "empty": ""}, "type": "kubernetes.io/basic-auth",
+}
 
 
 def _list(kind: str, api_version: str, *items: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +207,10 @@ OBJECTS: dict[str, dict[str, Any]] = {
     "NamespaceList": _list("NamespaceList", "v1", NAMESPACE),
     "ServiceAccount": SERVICE_ACCOUNT,
     "ServiceAccountList": _list("ServiceAccountList", "v1", SERVICE_ACCOUNT),
+    "ConfigMap": CONFIG_MAP,
+    "ConfigMapList": _list("ConfigMapList", "v1", CONFIG_MAP),
+    "Secret": SECRET,
+    "SecretList": _list("SecretList", "v1", SECRET),
     "Event": CORE_EVENT,
     "EventList": _list("EventList", "v1", CORE_EVENT),
     "Status": {
@@ -246,6 +259,25 @@ def test_kind_is_chosen_whatever_the_group_domain() -> None:
 
 
 # --- field numbers ----------------------------------------------------------
+
+def _entry(key: str, value: str | bytes) -> bytes:
+    return _ld(1, key) + _ld(2, value)
+
+
+def test_config_map_and_secret_bytes_are_base64_in_json_with_kubernetes_field_numbers() -> None:
+    # ConfigMap: data 2 (string), binaryData 3 (bytes), immutable 4; Secret: data 2 (bytes), type 3,
+    # stringData 4, immutable 5. Go's JSON writes []byte as padded base64.
+    cm = _ld(1, _ld(1, "c")) + _ld(2, _entry("k", "v")) + _ld(3, _entry("b", b"\x00\xff")) + _vi(4, 1)
+    assert decode(_envelope("v1", "ConfigMap", cm)) == {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "immutable": True, "data": {"k": "v"},
+        "binaryData": {"b": "AP8="}}
+    secret = _ld(1, _ld(1, "s")) + _ld(2, _entry("k", b"abc")) + _ld(3, "Opaque") + _vi(5, 0)
+    assert decode(_envelope("v1", "Secret", secret)) == {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "immutable": False, "data": {"k": "YWJj"},
+        "type": "Opaque"}
+    assert core_v1_pb2.Secret.FromString(runtime_pb2.Unknown.FromString(encode(SECRET)[4:]).raw).data[
+        "password"] == b"s3cr3t"
+
 
 def test_token_request_and_service_account_use_kubernetes_field_numbers() -> None:
     # TokenRequestSpec: audiences 1, boundObjectRef 3 (kind 1, apiVersion 2, name 3, uid 4), expirationSeconds 4.

@@ -12,7 +12,8 @@ driven by the message descriptors, maps JSON keys to the fields of the same
 name (Kubernetes names its Protobuf fields after the JSON keys); the special
 cases are the types whose JSON form is not an object: `Time`/`MicroTime`
 (RFC 3339 strings), `FieldsV1` and `RawExtension` (embedded JSON bytes) and
-`ExtraValue` (a list of strings).
+`ExtraValue` (a list of strings); `bytes` fields (a ConfigMap's `binaryData`,
+a Secret's `data`) are base64 text in JSON, as Go's encoder writes `[]byte`.
 
 Decoding renders what Kubernetes' JSON encoder would write for the decoded
 Go struct, because Go clients write every non-pointer field, empty or not:
@@ -48,6 +49,7 @@ Caveats:
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 from array import array
@@ -121,6 +123,10 @@ _KINDS: dict[str, _Kind] = {
     "NamespaceList": _Kind(core.NamespaceList, _CORE),
     "Event": _Kind(core.Event, _CORE),
     "EventList": _Kind(core.EventList, _CORE),
+    "ConfigMap": _Kind(core.ConfigMap, _CORE),
+    "ConfigMapList": _Kind(core.ConfigMapList, _CORE),
+    "Secret": _Kind(core.Secret, _CORE),
+    "SecretList": _Kind(core.SecretList, _CORE),
     "ServiceAccount": _Kind(core.ServiceAccount, _CORE),
     "ServiceAccountList": _Kind(core.ServiceAccountList, _CORE),
     # meta.v1 kinds travel in every group (Status as "v1", DeleteOptions in the
@@ -169,7 +175,7 @@ _NULLABLE = frozenset({
     "SelfSubjectAccessReviewSpec.resourceAttributes", "SelfSubjectAccessReviewSpec.nonResourceAttributes",
     "ResourceAttributes.fieldSelector", "ResourceAttributes.labelSelector",
     "ServiceAccount.automountServiceAccountToken", "TokenRequestSpec.expirationSeconds",
-    "TokenRequestSpec.boundObjectRef",
+    "TokenRequestSpec.boundObjectRef", "ConfigMap.immutable", "Secret.immutable",
 })
 
 # Messages whose JSON form is not an object, by full name.
@@ -194,7 +200,7 @@ def supports(api_version: str, kind: str) -> bool:
     """Return whether `kind` in `api_version` has a Protobuf encoding here.
 
     Kinds are matched by name and by the domain-free start of their group
-    (`rbac.authorization.` for RBAC kinds, the core group for Namespace, ServiceAccount and
+    (`rbac.authorization.` for RBAC kinds, the core group for ConfigMap, Namespace, Secret, ServiceAccount and
     Event, `events.` for events.k8s.io's own Event, any group for meta.v1
     kinds). `Table` and custom kinds return False.
     """
@@ -432,7 +438,9 @@ def _set_field(message: Message, field: FieldDescriptor, value: Any, path: str) 
         if _is_map(field):
             value_field = field.message_type.fields_by_name["value"]
             for key, item in _expect(Mapping, value, path).items():
-                if value_field.message_type is None:
+                if value_field.type == FieldDescriptor.TYPE_BYTES:
+                    target[key] = _bytes_of(_expect(str, item, f"{path}[{key}]"), f"{path}[{key}]")
+                elif value_field.message_type is None:
                     target[key] = item
                 else:
                     _fill(target[key], item, f"{path}[{key}]")
@@ -452,6 +460,14 @@ def _set_field(message: Message, field: FieldDescriptor, value: Any, path: str) 
         if isinstance(exc, ProtobufError):
             raise
         raise ProtobufError(f"{path}: {exc}") from exc
+
+
+def _bytes_of(text: str, path: str) -> bytes:
+    """The bytes of a `[]byte` field's JSON form (base64, newlines allowed as Go's decoder allows them)."""
+    try:
+        return base64.b64decode(text.replace("\n", "").replace("\r", ""), validate=True)
+    except ValueError as exc:
+        raise ProtobufError(f"{path}: not base64: {exc}") from None
 
 
 def _to_json(message: Message) -> Any:
@@ -482,7 +498,10 @@ def _field_json(message: Message, field: FieldDescriptor) -> Any:
     """Return the JSON form of one field, or None when a singular field is unset."""
     target = getattr(message, field.name)
     if _is_map(field):
-        scalar = field.message_type.fields_by_name["value"].message_type is None
+        value_field = field.message_type.fields_by_name["value"]
+        if value_field.type == FieldDescriptor.TYPE_BYTES:
+            return {key: base64.b64encode(target[key]).decode("ascii") for key in sorted(target)}
+        scalar = value_field.message_type is None
         return {key: target[key] if scalar else _to_json(target[key]) for key in sorted(target)}
     if field.is_repeated:
         return [item if field.message_type is None else _to_json(item) for item in target]

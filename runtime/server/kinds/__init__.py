@@ -3,7 +3,8 @@
 Contract: every kind's behaviour lives here (a strategy is composed of
 small parts, `parts`; subresources that are objects of their own,
 `subresources`), one module per kind family
-(`namespace`, `serviceaccount`, `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
+(`namespace`, `serviceaccount`, `configmap`, `secret` (with `configdata`, what
+they share), `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
 `insight*`; `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
@@ -26,6 +27,7 @@ from runtime.server.kinds.subresources import (
     ActionSubresource, ObjectSubresource, StatusSubresource, Subresource, ViewSubresource,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, DEFAULT_COLUMNS, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.configmap import ConfigMapStrategy
 from runtime.server.kinds.coordination import LeaseStrategy
 from runtime.server.kinds.events import CoreEventStrategy, EventsV1EventStrategy
 from runtime.server.kinds.namespace import (
@@ -40,6 +42,7 @@ from runtime.server.kinds.rbac import (
 from runtime.server.kinds.crd import CLEANUP_FINALIZER, CustomResourceDefinitionStrategy
 from runtime.server.kinds.reviews import REVIEW_STRATEGIES
 from runtime.server.kinds.insight.strategies import INSIGHT_STRATEGIES
+from runtime.server.kinds.secret import SecretStrategy
 from runtime.server.kinds.serviceaccount import ServiceAccountStrategy
 from runtime.server.kinds.tokenreview import TokenReviewStrategy
 
@@ -57,6 +60,8 @@ __all__ = [
 STRATEGIES: dict[KindInfo, type[Strategy | VirtualStrategy]] = {
     catalog.NAMESPACE: NamespaceStrategy,
     catalog.CORE_EVENT: CoreEventStrategy,
+    catalog.CONFIG_MAP: ConfigMapStrategy,
+    catalog.SECRET: SecretStrategy,
     catalog.SERVICE_ACCOUNT: ServiceAccountStrategy,
     catalog.CLUSTER_ROLE: ClusterRoleStrategy,
     catalog.CLUSTER_ROLE_BINDING: ClusterRoleBindingStrategy,

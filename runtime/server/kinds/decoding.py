@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from runtime.machinery.errors import BadRequest
+from runtime.models.base import Base64
 from runtime.models.introspect import FieldShape, fields_of, unknown_fields
 from runtime.machinery.options import Body
 
@@ -32,7 +33,7 @@ __all__ = ["decode_object", "type_error_message", "field_problems"]
 
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
               float: "number", type(None): "null"}
-_GO_SCALAR = {str: "string", int: "int64", bool: "bool", float: "float64"}
+_GO_SCALAR = {str: "string", int: "int64", bool: "bool", float: "float64", Base64: "[]uint8"}
 
 
 def _go_type(shape: FieldShape) -> str:

@@ -66,11 +66,25 @@ def test_storage_version_hash_matches_kubernetes() -> None:
     assert storage_version_hash("", "v1", "Namespace") == "Q3oi5N2YM8M="
 
 
+def test_configmaps_and_secrets_are_discovered_as_kube_apiserver_lists_them(scheme: Scheme) -> None:
+    doc = api_resource_list(scheme, "v1")
+    assert doc is not None
+    cm, secret = _resource(doc, "configmaps"), _resource(doc, "secrets")
+    assert (cm["kind"], cm["singularName"], cm["namespaced"], cm["shortNames"]) == ("ConfigMap", "configmap", True,
+                                                                                    ["cm"])
+    assert (secret["kind"], secret["singularName"], secret["namespaced"]) == ("Secret", "secret", True)
+    assert "shortNames" not in secret
+    assert cm["verbs"] == secret["verbs"] == ["create", "delete", "deletecollection", "get", "list", "patch",
+                                              "update", "watch"]
+    assert (cm["storageVersionHash"], secret["storageVersionHash"]) == ("qFsyl6wFWjQ=", "S6u1pOWzb84=")
+
+
 def test_core_resource_list_has_namespace_and_its_subresources(scheme: Scheme) -> None:
     doc = api_resource_list(scheme, "v1")
     assert doc is not None and doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
-    assert [r["name"] for r in doc["resources"]] == ["events", "namespaces", "namespaces/finalize", "namespaces/status",
-                                                    "serviceaccounts", "serviceaccounts/token"]
+    assert [r["name"] for r in doc["resources"]] == [
+        "configmaps", "events", "namespaces", "namespaces/finalize", "namespaces/status", "secrets", "serviceaccounts",
+        "serviceaccounts/token"]
     ns = _resource(doc, "namespaces")
     assert ns["singularName"] == "namespace" and ns["namespaced"] is False and ns["kind"] == "Namespace"
     assert ns["shortNames"] == ["ns"] and ns["storageVersionHash"] == "Q3oi5N2YM8M="

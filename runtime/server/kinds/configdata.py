@@ -1,0 +1,143 @@
+"""What ConfigMaps and Secrets share: config keys, base64 values read as Go reads them, the 1 MiB bound.
+
+- `config_key_errors(key)`: apimachinery's `IsConfigMapKey` (at most 253
+  characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`), its
+  messages word for word.
+- `go_base64(text)`: Go's `base64.StdEncoding.Decode`, which Kubernetes'
+  JSON decoder runs on every `[]byte` field: newlines are skipped, padding
+  is required, the error names the offset Go names
+  (`illegal base64 data at input byte 4`). `canonical_base64` re-encodes
+  what decoded, as Kubernetes writes the bytes back (`YR==` is `YQ==`).
+- `decode_bytes(obj, field, prefix)`: a map of base64 values checked and made
+  canonical, or the 400 Kubernetes answers for the first bad one.
+- `immutable_errors(new, old, fields)`: what `immutable: true` freezes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from runtime.machinery.errors import BadRequest
+from runtime.machinery.validation.fielderrors import FieldError, forbidden
+
+__all__ = ["MAX_SIZE", "config_key_errors", "go_base64", "canonical_base64", "decode_bytes", "immutable_errors",
+           "IMMUTABLE_DETAIL"]
+
+#: Kubernetes' MaxSecretSize: the bound of a Secret's data and of a ConfigMap's data and binaryData together.
+MAX_SIZE = 1 * 1024 * 1024
+#: ValidateConfigMapUpdate's and ValidateSecretUpdate's detail.
+IMMUTABLE_DETAIL = "field is immutable when `immutable` is set"
+
+_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+_KEY_MSG = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
+            "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_NEWLINES = frozenset(b"\r\n")
+
+
+def config_key_errors(key: str) -> list[str]:
+    """apimachinery's `IsConfigMapKey`: every message for `key` (none when it is a valid config key)."""
+    errs = []
+    if len(key) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _KEY.fullmatch(key):
+        errs.append(_KEY_MSG)
+    if key == ".":
+        errs.append("must not be '.'")
+    elif key == "..":
+        errs.append("must not be '..'")
+    elif key.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
+
+
+class _Corrupt(ValueError):
+    """Go's `base64.CorruptInputError`: the offset of the first byte that does not decode."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"illegal base64 data at input byte {offset}")
+
+
+def _quantum_end(src: bytes, si: int) -> tuple[int, bool]:
+    """Go's decodeQuantum over one group of four from `si`: (where the next group starts, whether padding
+    ended the input). Raises `_Corrupt` where Go does."""
+    j = 0
+    while j < 4:
+        if si == len(src):
+            if j == 0:
+                return si, True
+            raise _Corrupt(si - j)
+        byte = src[si]
+        si += 1
+        if byte in _ALPHABET:
+            j += 1
+            continue
+        if byte in _NEWLINES:
+            continue
+        if byte != ord("=") or j < 2:
+            raise _Corrupt(si - 1)
+        if j == 2:  # "==" expected: the first one is consumed
+            while si < len(src) and src[si] in _NEWLINES:
+                si += 1
+            if si == len(src):
+                raise _Corrupt(len(src))
+            if src[si] != ord("="):
+                raise _Corrupt(si - 1)
+            si += 1
+        while si < len(src) and src[si] in _NEWLINES:
+            si += 1
+        if si < len(src):
+            raise _Corrupt(si)  # trailing garbage
+        return si, True
+    return si, False
+
+
+def go_base64(text: str) -> bytes:
+    """The bytes of base64 `text` as Go's `base64.StdEncoding` decodes them; raises ValueError in Go's words."""
+    src = text.encode("utf-8")
+    si, done = 0, False
+    while not done and si < len(src):
+        si, done = _quantum_end(src, si)
+    cleaned = bytes(b for b in src if b not in _NEWLINES)
+    if len(cleaned) % 4:  # unpadded tail bits Go keeps (StdEncoding is not strict): pad for Python
+        cleaned += b"=" * (-len(cleaned) % 4)
+    try:
+        return base64.b64decode(cleaned, validate=True)
+    except binascii.Error as exc:  # not reached: Go's walk above refuses first
+        raise ValueError(f"illegal base64 data: {exc}") from None
+
+
+def canonical_base64(data: bytes) -> str:
+    """Bytes as Go's JSON encoder writes a `[]byte`: standard, padded base64."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def decode_bytes(obj: dict[str, Any], field: str, prefix: str) -> dict[str, bytes]:
+    """The decoded values of the base64 map `obj[field]`, which becomes canonical base64; raises the 400
+    Kubernetes' decoder answers for the first value that is not base64 (`prefix`: whose decoding failed)."""
+    values = obj.get(field)
+    if not values:
+        return {}
+    decoded: dict[str, bytes] = {}
+    for key, text in values.items():
+        try:
+            decoded[key] = go_base64(text)
+        except ValueError as exc:
+            raise BadRequest(f"{prefix}: {exc}") from None
+    obj[field] = {key: canonical_base64(value) for key, value in decoded.items()}
+    return decoded
+
+
+def immutable_errors(new: dict[str, Any], old: dict[str, Any], fields: tuple[str, ...]) -> list[FieldError]:
+    """What an object whose old self was `immutable: true` may not do: unset it, or change `fields`
+    (an absent map equals an empty one, as Go's nil and empty maps compare after decoding)."""
+    if old.get("immutable") is not True:
+        return []
+    errs = []
+    if new.get("immutable") is not True:
+        errs.append(forbidden("immutable", IMMUTABLE_DETAIL))
+    errs += [forbidden(name, IMMUTABLE_DETAIL) for name in fields if (new.get(name) or {}) != (old.get(name) or {})]
+    return errs
