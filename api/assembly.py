@@ -43,7 +43,7 @@ import trio
 from quart_trio import QuartTrio
 
 from api.app import ServerState, create_app
-from api.audit import Auditor, current_record, load_policy
+from api.audit import Auditor, current_record, default_policy, load_policy
 from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
 from api.health import BASE_CHECKS, HealthCheck, etcd_checks
@@ -288,13 +288,15 @@ def _encrypted(options: ServeOptions, store: Store) -> Store:
 
 
 def _auditor(options: ServeOptions, metrics: APIServerMetrics) -> Auditor:
-    """The auditor `--audit-log-path` and `--audit-policy-file` ask for (off without both).
+    """The auditor `--audit-log-path` and `--audit-policy-file` ask for (off without a log; without a
+    policy file, the default policy: `api.audit.default_policy`).
 
     Raises ValueError for a policy Kubernetes would refuse, OSError for files that cannot be read or written.
     """
-    if not options.audit_log_path or not options.audit_policy_file:
+    if not options.audit_log_path:
         return Auditor()
-    policy = load_policy(Path(options.audit_policy_file).read_text())
+    policy = (load_policy(Path(options.audit_policy_file).read_text()) if options.audit_policy_file
+              else default_policy(options.api_domain))
     log_file = open_audit_log(options.audit_log_path, max_size_mb=options.audit_log_maxsize,
                               max_backups=options.audit_log_maxbackup, max_age_days=options.audit_log_maxage)
     return Auditor(policy, log_file, on_event=metrics.audit_event, on_level=metrics.audit_level,

@@ -24,6 +24,13 @@ annotations `authorization.k8s.io/decision` (`allow`, `forbid`) and
 (watches), `ResponseComplete`, `Panic` (an unexpected error; instead of
 ResponseComplete).
 
+`default_policy(domain)` is the policy used when `--audit-log-path` comes without
+`--audit-policy-file` (`api/audit-policy.yaml`: Kubernetes' recommended policy,
+kube-up's and GKE's): Secrets, ConfigMaps, TokenRequests and TokenReviews at
+`Metadata`, never their objects. A user's policy is taken as written: one that
+asks `Request` or more of Secrets logs their data, as kube-apiserver does (it
+does not redact).
+
 Never a credential: headers are not logged, and any `token` field of a logged
 object (TokenReview's spec, TokenRequest's status) is replaced by `<redacted>`.
 """
@@ -39,6 +46,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathlib import Path
+
 import yaml
 
 from api.auditlog import AuditLog
@@ -46,13 +55,14 @@ from runtime.server.rbac import RequestInfo
 from runtime.server.rbac.user import UserInfo
 
 __all__ = ["Auditor", "AuditRecord", "Policy", "PolicyRule", "PolicyError", "load_policy", "current_record",
-           "LEVELS", "STAGES", "RequestFacts", "GroupResources", "source_ips", "request_uri", "new_audit_id"]
+           "default_policy", "LEVELS", "STAGES", "RequestFacts", "GroupResources", "source_ips", "request_uri", "new_audit_id"]
 
 LEVELS = ("None", "Metadata", "Request", "RequestResponse")
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 _RANK = {level: i for i, level in enumerate(LEVELS)}
 _POLICY_VERSIONS = ("audit.k8s.io/v1", "audit.k8s.io/v1beta1")
 _REDACTED = "<redacted>"
+_DEFAULT_POLICY = Path(__file__).with_name("audit-policy.yaml")
 
 _log = logging.getLogger(__name__)
 
@@ -229,6 +239,12 @@ def load_policy(text: str) -> Policy:
         raise PolicyError("omitManagedFields: must be true or false")
     return Policy(tuple(_rule(r, f"rules[{i}]") for i, r in enumerate(rules)), _stages(doc.get("omitStages"),
                   "omitStages"), omit)
+
+
+
+def default_policy(domain: str) -> Policy:
+    """The default policy (`api/audit-policy.yaml`) for the API groups under `domain`."""
+    return load_policy(_DEFAULT_POLICY.read_text().replace("${DOMAIN}", domain))
 
 
 # ---- events ----------------------------------------------------------------------------------------

@@ -324,9 +324,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             load_config(args.encryption_provider_config, args.api_domain)
         except ConfigError as exc:
             raise ValueError(f"--encryption-provider-config {args.encryption_provider_config}: {exc}") from None
-    if bool(args.audit_log_path) != bool(args.audit_policy_file):
-        logging.getLogger("miniplane").warning(
-            "auditing needs both --audit-log-path and --audit-policy-file: no events will be recorded")
+    if args.audit_policy_file and not args.audit_log_path:
+        logging.getLogger("miniplane").warning("--audit-policy-file needs --audit-log-path: no events will be recorded")
     workers = resolve_workers(args.workers)
     if workers > 1 and args.store == "memory":
         raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")
