@@ -69,6 +69,15 @@ async def test_configmap_and_secret_round_trip_create_get_list_update_delete(srv
 # ---- the API rules (memory) ---------------------------------------------------------------------------
 
 @memory_only
+async def test_a_put_of_a_missing_configmap_or_secret_is_404(srv, autojump_clock):
+    async with srv.client() as c:
+        r = await c.put(f"{CMS}/settings", json=cm())
+        assert (r.status_code, r.json()["message"]) == (404, 'configmaps "settings" not found')
+        r = await c.put(f"{SECRETS}/creds", json=secret())
+        assert (r.status_code, r.json()["message"]) == (404, 'secrets "creds" not found')
+
+
+@memory_only
 async def test_secret_list_selects_by_the_type_field(srv, autojump_clock):
     async with srv.client() as c:
         await ok(await c.post(SECRETS, json=secret("plain")), 201)

@@ -264,6 +264,12 @@ def _entry(key: str, value: str | bytes) -> bytes:
     return _ld(1, key) + _ld(2, value)
 
 
+def test_an_envelope_whose_type_meta_is_not_utf8_is_a_protobuf_error() -> None:
+    type_meta = _ld(1, b"\xff\xfe") + _ld(2, "Secret")
+    with pytest.raises(ProtobufError, match="not UTF-8"):
+        decode(PROTOBUF_PREFIX + _ld(1, type_meta) + _ld(2, b""))
+
+
 def test_config_map_and_secret_bytes_are_base64_in_json_with_kubernetes_field_numbers() -> None:
     # ConfigMap: data 2 (string), binaryData 3 (bytes), immutable 4; Secret: data 2 (bytes), type 3,
     # stringData 4, immutable 5. Go's JSON writes []byte as padded base64.

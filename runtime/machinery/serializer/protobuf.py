@@ -261,6 +261,8 @@ def decode(data: bytes) -> dict[str, Any]:
     api_version, kind = envelope.typeMeta.apiVersion, envelope.typeMeta.kind
     if not api_version or not kind:
         raise ProtobufError("envelope lacks apiVersion or kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):  # proto2 hands invalid UTF-8 back as bytes
+        raise ProtobufError("envelope's apiVersion or kind is not UTF-8")
     message = _message_for(api_version, kind)
     _parse(message, envelope.raw)
     try:

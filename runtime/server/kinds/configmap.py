@@ -8,7 +8,8 @@
   bytes total at most 1 MiB.
 - Update (`ValidateConfigMapUpdate`): once `immutable: true`, it cannot be
   unset and `data` and `binaryData` cannot change.
-- Empty maps are left out, as Kubernetes' `omitempty` writes them.
+- A PUT of a missing ConfigMap is 404 (no create on update). Empty maps are
+  left out, as Kubernetes' `omitempty` writes them.
 - `kubectl get` prints NAME, DATA (the keys of both maps) and AGE.
 """
 
@@ -49,6 +50,7 @@ class ConfigMapStrategy(Strategy):
     """See the module doc."""
 
     name_rule = "dns-subdomain"
+    allow_create_on_update = False  # a PUT of a missing one is 404, as Kubernetes' strategy says
     columns = Columns((NAME_COLUMN, column("Data", _DATA_DOC), AGE_COLUMN), _cells)
 
     def decode(self, body: Body, field_validation: str,

@@ -15,7 +15,7 @@
   `kubernetes.io/tls` both `tls.crt` and `tls.key`. Other types, and
   `bootstrap.kubernetes.io/token`, have no rule of the server's (the token
   authenticator and controllers read those).
-- Update (`ValidateSecretUpdate`): `type` is immutable; once
+- Update (`ValidateSecretUpdate`; a PUT of a missing Secret is 404): `type` is immutable; once
   `immutable: true`, it cannot be unset and `data` cannot change.
 - Fields: `type` besides `metadata.name` and `metadata.namespace`.
 - `kubectl get` prints NAME, TYPE, DATA (the number of keys) and AGE.
@@ -106,6 +106,7 @@ class SecretStrategy(Strategy):
     """See the module doc."""
 
     name_rule = "dns-subdomain"
+    allow_create_on_update = False  # a PUT of a missing one is 404, as Kubernetes' strategy says
     columns = Columns((NAME_COLUMN, column("Type", _TYPE_DOC), column("Data", _DATA_DOC), AGE_COLUMN), _cells)
     field_labels = ("metadata.name", "metadata.namespace", "type")
 
