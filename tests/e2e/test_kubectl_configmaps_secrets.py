@@ -4,7 +4,8 @@
 generic|tls|docker-registry`, `get` (kube's Table columns), `describe` (a
 Secret's sizes, never its values), `edit` (KUBE_EDITOR a script that edits the
 file), `apply` client side and `--server-side`, `patch` of each type, `delete`,
-and an immutable ConfigMap's edit refused with Kubernetes' words.
+and an immutable ConfigMap's edit refused with Kubernetes' words. The server audits with the default
+policy: its log names kubectl's Secret writes, never their data.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ SECRET_VALUE = "s3cr3t-Value-never-shown"
 
 @pytest.fixture(scope="module")
 def module_server(tmp_path_factory) -> Iterator[Server]:
-    with served(tmp_path_factory.mktemp("cm-secrets") / "data", "--api-domain", "k8s.io",
-                "--controllers", "false") as server:
+    folder = tmp_path_factory.mktemp("cm-secrets")  # audited by the default policy (no --audit-policy-file)
+    with served(folder / "data", "--api-domain", "k8s.io", "--controllers", "false",
+                "--audit-log-path", str(folder / "audit.log")) as server:
         yield server
 
 
@@ -221,3 +223,20 @@ async def test_kubectl_delete_of_a_configmap_and_a_secret(kubectl):
     assert deleted.out.splitlines() == ['configmap "doomed" deleted', 'secret "doomed" deleted']
     gone = await kubectl("get", "secret", "doomed", check=False)
     assert gone.code != 0 and 'Error from server (NotFound): secrets "doomed" not found' in gone.err
+
+
+async def test_the_default_audit_policy_logs_kubectls_secret_writes_without_their_data(kubectl, module_server,
+                                                                                       tmp_path):
+    value = "audited-value-never-logged"
+    await kubectl("create", "secret", "generic", "audited", f"--from-literal=a={value}")
+    path = tmp_path / "secret.yaml"
+    path.write_text(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: audited-applied\nstringData:\n  a: {value}\n")
+    await kubectl("apply", "-f", str(path))  # its last-applied annotation holds the value too
+    await kubectl("patch", "secret", "audited", "-p", json.dumps({"stringData": {"b": value}}))
+    await kubectl("get", "secret", "audited", "-o", "yaml")
+    log = (module_server.data_dir.parent / "audit.log").read_text()
+    events = [json.loads(line) for line in log.splitlines()]
+    ours = [e for e in events if e.get("objectRef", {}).get("name", "").startswith("audited")]
+    assert {e["verb"] for e in ours} >= {"create", "patch", "get"}
+    assert {e["level"] for e in ours} == {"Metadata"}
+    assert value not in log and b64(value) not in log
