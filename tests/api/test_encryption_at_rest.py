@@ -79,6 +79,19 @@ async def test_objects_written_through_the_api_are_ciphertext_in_the_store_and_r
         assert value.startswith(b"k8s:enc:aesgcm:v1:key1:") and MARKER.encode() not in value
 
 
+async def test_a_secret_is_ciphertext_in_the_store_and_reads_back(nursery, tmp_path):
+    config = write_config(tmp_path / "enc.yaml", ("key1", KEY1))
+    srv = await start_in_process(nursery, tmp_path, encryption_provider_config=config)
+    value = base64.b64encode(MARKER.encode()).decode()
+    async with srv.client() as c:
+        r = await c.post("/api/v1/namespaces/default/secrets",
+                         json={"metadata": {"name": "creds"}, "data": {"password": value}})
+        assert r.status_code == 201, r.text
+        assert (await c.get("/api/v1/namespaces/default/secrets/creds")).json()["data"] == {"password": value}
+    stored = (await stored_values(srv, "/core/secrets/"))["/core/secrets/default/creds"]
+    assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:") and value.encode() not in stored
+
+
 async def test_a_watch_sees_plaintext_of_encrypted_writes(nursery, tmp_path, autojump_clock):
     config = write_config(tmp_path / "enc.yaml", ("key1", KEY1))
     srv = await start_in_process(nursery, tmp_path, encryption_provider_config=config)
