@@ -80,6 +80,7 @@ async def test_the_default_policy_logs_secret_and_configmap_requests_at_metadata
     assert [(e["level"], e["responseObject"]["metadata"]["name"]) for e in role] == [("RequestResponse", "r")]
 
 
+@pytest.mark.stores("memory")  # the policy alone: no store to vary
 @pytest.mark.parametrize("resource", ["secrets", "configmaps", "serviceaccounts/token", "tokenreviews"])
 @pytest.mark.parametrize("verb", ["create", "get", "list", "watch", "update", "patch", "delete", "deletecollection"])
 def test_the_default_policy_puts_credentials_at_metadata_for_every_verb(resource, verb):
