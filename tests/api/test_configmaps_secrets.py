@@ -17,6 +17,7 @@ from runtime.client.http import open_http_client
 from runtime.client.kubeconfig import load_kubeconfig
 from runtime.controller.testing import wait_for_object
 from runtime.machinery.serializer import protobuf
+from runtime.models import ConfigMap, ObjectMeta, Secret
 from tests.support.rbac import ok
 from tests.support.server import Server, start_in_process
 
@@ -181,12 +182,17 @@ async def test_tables_print_kubes_columns(srv, autojump_clock):
         await ok(await c.post(CMS, json=cm(data={"a": "1"}, binaryData={"b": b64("2")})), 201)
         await ok(await c.post(SECRETS, json=secret(type="kubernetes.io/tls",
                                                    stringData={"tls.crt": "c", "tls.key": "k"})), 201)
+        warned = await c.post(SECRETS, json=secret("pair", type="kubernetes.io/tls",
+                                                    stringData={"tls.crt": "c", "tls.key": "k"}))
+        assert warned.headers.get_list("warning") == [
+            '299 - "tls: failed to find any PEM data in certificate input"']
         table = await ok(await c.get(CMS, headers=TABLE))
         assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Data", "Age"]
         assert table["rows"][0]["cells"][:2] == ["settings", 2]
         table = await ok(await c.get(SECRETS, headers=TABLE))
         assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Type", "Data", "Age"]
-        assert table["rows"][0]["cells"][:3] == ["creds", "kubernetes.io/tls", 2]
+        assert [row["cells"][:3] for row in table["rows"]] == [["creds", "kubernetes.io/tls", 2],
+                                                               ["pair", "kubernetes.io/tls", 2]]
 
 
 @memory_only
@@ -228,6 +234,18 @@ async def test_openapi_describes_configmap_and_secret_as_kube_does(srv, autojump
     cm_schema = v2["io.k8s.api.core.v1.ConfigMap"]
     assert cm_schema["properties"]["binaryData"]["additionalProperties"] == {"type": "string", "format": "byte"}
     assert cm_schema["properties"]["data"]["description"].startswith("Data contains the configuration data.")
+
+
+@memory_only
+async def test_the_typed_client_writes_and_reads_configmap_and_secret_models(srv, autojump_clock):
+    async with open_http_client(load_kubeconfig(srv.kubeconfig), transport=srv.transport) as client:
+        made = await client.create(Secret(metadata=ObjectMeta(name="typed", namespace="default"),
+                                          string_data={"k": "v"}))
+        assert isinstance(made, Secret) and (made.data, made.type, made.string_data) == ({"k": b64("v")}, "Opaque",
+                                                                                         None)
+        await client.create(ConfigMap(metadata=ObjectMeta(name="typed", namespace="default"), data={"a": "1"}))
+        got = await client.get(ConfigMap, "typed", namespace="default")
+        assert isinstance(got, ConfigMap) and got.data == {"a": "1"}
 
 
 # ---- what follows without code of the kinds' own (controllers) ------------------------------------------

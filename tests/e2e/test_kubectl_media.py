@@ -60,6 +60,15 @@ async def test_explain_prints_field_descriptions_from_openapi_v3(kubectl):
     assert "Namespace of the referenced object" in subject
 
 
+async def test_explain_configmap_and_secret_fields_as_kube_documents_them(kubectl):
+    data = (await kubectl("explain", "configmap.data")).out
+    assert "FIELD: data <map[string]string>" in data and "Data contains the configuration data." in data
+    binary = (await kubectl("explain", "cm.binaryData")).out
+    assert "FIELD: binaryData <map[string]string>" in binary
+    strings = (await kubectl("explain", "secret.stringData", "--output=plaintext-openapiv2")).out
+    assert "stringData allows specifying non-binary secret data in string form" in strings
+
+
 async def test_explain_from_openapi_v2_in_protobuf(kubectl):
     out = (await kubectl("explain", "subjectaccessreview.spec", "--output=plaintext-openapiv2")).out
     assert "SubjectAccessReviewSpec is a description of the access request" in out

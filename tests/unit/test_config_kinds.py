@@ -7,9 +7,14 @@ Messages and field paths are kube-apiserver's word for word; base64 errors are G
 from __future__ import annotations
 
 import base64
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from runtime.machinery.errors import BadRequest
 from runtime.machinery.options import Body
@@ -278,3 +283,38 @@ def test_secret_columns_are_name_type_data_age():
     assert [c["name"] for c in columns.definitions] == ["Name", "Type", "Data", "Age"]
     assert columns.cells(secret("kubernetes.io/tls", data={"tls.crt": "", "tls.key": ""}))[:3] == [
         "s", "kubernetes.io/tls", 2]
+
+
+# ---- a TLS Secret's key pair (warningsForSecret: Go's tls.X509KeyPair) -----------------------------------
+
+def _pem_pair() -> tuple[bytes, bytes, bytes]:
+    """A self-signed EC certificate, its key, and another EC key."""
+    key, other = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "example.com")])
+    now = datetime.now(timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+
+    def pem(k: ec.EllipticCurvePrivateKey) -> bytes:
+        return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                               serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), pem(key), pem(other)
+
+
+def tls_secret(cert: bytes, key: bytes) -> dict[str, Any]:
+    return secret("kubernetes.io/tls", data={"tls.crt": b64(cert), "tls.key": b64(key)})
+
+
+def test_tls_secret_whose_key_does_not_match_its_certificate_is_warned_in_gos_words():
+    cert, key, other = _pem_pair()
+    assert SEC.strategy.warnings(None, tls_secret(cert, key), "m") == []
+    assert SEC.strategy.warnings(None, tls_secret(cert, other), "m") == ["tls: private key does not match public key"]
+    assert SEC.strategy.warnings(None, tls_secret(b"", key), "m") == [
+        "tls: failed to find any PEM data in certificate input"]
+    assert SEC.strategy.warnings(None, tls_secret(key, cert), "m") == [
+        "tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may "
+        "have been switched"]
+    assert SEC.strategy.warnings(None, tls_secret(cert, cert), "m") == [
+        "tls: found a certificate rather than a key in the PEM for the private key"]
+    assert SEC.strategy.warnings(None, secret("Opaque", data={"tls.crt": ""}), "m") == []

@@ -15,6 +15,9 @@
   `kubernetes.io/tls` both `tls.crt` and `tls.key`. Other types, and
   `bootstrap.kubernetes.io/token`, have no rule of the server's (the token
   authenticator and controllers read those).
+- Warnings (create and update): a `kubernetes.io/tls` Secret whose key does
+  not match its certificate earns Go's `tls.X509KeyPair` error
+  (`runtime.server.kinds.tlspair`), as Kubernetes' `warningsForSecret`.
 - Update (`ValidateSecretUpdate`; a PUT of a missing Secret is 404): `type` is immutable; once
   `immutable: true`, it cannot be unset and `data` cannot change.
 - Fields: `type` besides `metadata.name` and `metadata.namespace`.
@@ -36,6 +39,7 @@ from runtime.server.kinds.configdata import (
 )
 from runtime.server.kinds.configmap import drop_empty_maps
 from runtime.server.kinds.subresources import Subresource
+from runtime.server.kinds.tlspair import key_pair_problem
 
 __all__ = ["SecretStrategy", "SECRET_TYPE_OPAQUE", "SECRET_TYPE_SERVICE_ACCOUNT_TOKEN", "SERVICE_ACCOUNT_NAME_KEY"]
 
@@ -147,6 +151,13 @@ class SecretStrategy(Strategy):
         if new.get("type") != old.get("type"):
             errs.append(invalid("type", new.get("type", ""), "field is immutable"))
         return errs + immutable_errors(new, old, ("data",)) + self.validate(new)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        if new.get("type") != "kubernetes.io/tls":
+            return []
+        data = new.get("data") or {}
+        problem = key_pair_problem(go_base64(data.get("tls.crt", "")), go_base64(data.get("tls.key", "")))
+        return [problem] if problem else []
 
     def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
         fields = super().selectable_fields(obj)
