@@ -42,6 +42,7 @@ from typing import AsyncIterator, Callable, Sequence
 import trio
 from quart_trio import QuartTrio
 
+from api import certs
 from api.app import ServerState, create_app
 from api.audit import Auditor, current_record, default_policy, load_policy
 from api.auditlog import open_audit_log
@@ -50,6 +51,7 @@ from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, ScrapeGauges, ScrapeSources
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
+from controllers.tokens import TokenSigning
 from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client.local import LocalClient
 from runtime.server.featuregates import DEFAULT_GATES
@@ -355,6 +357,12 @@ def _resource_of(scheme: Scheme) -> Callable[[str], str]:
     return resource
 
 
+def _root_ca(options: ServeOptions, data_dir: Path) -> bytes:
+    """The CA the admin kubeconfig trusts the server by, which token Secrets carry as `ca.crt` (as
+    kube-controller-manager's `--root-ca-file`); none for a serving certificate of the user's."""
+    return b"" if options.tls_cert_file else certs.ensure_pki(data_dir).ca_cert_pem
+
+
 @asynccontextmanager
 async def open_control_plane(options: ServeOptions, *,
                              admission: Sequence[AdmissionPlugin] = ()) -> AsyncIterator[ControlPlane]:
@@ -417,7 +425,8 @@ async def open_control_plane(options: ServeOptions, *,
             if options.controllers and primary:
                 client = LocalClient(registry, SYSTEM_USER, field_manager=CONTROLLERS_FIELD_MANAGER,
                                      user_agent=CONTROLLERS_FIELD_MANAGER)
-                manager = builtin_manager(client, leader_election=election, metrics=metrics.controllers)
+                manager = builtin_manager(client, leader_election=election, metrics=metrics.controllers,
+                                          tokens=TokenSigning(signer, _root_ca(options, data_dir)))
                 await nursery.start(manager.run)
             state = ServerState(registry, authenticator, max_body_bytes=options.max_body_bytes,
                                 min_compress_bytes=options.min_compress_bytes, metrics=metrics, limits=limits,

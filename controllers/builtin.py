@@ -10,8 +10,10 @@ which finds this module by its name.
 Built in: namespace lifecycle (`controllers.namespace`), ClusterRole
 aggregation (`controllers.aggregation`), the garbage collector
 (`controllers.gc`, following custom kinds as they come and go with
-`controllers.gckinds`), the CustomResourceDefinition controller (`controllers.crd`)
-and the event time to live (`controllers.eventttl`).
+`controllers.gckinds`), the CustomResourceDefinition controller (`controllers.crd`),
+the event time to live (`controllers.eventttl`) and, given the server's
+signer (`tokens=`: in process only, as kube-controller-manager needs the
+private key), the service account token Secrets (`controllers.tokens`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from runtime.controller.manager import Manager
 from runtime.controller.metrics import ControllerMetrics
 
 from controllers import aggregation, crd, gc, gckinds, namespace
-from controllers import eventttl
+from controllers import eventttl, tokens as token_secrets
+from controllers.tokens import TokenSigning
 
 __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
 
@@ -30,19 +33,20 @@ __all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
 FIELD_MANAGER = "miniplane-controller-manager"
 
 
-def setup(manager: Manager) -> None:
-    """Add every built-in controller to `manager`."""
+def setup(manager: Manager, *, tokens: TokenSigning | None = None) -> None:
+    """Add every built-in controller to `manager`; the token controller only with `tokens`."""
     namespace.setup(manager)
     aggregation.setup(manager)
     gckinds.setup(manager, gc.setup(manager))
     crd.setup(manager)
     eventttl.setup(manager)
+    token_secrets.setup(manager, tokens)
 
 
 def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None,
-                    metrics: ControllerMetrics | None = None) -> Manager:
+                    metrics: ControllerMetrics | None = None, tokens: TokenSigning | None = None) -> Manager:
     """A manager running the built-in controllers on `client` (not started), while leading if elected,
-    recording into `metrics` (default: a registry of its own)."""
+    recording into `metrics` (default: a registry of its own), signing token Secrets with `tokens`."""
     manager = Manager(client, name=FIELD_MANAGER, leader_election=leader_election, metrics=metrics)
-    setup(manager)
+    setup(manager, tokens=tokens)
     return manager
