@@ -234,6 +234,8 @@ async def test_openapi_describes_configmap_and_secret_as_kube_does(srv, autojump
     cm_schema = v2["io.k8s.api.core.v1.ConfigMap"]
     assert cm_schema["properties"]["binaryData"]["additionalProperties"] == {"type": "string", "format": "byte"}
     assert cm_schema["properties"]["data"]["description"].startswith("Data contains the configuration data.")
+    assert schemas["io.k8s.api.core.v1.SecretList"]["required"] == v2["io.k8s.api.core.v1.ConfigMapList"][
+        "required"] == ["items"]
 
 
 @memory_only
