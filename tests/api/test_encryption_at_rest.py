@@ -28,7 +28,7 @@ MARKER = "plaintext-marker-7f3a"
 
 
 def write_config(path, *keys: tuple[str, str], resources=("serviceaccounts", "leases.coordination.svc.io",
-                                                            f"widgets.{GROUP}", "secrets")) -> str:
+                                                            f"widgets.{GROUP}", "secrets", "configmaps")) -> str:
     """An aesgcm-then-identity EncryptionConfiguration (YAML) with `keys`, the first writing."""
     lines = ["apiVersion: apiserver.config.k8s.io/v1", "kind: EncryptionConfiguration", "resources:",
              f"  - resources: [{', '.join(resources)}]", "    providers:", "      - aesgcm:", "          keys:"]
@@ -90,6 +90,18 @@ async def test_a_secret_is_ciphertext_in_the_store_and_reads_back(nursery, tmp_p
         assert (await c.get("/api/v1/namespaces/default/secrets/creds")).json()["data"] == {"password": value}
     stored = (await stored_values(srv, "/core/secrets/"))["/core/secrets/default/creds"]
     assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:") and value.encode() not in stored
+
+
+async def test_a_configmap_named_in_the_config_is_ciphertext_in_the_store_and_reads_back(nursery, tmp_path):
+    config = write_config(tmp_path / "enc.yaml", ("key1", KEY1))
+    srv = await start_in_process(nursery, tmp_path, encryption_provider_config=config)
+    async with srv.client() as c:
+        r = await c.post("/api/v1/namespaces/default/configmaps",
+                         json={"metadata": {"name": "settings"}, "data": {"mode": MARKER}})
+        assert r.status_code == 201, r.text
+        assert (await c.get("/api/v1/namespaces/default/configmaps/settings")).json()["data"] == {"mode": MARKER}
+    stored = (await stored_values(srv, "/core/configmaps/"))["/core/configmaps/default/settings"]
+    assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:") and MARKER.encode() not in stored
 
 
 async def test_a_watch_sees_plaintext_of_encrypted_writes(nursery, tmp_path, autojump_clock):
