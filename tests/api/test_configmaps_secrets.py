@@ -67,6 +67,16 @@ async def test_configmap_and_secret_round_trip_create_get_list_update_delete(srv
         assert (await c.get(f"{SECRETS}/creds")).status_code == 404
 
 
+async def test_a_secret_of_exactly_1_mib_is_stored_and_one_byte_more_is_422(srv, autojump_clock):
+    value = base64.b64encode(b"\x01" * (1024 * 1024)).decode()
+    async with srv.client() as c:
+        await ok(await c.post(SECRETS, json=secret("big", data={"blob": value})), 201)
+        assert (await ok(await c.get(f"{SECRETS}/big")))["data"]["blob"] == value
+        r = await c.post(SECRETS, json=secret("bigger", data={"blob": value, "one": b64("x")}))
+        assert (r.status_code, r.json()["message"]) == (
+            422, 'Secret "bigger" is invalid: data: Too long: must have at most 1048576 bytes')
+
+
 # ---- the API rules (memory) ---------------------------------------------------------------------------
 
 @memory_only
