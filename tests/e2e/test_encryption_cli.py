@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from api.cli import parser, serve_options
-from tests.e2e.test_cli_errors import free_port, miniplane
+from tests.support.cli import free_port, miniplane
 from tests.support.serverproc import admin_client, spawn_server
 
 
