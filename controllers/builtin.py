@@ -27,7 +27,7 @@ from controllers import aggregation, crd, gc, gckinds, namespace
 from controllers import eventttl, tokens as token_secrets
 from controllers.tokens import TokenSigning
 
-__all__ = ["FIELD_MANAGER", "setup", "builtin_manager"]
+__all__ = ["FIELD_MANAGER", "TokenSigning", "setup", "builtin_manager"]
 
 #: The field manager of writes the built-in controllers make without naming their own.
 FIELD_MANAGER = "miniplane-controller-manager"

@@ -168,7 +168,8 @@ async def _start_builtin_controllers(env: TestEnv) -> Manager:
     builtin = importlib.import_module(BUILTIN_CONTROLLERS)
     client = LocalClient(env.registry, SYSTEM_USER, field_manager=builtin.FIELD_MANAGER,
                          user_agent=builtin.FIELD_MANAGER)
-    manager = await env.start(builtin.builtin_manager(client))
+    # The registry's signer, as the assembly hands the server's: token Secrets get tokens (no ca.crt: no TLS here).
+    manager = await env.start(builtin.builtin_manager(client, tokens=builtin.TokenSigning(env.registry.tokens)))
     with trio.fail_after(READY_SECONDS):
         await wait_aggregated(env.client)
     return manager
@@ -187,7 +188,8 @@ async def open_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = Tru
     `controllers=True` (the default) runs the built-in controllers `miniplane
     serve` runs (`controllers.builtin_manager`, as `env.controllers`): CRDs
     become Established, deleted namespaces finish deleting, dependents of
-    deleted owners are collected, aggregated ClusterRoles are filled. The env
+    deleted owners are collected, aggregated ClusterRoles are filled, service
+    account token Secrets get their tokens (`controllers.tokens`). The env
     is yielded once they run and `admin`, `edit` and `view` hold their rules
     (no sleeps: a watch sees the aggregation's fixed point).
     `controllers=False` runs none (e.g. to test one of them alone): then
