@@ -14,6 +14,8 @@ kubectl does (plural, singular, short name or kind, optionally
 creates an insight kind and returns the answered object; `dry_run_apply`
 and `dry_run_delete` send a server-side dry run. A non-2xx answer raises
 the `runtime.machinery.errors` class of its Status.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ the permissions granted and revoked. `--delete` diffs deleting them instead
 Prints one row per permission (`*` for cluster-wide); objects that are not
 RBAC policy are named on stderr. Exit code as `kubectl diff`: 0 no change,
 1 changes, more on error.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ KubiScan does, aggregated rules traced to their origin), then, for each
 namespace being deleted, what keeps it: every object left and the
 finalizers it holds. `--min-severity` leaves out lower findings (Info are
 left out unless asked for: `--min-severity Info`). Exit code 0.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ permission to create SubjectAccessReviews. As kubectl's impersonation,
 `--as` adds the group `system:authenticated` (unless a group given is
 `system:authenticated` or `system:unauthenticated`, or the user is
 `system:anonymous`); `--as-group` alone is that group only.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

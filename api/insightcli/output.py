@@ -5,6 +5,8 @@ between columns, no trailing blanks); `print_object(obj, fmt, out)` prints an
 answered object as kubectl's `-o json` (indent 4) or `-o yaml`;
 `rule_text(rule)` is a PolicyRule in one line (`get,list roles.rbac.authorization.k8s.io`);
 `MARKS` are the access matrix cells.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ cluster-wide unless `-n` names a namespace (`who-can impersonate users`).
 Prints one row per grant: the subject (kind, name, a ServiceAccount's
 namespace), the binding, the role and the rule; `system:masters` is
 listed as privileged. `-o json|yaml` prints the answered WhoCan.
+
+Internal to `api.insightcli`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -39,6 +39,8 @@ Departures from Hypercorn's h11: an `Upgrade` request (websocket, h2c) is
 served as plain HTTP/1.1, as RFC 9110 lets a server do (this server serves
 no websocket; HTTP/2 comes by TLS's ALPN), and one with a body is a 400;
 HTTP/2's prior-knowledge preface on an HTTP/1.1 connection is a 400.
+
+Internal to `api.serving`: imported by its modules only.
 """
 
 from __future__ import annotations

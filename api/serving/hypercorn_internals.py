@@ -28,6 +28,8 @@ Caveats:
     upgrade must be checked against each. It relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
+
+Internal to `api.serving`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ sustained activity (a trim briefly holds glibc's arena locks, so a busy
 server pays it rarely); an idle server is never trimmed twice.
 
 `release_free_memory()` trims once; both are no-ops where glibc is absent.
+
+Internal to `api.serving`: imported by its modules only.
 """
 
 from __future__ import annotations

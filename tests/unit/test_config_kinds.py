@@ -20,6 +20,7 @@ from runtime.machinery.errors import BadRequest
 from runtime.machinery.options import Body
 from runtime.machinery.scheme import Scheme
 from runtime.models.catalog import CONFIG_MAP, SECRET
+from runtime.server.kinds import configdata
 from runtime.server.kinds.configdata import config_key_errors, go_base64
 
 SCHEME = Scheme("k8s.io")
@@ -146,6 +147,18 @@ def test_mutable_configmap_may_become_immutable_and_change_at_once():
 def test_base64_errors_name_the_byte_go_names(text: str, offset: int):
     with pytest.raises(ValueError, match=f"^illegal base64 data at input byte {offset}$"):
         go_base64(text)
+
+
+def test_a_bad_base64_value_is_walked_from_its_failing_group_only(monkeypatch):
+    # A value refused at its last byte costs what an accepted one does: Go's offset is found by counting,
+    # then one group of four is walked (not the 350,000 groups before it).
+    walked = []
+    real = configdata._quantum_end
+    monkeypatch.setattr(configdata, "_quantum_end", lambda src, si: walked.append(si) or real(src, si))
+    value = b64("x" * (MIB - 1)) + "\n*"
+    with pytest.raises(ValueError, match=f"^illegal base64 data at input byte {len(value) - 1}$"):
+        go_base64(value)
+    assert len(walked) == 1
 
 
 def test_base64_skips_newlines_and_keeps_unstrict_padding_bits():

@@ -15,7 +15,11 @@
   (`runtime/server/rbac/`, whose data names kinds: a roleRef's or subject's `kind`, the objects it indexes);
 - nothing adds to a registry's admission plug-ins after construction, tests included (`admission=` is the
   constructor's);
-- the registry package imports one way: common <- core <- verbs <- facade, without cycles;
+- the registry package imports one way: answers <- primitives <- verbs <- facade, without cycles;
+- each layer of runtime/ imports only the layers below it (machinery and models: no other; client and
+  controller: no server module, but the in-process `runtime.client.local` and `runtime.controller.testing`);
+- a module whose docstring says it is internal to a package (`Internal to `pkg``) is imported by that
+  package's modules only (tests aside);
 - no module over 600 lines, tests and benchmarks included (generated protobuf code aside);
 - every package has a contract docstring and `__all__` (the generated protobuf package too);
 - `runtime.client.http` loads no server code (no `runtime.server`, CEL, JWT, RE2 or cryptography module) and
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -303,6 +308,9 @@ def test_each_rule_fails_on_a_planted_violation():
         "    x = 1\n    @property\n    def p(self): ...\n"
     assert crowded_classes(crowded) == [f"Big: {MAX_MEMBERS + 2}"]
     assert crowded_classes("class Small:\n    x = 1\n    def f(self): ...\n") == []
+    assert internal_package('"""Walks.\n\nInternal to `runtime.machinery.patch`: imported by its modules only.\n"""\n') \
+        == "runtime.machinery.patch"
+    assert internal_package('"""Walks, public."""\n') is None
     assert _cycles({"a": {"b"}, "b": {"a"}}) != []
     assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
 
@@ -367,6 +375,32 @@ def layer_crossings(source: str, module: str, prefixes: tuple[str, ...]) -> list
 def test_each_layer_imports_only_the_layers_below_it():
     for folders, prefixes in LAYERS.items():
         assert _offenders(folders, lambda s, m: layer_crossings(s, m, prefixes)) == [], folders
+
+
+def internal_package(source: str) -> str | None:
+    """The package a module's docstring says it is internal to (`Internal to `pkg``), None if public."""
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    found = re.search(r"^Internal to `([\w.]+)`", doc, re.M)
+    return found.group(1) if found else None
+
+
+def test_an_internal_module_is_imported_only_inside_its_package():
+    """A module that says it is internal to a package is imported by that package's modules only (tests may
+    test it): what others need, the package's `__init__` or a public module gives (issue 36, point 4)."""
+    internal = {}
+    for path in _sources(*PACKAGES):
+        package = internal_package(path.read_text())
+        if package is not None:
+            internal[_module(path)] = package
+            assert _module(path).startswith(package + "."), f"{path}: not a module of {package}"
+    assert len(internal) > 50  # the rule has something to check
+
+    def check(source: str, module: str) -> list[str]:
+        return [n for n, names, _ in _imports(ast.parse(source), module)
+                for target in [n, *(f"{n}.{a}" for a in names)]
+                if target in internal and not module.startswith(internal[target] + ".")
+                and module != internal[target]]
+    assert _offenders(PACKAGES, check) == []
 
 
 def test_controllers_import_neither_api_nor_storage_nor_registry_internals():

@@ -23,6 +23,8 @@ conflicts on fields of the `kubectl.kubernetes.io/last-applied-configuration`
 annotation are forgiven (upgrade from client-side apply) and, for manager
 `kubectl`, that annotation, when present, is rewritten to the configuration.
 The entry's `time` moves only when the object changed.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ re-nesting were most of a create's managed-fields cost.
 Equal by construction to the general route (a property test holds them
 together): every value below the root is a member; a member with members
 below it carries `".": {}`; entries sort as `FieldSet` sorts them.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ Kubernetes gives it (`runtime.server.registry.patching.patch_errors`):
   409, one `FieldConflict` per field.
 
 Messages are Kubernetes' own words.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ of objects: a path that is a member and also has members below it carries
 `".": {}`; a member with nothing below is `{}`. Encoding sorts entries as
 structured-merge-diff does (fields, then keys, then values, then indices), so
 the bytes match the apiserver's.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

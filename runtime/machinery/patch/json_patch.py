@@ -12,6 +12,8 @@ runs evanphx/json-patch, where a patch that is not a JSON array of objects is
 the RFC (replace of a missing object key succeeds, `add` without `value` adds
 null, negative array indices) this follows the RFC; every enabled case of
 json-patch-tests passes.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

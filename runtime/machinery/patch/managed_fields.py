@@ -22,6 +22,8 @@ version for `Update` entries, and subresource. Encoded entries are sorted
 
 Caveats: no cap on the number of Update managers (Kubernetes folds the oldest
 beyond 10 into `ancient-changes`); no reset fields (status vs spec).
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

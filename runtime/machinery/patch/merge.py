@@ -4,6 +4,8 @@ An object patch merges key by key: `null` deletes the key, an object value
 merges recursively, anything else (scalars, arrays) replaces the value. A
 patch that is not an object replaces the whole target. No schema is involved:
 lists are always replaced, as Kubernetes does for `application/merge-patch+json`.
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

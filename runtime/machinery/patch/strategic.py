@@ -32,6 +32,8 @@ Errors: PatchError 400 for a malformed document or directive ("invalid patch
 format of retainKeys", "unknown patch type: ..."), 422 for a patch that does
 not fit the object (a merge-list item without its merge key, lists of lists,
 mixed element types).
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ deduced schema (objects granular, lists atomic).
 - `walk_kind(node, *values)` and `index_items(items, node, ...)`: how a walk
   treats a value (leaf, map or list) and a list's items by path element; the
   steps every walk here takes, for walks elsewhere (`runtime.machinery.patch.created`).
+
+Internal to `runtime.machinery.patch`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Contract:
 
 Each raises `SelectorError` with Kubernetes' message for a bad operator,
 key, value or value count. Pure: no I/O.
+
+Internal to `runtime.machinery.selectors`: imported by its modules only.
 """
 
 from __future__ import annotations

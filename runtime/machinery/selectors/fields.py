@@ -9,6 +9,8 @@ does, and terms keep Kubernetes' order: sorted by their raw text. A missing
 field reads as "" when matching (so `f!=x` and `f=` match it).
 
 Pure: no I/O.
+
+Internal to `runtime.machinery.selectors`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ it. `str()` is `labels.Selector.String()`, the canonical form. The wire form,
 `runtime.models.meta.LabelSelector`; `label_selector_from_dict` turns it into this.
 
 Pure: no I/O.
+
+Internal to `runtime.machinery.selectors`: imported by its modules only.
 """
 
 from __future__ import annotations

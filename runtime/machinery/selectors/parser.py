@@ -13,6 +13,8 @@ the empty string, and a leading, doubled or trailing comma adds "" (`(,a)`,
 as in Kubernetes.
 
 Pure: no I/O.
+
+Internal to `runtime.machinery.selectors`: imported by its modules only.
 """
 
 from __future__ import annotations

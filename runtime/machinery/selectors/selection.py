@@ -6,6 +6,8 @@ Kubernetes' own. `invalid_message` and `aggregate_messages` write those
 messages as Go's `field.Invalid(...).Error()` and `utilerrors.Aggregate` do.
 
 Pure: no I/O.
+
+Internal to `runtime.machinery.selectors`: imported by its modules only.
 """
 
 from __future__ import annotations

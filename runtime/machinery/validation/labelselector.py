@@ -1,4 +1,7 @@
-"""Validation of a metav1 `LabelSelector` (apimachinery's `ValidateLabelSelector`)."""
+"""Validation of a metav1 `LabelSelector` (apimachinery's `ValidateLabelSelector`).
+
+Internal to `runtime.machinery.validation`: imported by its modules only.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ reference by its generated `String()` (`&OwnerReference{Kind:Event,...}`),
 the whole list by `%#v`. Go's `%#v` shows a set `*bool` as its address
 (`(*bool)(0xc000a1b2c8)`), which no client can predict; miniplane prints a
 fixed one. Pure: no I/O.
+
+Internal to `runtime.machinery.validation`: imported by its modules only.
 """
 
 from __future__ import annotations

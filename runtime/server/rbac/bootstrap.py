@@ -24,6 +24,8 @@ when nothing needs to change. As Kubernetes' `computeReconciledRole` /
   `result["roleRef"] != existing["roleRef"]`);
 - an object annotated `rbac.authorization.kubernetes.io/autoupdate: "false"`
   is left alone (None).
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

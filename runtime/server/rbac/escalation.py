@@ -29,6 +29,8 @@ binding's namespace, "" for a ClusterRoleBinding):
 5. `confirm_no_escalation(user, namespace, those rules, source)`.
 
 All functions here are pure (they read the `RoleSource`).
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ Candidates come back sorted by binding name: deterministic "first match".
 Caveats: the index keeps references to the dicts it is given; callers must
 not mutate them afterwards (replace them with `upsert`). Not thread-safe;
 meant for one trio thread.
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

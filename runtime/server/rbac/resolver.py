@@ -12,6 +12,8 @@ in the binding's namespace, kind `ClusterRole` cluster-wide, any other kind is
 `unsupported role reference kind: "X"`. A missing role reads like the lister's
 NotFound: `clusterrole.rbac.authorization.<domain> "name" not found` (the group
 is taken from the roleRef).
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

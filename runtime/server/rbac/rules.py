@@ -16,6 +16,8 @@ Rules are PolicyRule JSON dicts (`verbs`, `apiGroups`, `resources`,
 
 A rule with no resources never matches a resource request, and a rule with no
 nonResourceURLs never matches a non-resource request.
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ repeated when that binding already yields them.
 `incomplete` is False, as Kubernetes' RBAC reports; errors met while resolving
 come back as `evaluation_error` (the aggregate message), the rules found still
 hold.
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ current from the watch; tests may pass any object with these four methods.
 
 `PolicySource` adds listing every object, for questions about the whole
 policy rather than one user (`runtime.server.rbac.insight`: who can, lint, diff).
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

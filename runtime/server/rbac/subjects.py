@@ -10,6 +10,8 @@
 Beyond Kubernetes, which silently skips them, a subject of unknown kind or a
 User/Group subject with a namespace is a *problem*: it never matches, and the
 authorizer reports it as an evaluation error (the spec asks for an error).
+
+Internal to `runtime.server.rbac`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ kind strategy's `subresources`) decodes the body as its own kind
 (404 when missing). The answer is 201, given once the watch cache holds the
 object as it was read, so that what the answer grants (a token) is usable
 at once on this server.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

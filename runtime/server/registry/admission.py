@@ -6,6 +6,8 @@ with side effects (outside the object) makes a dry-run request fail, before
 any plug-in runs, with 400 `admission plugin "name" does not support dry run`
 (Kubernetes' words for a webhook without `sideEffects: None`); one without
 runs as usual and sees `request.dry_run` true. None is built in.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A leaf: it imports no other registry module, so every verb module (and the
 core) can import it at the top. `store_errors` is the one place where storage
 errors become `runtime.machinery.errors` answers (as httpx's `map_exceptions`).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

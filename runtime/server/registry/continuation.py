@@ -1,4 +1,7 @@
-"""Continue tokens: opaque, tamper-evident, expiring positions in a paged list."""
+"""Continue tokens: opaque, tamper-evident, expiring positions in a paged list.
+
+Internal to `runtime.server.registry`: imported by its modules only.
+"""
 
 from __future__ import annotations
 

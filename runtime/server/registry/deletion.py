@@ -36,6 +36,8 @@ object that cannot be decoded: on a readable (or missing) object the request
 is aborted with 422. The corrupt object is then removed without reading it,
 ignoring finalizers and preconditions; the answer is a success Status. It is
 refused on deletecollection (422).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ Caveats:
     counts the keys after the page, an estimate when the list's revision is
     older (Kubernetes documents the field as an estimate; counting exactly at
     an old revision means reading the rest of the collection).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ So every create either wrote before the namespace became terminating (the
 controller, which lists after that, deletes it) or checks after, and is
 refused. Idle namespaces cost nothing: a namespace's entry exists only while
 someone holds or waits for it.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

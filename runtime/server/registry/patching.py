@@ -27,6 +27,8 @@ on a write conflict the patch is applied again to the newer object. Rules:
   anything is read (Kubernetes' filter chain: the same 403 whether the
   object exists or not); an apply that creates must also be allowed to
   `create`, asked after validation (Kubernetes' withAuthorization).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ module at the top and are imported by nothing but the facade:
   (a decoded new object: defaults, validation, managed fields, admission,
   store), `guaranteed_update` (read-modify-write retried on conflict, as
   Kubernetes' GuaranteedUpdate).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ its authorizer lags its writes by an informer's delay).
 The wait is bounded (`wait` s): a cache that does not catch up (etcd's
 watch broken) delays the answer, never fails the write, which is applied.
 Reads, watches and the rest pass through to the store unchanged.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

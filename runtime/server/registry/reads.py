@@ -3,6 +3,8 @@
 resourceVersion unset: the most recent state (the cache once it caught up
 with the store, else the store); "0": any (the cache as is); N: not older
 than N (504 "Too large resource version" if the cache does not reach it).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ Each verb lives in its own module (`reads`, `listing`, `watching`, `writes`,
 A request's subresource is resolved here, once: its name (the path's) to the
 kind's object of it (`runtime.server.kinds.Subresource`), which the verb
 modules are handed (None: the main resource).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""POST of a virtual kind (the access reviews, SelfSubjectReview): evaluated by its strategy, never stored."""
+"""POST of a virtual kind (the access reviews, SelfSubjectReview): evaluated by its strategy, never stored.
+
+Internal to `runtime.server.registry`: imported by its modules only.
+"""
 
 from __future__ import annotations
 

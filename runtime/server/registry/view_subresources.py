@@ -5,6 +5,8 @@ PUT (or a json or merge PATCH, applied to the current view) gives a new view,
 which its `from_view` turns into the new object, written as any
 update is (`RegistryCore.guaranteed_update`: admission, validation, retries),
 and answered as its view again.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

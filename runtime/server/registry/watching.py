@@ -27,6 +27,8 @@ so the client gets its 200 and headers at once.
   closes the stream, so a client resumes without replaying anything.
 - Selectors: an object that stops matching is DELETED, one that starts
   matching ADDED (see `runtime.server.watchcache.as_seen`).
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Both decode the body against the kind's model (field validation), then go
 through the kind's strategy (defaults, validation, admission) and the store,
 in `RegistryCore.create_object` and `RegistryCore.guaranteed_update`. Dry run
 runs every stage and stops right before the store write.
+
+Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ for custom objects unchanged:
   given (the caller passes `schema_for(ObjectMeta)`), else `UNTYPED`.
 
 Trees are built once per schema (cached by node identity).
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ fields`), pass OpenAPI validation, list-type uniqueness and the node's CEL
 rules, each error placed under `<path>.default`. Paths of schema nodes are
 Kubernetes' (`properties[spec].properties[replicas]`, `items`,
 `additionalProperties`).
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

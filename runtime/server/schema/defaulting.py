@@ -18,6 +18,8 @@ runs them:
 
 Defaults are used as written: the schema's defaults are required to be
 pruned and valid by `structural_errors`, which is where that is checked.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

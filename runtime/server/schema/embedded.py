@@ -7,6 +7,8 @@ Each embedded object needs `apiVersion` (a group/version) and `kind` (a
 DNS-1035 label in any case); its `metadata`, if present, is ObjectMeta,
 validated with `validate_object_meta` (name optional, namespaced when a
 namespace is given, names as path segments), under the embedded path.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

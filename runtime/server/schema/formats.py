@@ -15,6 +15,8 @@ with kube-openapi's regex, `ipv4`/`ipv6`/`cidr` Go's `net` parsers, `mac`
 `net.ParseMAC`, `uuid*` kube-openapi's regexes, `byte` standard base64,
 `date` `2006-01-02`, `date-time` RFC 3339 (and the layouts strfmt accepts),
 `duration` Go's `time.ParseDuration` or strfmt's `22 ns` form.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ items have the same key: the value of the one key, or the object of all
 keys (`Duplicate value: {"name":"a","protocol":"TCP"}`); a missing key
 counts as a value of its own. Paths are field paths (`spec.ports[1]`, map
 values `spec.m[key]`).
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

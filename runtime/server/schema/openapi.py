@@ -18,6 +18,8 @@ no field (`<nil>`), as in Kubernetes.
 
 Numbers follow Kubernetes' JSON decoding: an integral float is an integer.
 String lengths count code points (Go's `utf8.RuneCount`).
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

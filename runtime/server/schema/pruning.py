@@ -17,6 +17,8 @@ the matching warnings: `spec.foo`, `spec.items[0].bar`, `spec.map.key.x`.
   but prunes object values to `{}`, as Kubernetes does (a nil schema
   prunes everything under it).
 - Scalars are never pruned; a type mismatch is validation's business.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

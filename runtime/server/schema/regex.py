@@ -9,6 +9,8 @@ rejected here, and what Go accepts matches the same strings.
 
 Compile errors are worded as Go's (`error parsing regexp: missing closing ):
 `a(``); the mapping covers RE2's error codes one to one.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

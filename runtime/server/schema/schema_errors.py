@@ -9,6 +9,8 @@ so the registry builds its 422 causes from it unchanged.
 Values print as apimachinery prints them: strings quoted, numbers and
 booleans bare, `null` for nil; objects and lists as JSON (Go prints them
 with `%#v`, which has no JSON equivalent).
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

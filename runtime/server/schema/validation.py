@@ -15,6 +15,8 @@ The root's ObjectMeta is not validated here: the caller's strategy runs
 `runtime.machinery.validation.validate_object_meta` on `metadata` (names, labels,
 annotations, ...), as Kubernetes' strategy runs `ValidateObjectMetaAccessor`
 before the schema. `validate` never raises on any JSON input.
+
+Internal to `runtime.server.schema`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Keys are '/'-separated strings such as `/rbac.authorization/clusterroles/admin`
 or `/rbac.authorization/roles/team-a/reader`; a list or watch takes a key
 prefix ending in '/'.
+
+Internal to `runtime.server.storage`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ waits with nothing pending is handed to the sink by the publishing task, so
 it is applied before the write returns, without a task switch; anything
 else (and an event the sink raised on, logged) still comes through the
 iterator, in order (`FollowsAtCommit.follow`).
+
+Internal to `runtime.server.storage`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ How a write flows:
 
 `Write.taken` and the pending list are shared with the thread under a
 `threading.Lock`; results, events and wake-ups are set on the trio thread.
+
+Internal to `runtime.server.storage`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ the keys of the rows it drops can hold rows to trim
 rows' keys at a time, writes going on in between.
 
 Watches go through `runtime.server.storage.fanout.WatchFanout`, as in every backend.
+
+Internal to `runtime.server.storage`: imported by its modules only.
 """
 
 from __future__ import annotations

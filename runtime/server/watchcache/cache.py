@@ -32,6 +32,8 @@ Contract:
   incoming events: initial state and/or history replay first, then live
   events, each filtered by the watcher's matcher (an object that stops
   matching is DELETED, one that starts matching is ADDED).
+
+Internal to `runtime.server.watchcache`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ The call of a wave is made by one of its readers, shielded from that
 reader's cancellation so that the others still get their answer (it is
 bounded by the store's own timeouts). A failed call fails every reader of
 its wave with the same error.
+
+Internal to `runtime.server.watchcache`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ state and for its snapshots (`KindCache.view`); nothing is copied.
 Caveats:
     A view of the current state reads the cache's live key list: use it
     without awaiting in between (the cache changes only between checkpoints).
+
+Internal to `runtime.server.watchcache`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ it; `as_seen(event, match)` is that change as a watcher filtering with
 `match` sees it; a `Watcher` queues what it sees on a bounded channel and
 closes itself (`overflowed`) when its reader falls behind. `TooOld` is a
 watch from before the history (410 Gone).
+
+Internal to `runtime.server.watchcache`: imported by its modules only.
 """
 
 from __future__ import annotations

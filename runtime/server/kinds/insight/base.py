@@ -14,6 +14,8 @@ second copy of the policy.
 Validation errors are 422s naming the kind (`WhoCan.insight.svc.io "" is
 invalid: spec.resourceAttributes.verb: Required value`), as Kubernetes
 validates a custom kind.
+
+Internal to `runtime.server.kinds.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

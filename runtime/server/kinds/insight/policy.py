@@ -17,6 +17,8 @@ checked by its kind's own validation (422 with paths under
 
 The namespaces and a terminating namespace's content are read from the
 watch cache, as lists are served.
+
+Internal to `runtime.server.kinds.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

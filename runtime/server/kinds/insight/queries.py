@@ -21,6 +21,8 @@ Spec and subject: `AccessExplanation` and `AccessMatrix` take `user`,
 cluster-scoped resource is authorized with no namespace (only
 ClusterRoleBindings grant it), a Namespace in its own namespace;
 `status.namespace` is the scope used.
+
+Internal to `runtime.server.kinds.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

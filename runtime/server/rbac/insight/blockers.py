@@ -15,6 +15,8 @@ finalizers left on the namespace once its content is gone.
 
 Pure: the caller reads the namespace and what remains in it; `unchecked`
 names the resources it could not (or was not allowed to) look at.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ wrong subresource"); to both when neither alone would.
 
 The `namespace` attribute is not the rule's business but the binding's:
 `explain` adds that check per binding.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

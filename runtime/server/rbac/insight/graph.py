@@ -9,6 +9,8 @@ empty when the aggregation has not caught up yet. Chains (view into edit
 into admin) are edges like any other. Sorted by name.
 
 Pure: reads the ClusterRoles of a `PolicySource`.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

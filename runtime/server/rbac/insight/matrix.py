@@ -15,6 +15,8 @@ authorizer:
 A resource may be `res/sub` (a subresource). Rules limited by
 resourceNames never allow a request without a name, so they count as not
 granting, as in rakkess.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

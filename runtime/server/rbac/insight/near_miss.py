@@ -19,6 +19,8 @@ only that makes the request allowed (the property tests check it):
   rules (if any were meant) are missing.
 
 Pure: reads the `PolicySource`, matches with `runtime.server.rbac.rules`.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ The values are `runtime.models.insight`'s (`InsightObjectRef`,
 - `probe_user(subject)`: the `UserInfo` that is exactly that subject for the
   authorizer: a User or ServiceAccount by user name with no groups, a Group
   as a nameless user in only that group.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

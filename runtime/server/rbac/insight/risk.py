@@ -17,6 +17,8 @@ names: impersonating one user is as risky). The table, highest first:
 Groups are matched by kind, whatever the API domain: core is "", RBAC any
 `rbac.authorization.*`, workloads `apps`/`batch`; a rule's `*` group
 matches them all.
+
+Internal to `runtime.server.rbac.insight`: imported by its modules only.
 """
 
 from __future__ import annotations

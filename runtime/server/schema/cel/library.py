@@ -17,6 +17,8 @@ Caveats: the URL, IP/CIDR, quantity, authorizer, format and semver
 libraries and CEL optionals (`?.`, `optional.of`) are not provided; a rule
 calling them fails to compile or evaluate ("undeclared reference").
 Strings index by code point, as cel-go does.
+
+Internal to `runtime.server.schema.cel`: imported by its modules only.
 """
 
 from __future__ import annotations

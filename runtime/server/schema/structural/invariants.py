@@ -23,6 +23,8 @@ invariants of a structural schema, with Kubernetes' paths and words:
 - `pattern` compiles (Go's RE2 words).
 
 Errors are sorted by their text, as Kubernetes sorts them.
+
+Internal to `runtime.server.schema.structural`: imported by its modules only.
 """
 
 from __future__ import annotations

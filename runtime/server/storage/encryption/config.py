@@ -16,6 +16,8 @@ group and a built-in group without the API domain (`coordination` for
 custom resource's keys keep its whole group. A key's transformer is its
 resource's rule, else its group's `*.group`, else `*.*`, else the identity
 (which refuses encrypted data), as kube's `transformerFromOverrides`.
+
+Internal to `runtime.server.storage.encryption`: imported by its modules only.
 """
 
 from __future__ import annotations

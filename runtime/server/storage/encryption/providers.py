@@ -24,6 +24,8 @@ only PKCS#7 padding is spelled out, as kube spells it.
 the first entry writes, the first entry whose prefix matches and opens the
 value reads; a read by any but the first entry is stale (the object should
 be written again). Errors are `TransformError`, with kube's words.
+
+Internal to `runtime.server.storage.encryption`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ As kube-apiserver's `DynamicEncryptionConfigContent` controller: the file is
 read again every `interval` seconds; when its content hash differs from the
 one in force and it parses, the store swaps to it; a file that does not read
 or parse is logged and the configuration in force stays.
+
+Internal to `runtime.server.storage.encryption`: imported by its modules only.
 """
 
 from __future__ import annotations

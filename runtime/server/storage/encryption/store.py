@@ -20,6 +20,8 @@ rest of the kind is served, as a value that does not decode is.
 write key (kube's stale transform): a rewrite of the unchanged object must
 then reach the store (key rotation). `swap(config)` puts a new configuration
 in force (automatic reload).
+
+Internal to `runtime.server.storage.encryption`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ Contract:
   then ends with "grpc: the client connection is closing"), `EtcdRequestError` when etcd
   refuses the request (its `.message` is etcd's, e.g. "etcdserver: mvcc:
   required revision has been compacted"), ValueError for a bad endpoint.
+
+Internal to `runtime.server.storage.etcd`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ Contract:
 - A plain (not TLS) connection is written and read on its descriptor, not
   through trio's SocketStream (its checks cost a tenth of a millisecond a
   call); TLS connections go through the stream.
+
+Internal to `runtime.server.storage.etcd`: imported by its modules only.
 """
 
 from __future__ import annotations

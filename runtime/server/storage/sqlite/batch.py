@@ -7,6 +7,8 @@ encoder) fails only that write and uses no revision; an SQLite error rolls
 back the whole batch and propagates. The group commit
 (`runtime.server.storage.group_commit`) owns the waiting and the acknowledging; this
 is the SQL a batch runs.
+
+Internal to `runtime.server.storage.sqlite`: imported by its modules only.
 """
 
 from __future__ import annotations

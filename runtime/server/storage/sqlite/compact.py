@@ -23,6 +23,8 @@ written twice), as etcd compacts in batches of keys:
 Both read the file's head, compacted revision and mark inside their
 transaction, so they are right even when other processes write the file
 (`runtime.server.storage.sqlite.peers`). No trio here.
+
+Internal to `runtime.server.storage.sqlite`: imported by its modules only.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ SQLITE_FULL (no space: the disk or the file system is full), SQLITE_READONLY
 read or write). The store puts it in the error a failed commit raises, and
 the registry answers it as a 500 Status, as kube-apiserver answers an etcd
 that refuses writes ("etcdserver: mvcc: database space exceeded").
+
+Internal to `runtime.server.storage.sqlite`: imported by its modules only.
 """
 
 from __future__ import annotations

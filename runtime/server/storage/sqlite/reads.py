@@ -9,6 +9,8 @@ A page of a list costs O(page): at now it is a range of the `latest` table
 (one row per live key) with a LIMIT; at a past revision it walks the
 `kv_key_rev` index from the page's first key, a group of rows per key, and
 stops one live key past the page. Neither reads the rest of the collection.
+
+Internal to `runtime.server.storage.sqlite`: imported by its modules only.
 """
 
 from __future__ import annotations
