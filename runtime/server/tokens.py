@@ -195,8 +195,13 @@ class TokenSigner:
     def claims_issuer(self, token: str) -> bool:
         """Whether `token` claims to be this signer's, bound or legacy (Kubernetes' hasCorrectIssuer, before any
         check)."""
+        return self._claimed_issuer(token) is not None
+
+    def _claimed_issuer(self, token: str) -> str | None:
+        """The issuer `token` claims if it is this signer's (bound or legacy), else None (unverified)."""
         payload = looks_like_jwt(token)
-        return payload is not None and payload.get("iss") in (self.issuer, LEGACY_ISSUER)
+        issuer = payload.get("iss") if payload is not None else None
+        return issuer if issuer in (self.issuer, LEGACY_ISSUER) else None
 
     def verify(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenClaims | None:
         """The claims of `token` if it is valid for one of `audiences` (default: the server's).
@@ -206,10 +211,11 @@ class TokenSigner:
         fails: a bad signature, wrong audiences, expired, not yet valid, a
         legacy token's claim missing.
         """
-        if not self.claims_issuer(token):
+        issuer = self._claimed_issuer(token)
+        if issuer is None:
             return None
         payload = self._signed_payload(token)
-        legacy = payload.get("iss") == LEGACY_ISSUER and self.issuer != LEGACY_ISSUER
+        legacy = issuer == LEGACY_ISSUER and self.issuer != LEGACY_ISSUER
         private = payload.get(_PRIVATE)
         if not legacy and not isinstance(private, dict):
             raise TokenError("service account token claims could not be validated due to unexpected validation "
