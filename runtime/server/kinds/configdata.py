@@ -10,6 +10,8 @@
   what decoded, as Kubernetes writes the bytes back (`YR==` is `YQ==`).
 - `decode_bytes(obj, field, prefix)`: a map of base64 values checked and made
   canonical, or the 400 Kubernetes answers for the first bad one.
+- `nulls_as_empty(body, fields)`: a `null` value in those maps is an empty
+  one, as Go's decoder leaves a string (or `[]byte`) it reads `null` into.
 - `immutable_errors(new, old, fields)`: what `immutable: true` freezes.
 """
 
@@ -20,10 +22,11 @@ import re
 from typing import Any
 
 from runtime.machinery.errors import BadRequest
+from runtime.machinery.options import Body
 from runtime.machinery.validation.fielderrors import FieldError, forbidden
 
 __all__ = ["MAX_SIZE", "config_key_errors", "go_base64", "canonical_base64", "decode_bytes", "immutable_errors",
-           "IMMUTABLE_DETAIL"]
+           "IMMUTABLE_DETAIL", "nulls_as_empty"]
 
 #: Kubernetes' MaxSecretSize: the bound of a Secret's data and of a ConfigMap's data and binaryData together.
 MAX_SIZE = 1 * 1024 * 1024
@@ -156,6 +159,21 @@ def decode_bytes(obj: dict[str, Any], field: str, prefix: str) -> dict[str, byte
             raise BadRequest(f"{prefix}: {exc}") from None
     obj[field] = {key: canonical_base64(value) for key, value in decoded.items()}
     return decoded
+
+
+def nulls_as_empty(body: Body, fields: tuple[str, ...]) -> Body:
+    """`body` with each `null` value of the maps `fields` an empty string (the body itself when none is)."""
+    data = body.data
+    if not isinstance(data, dict):
+        return body
+    nulled = {name: data[name] for name in fields
+              if isinstance(data.get(name), dict) and None in data[name].values()}
+    if not nulled:
+        return body
+    fixed = dict(data)
+    for name, values in nulled.items():
+        fixed[name] = {key: "" if value is None else value for key, value in values.items()}
+    return Body(fixed, body.duplicates)
 
 
 def immutable_errors(new: dict[str, Any], old: dict[str, Any], fields: tuple[str, ...]) -> list[FieldError]:

@@ -1,6 +1,6 @@
 """Core `ConfigMap`: configuration as key-value maps (Kubernetes' `pkg/registry/core/configmap`).
 
-- Decoding: `binaryData` values are base64 (Go's `[]byte`): one that is not
+- Decoding: a `null` value is an empty one (Go's decoder); `binaryData` values are base64 (Go's `[]byte`): one that is not
   is the 400 Kubernetes' decoder answers (`illegal base64 data at input byte
   N`; a patch's, the patchers' 422), and each is kept as Go writes it back.
 - Validation (`ValidateConfigMap`): names are DNS subdomains; keys of `data`
@@ -22,7 +22,9 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid, too_long
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
-from runtime.server.kinds.configdata import MAX_SIZE, config_key_errors, decode_bytes, go_base64, immutable_errors
+from runtime.server.kinds.configdata import (
+    MAX_SIZE, config_key_errors, decode_bytes, go_base64, immutable_errors, nulls_as_empty,
+)
 from runtime.server.kinds.subresources import Subresource
 
 __all__ = ["ConfigMapStrategy", "drop_empty_maps"]
@@ -55,7 +57,7 @@ class ConfigMapStrategy(Strategy):
 
     def decode(self, body: Body, field_validation: str,
                extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
-        obj, warnings = super().decode(body, field_validation, extra_problems)
+        obj, warnings = super().decode(nulls_as_empty(body, _MAPS), field_validation, extra_problems)
         rt = self.rt
         decode_bytes(obj, "binaryData", f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
         return obj, warnings

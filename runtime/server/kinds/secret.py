@@ -1,6 +1,7 @@
 """Core `Secret`: credentials as a typed key-value map (Kubernetes' `pkg/registry/core/secret`).
 
-- Decoding: `data` values are base64 (Go's `[]byte`; one that is not is the
+- Decoding: a `null` value in `data` or `stringData` is an empty one (Go's
+  decoder); `data` values are base64 (Go's `[]byte`; one that is not is the
   400 Kubernetes' decoder answers, a patch's the patchers' 422); `stringData`
   is merged into `data` (its values win) and dropped, as Kubernetes'
   conversion does, so it is never stored nor returned; `type` defaults to
@@ -35,7 +36,7 @@ from runtime.machinery.validation.fielderrors import invalid, required, too_long
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.configdata import (
-    MAX_SIZE, canonical_base64, config_key_errors, decode_bytes, go_base64, immutable_errors,
+    MAX_SIZE, canonical_base64, config_key_errors, decode_bytes, go_base64, immutable_errors, nulls_as_empty,
 )
 from runtime.server.kinds.configmap import drop_empty_maps
 from runtime.server.kinds.subresources import Subresource
@@ -116,7 +117,8 @@ class SecretStrategy(Strategy):
 
     def decode(self, body: Body, field_validation: str,
                extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
-        obj, warnings = super().decode(body, field_validation, extra_problems)
+        obj, warnings = super().decode(nulls_as_empty(body, ("data", "stringData")), field_validation,
+                                       extra_problems)
         rt = self.rt
         decode_bytes(obj, "data", f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
         strings = obj.pop("stringData", None)
