@@ -1,8 +1,9 @@
 """Core `ConfigMap`: configuration as key-value maps (Kubernetes' `pkg/registry/core/configmap`).
 
-- Decoding: a `null` value is an empty one (Go's decoder); `binaryData` values are base64 (Go's `[]byte`): one that is not
-  is the 400 Kubernetes' decoder answers (`illegal base64 data at input byte
-  N`; a patch's, the patchers' 422), and each is kept as Go writes it back.
+- Decoding: a `null` value is an empty one (Go's decoder); `binaryData`
+  values are base64 (Go's `[]byte`): one that is not is the 400 Kubernetes'
+  decoder answers (`illegal base64 data at input byte N`; a patch's, the
+  patchers' 422), and each is kept as Go writes it back.
 - Validation (`ValidateConfigMap`): names are DNS subdomains; keys of `data`
   and `binaryData` are config keys, and none is in both; the values'
   bytes total at most 1 MiB.
