@@ -96,3 +96,16 @@ def test_a_legacy_token_whose_secret_is_labelled_invalid_is_refused(signer):
         "the token in secret ns/robot-token for service account ns/robot has been marked invalid. Use tokens from "
         "the TokenRequest API or manually created secret-based tokens, or remove the "
         "'kubernetes.io/legacy-token-invalid-since' label from the secret to temporarily allow use of this token")
+
+
+def test_a_legacy_token_is_checked_in_kubernetes_order_secret_then_account_then_invalid_label(signer):
+    # legacy.go: the Secret (gone, then its token), then the account (gone, deleted, uid), the label last.
+    token = signer.issue_legacy("ns", "robot", "uid-1", "robot-token")
+    other = signer.issue_legacy("ns", "robot", "uid-1", "robot-token-2")
+    labelled = {"labels": {INVALID_SINCE_LABEL: "2026-01-01"}}
+    found = objects(other, **labelled)
+    del found[(ACCOUNTS, "ns", "robot")]
+    assert refusal(signer, token, found) == "Token does not match server's copy"
+    found = objects(token, **labelled)
+    found[(ACCOUNTS, "ns", "robot")]["metadata"]["uid"] = "uid-2"
+    assert refusal(signer, token, found) == "ServiceAccount UID (uid-2) does not match claim (uid-1)"

@@ -75,6 +75,16 @@ def test_config_that_is_not_yaml_is_one_line():
     assert message.startswith("error converting YAML to JSON: ") and "\n" not in message
 
 
+def test_config_that_is_not_yaml_names_the_line_never_its_text():
+    # PyYAML's message quotes the offending line, which may hold a key; Go's yaml says only its number.
+    secret = base64.b64encode(b"s" * 32).decode()
+    text = f"kind: EncryptionConfiguration\nresources:\n- providers:\n  - aesgcm:\n      keys:\n" \
+           f"      - name: k\n        secret: {secret}: [\n"
+    message = config_error(text)
+    assert secret not in message
+    assert message == "error converting YAML to JSON: yaml: line 7: mapping values are not allowed here"
+
+
 def test_config_provider_without_keys_is_required_keys():
     assert config_error(config_text(["secrets"], {"aesgcm": {"keys": []}})) == \
         "resources[0].providers[0].aesgcm.keys: Required value: at least one keys is required"

@@ -107,7 +107,7 @@ def parse_config(data: bytes | str, domain: str) -> EncryptionConfig:
     try:
         doc = yaml.safe_load(data)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"error converting YAML to JSON: {' '.join(str(exc).split())}") from None
+        raise ConfigError(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"couldn't get version/kind; json parse error: not an object: {_go(doc)}")
     kind, version = doc.get("kind"), doc.get("apiVersion")
@@ -120,6 +120,14 @@ def parse_config(data: bytes | str, domain: str) -> EncryptionConfig:
         raise ConfigError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
     digest = hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
     return _build(doc, domain, digest)
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """Go yaml's `yaml: line N: problem`: PyYAML's own message quotes the line, which may hold a key."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is None or not problem:
+        return "yaml: invalid document"
+    return f"yaml: line {mark.line + 1}: {problem}"
 
 
 def _go(value: Any) -> str:
