@@ -322,6 +322,19 @@ async def test_store_watch_from_the_log_is_plaintext():
     assert b"plaintext-marker" in event.value and event.origin is None
 
 
+async def test_store_update_and_delete_events_carry_the_plaintext_prev_value():
+    raw = MemoryStore()
+    store = store_over(raw, aes("aesgcm", ("key1", KEY1)))
+    await store.create(SA, ObjectEncoder(OBJ))
+    await store.update(SA, ObjectEncoder(OBJ), expected_revision=None)
+    await store.delete(SA, expected_revision=None)
+    events = store.watch("/core/", after_revision=1)
+    modified, deleted = await events.__anext__(), await events.__anext__()
+    await events.aclose()
+    assert (modified.type, deleted.type) == ("MODIFIED", "DELETED")
+    assert b"plaintext-marker" in modified.prev_value and b"plaintext-marker" in deleted.prev_value
+
+
 async def test_store_conflict_carries_the_plaintext_current():
     from runtime.server.storage import RevisionConflict
     raw = MemoryStore()
