@@ -26,7 +26,6 @@ Internal to `runtime.server.storage.encryption`: imported by its modules only.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from typing import Any, AsyncIterator, Callable
 
@@ -35,8 +34,6 @@ from runtime.server.storage.encryption.config import EncryptionConfig
 from runtime.server.storage.encryption.providers import PrefixTransformers, TransformError
 
 __all__ = ["EncryptingStore", "Unreadable"]
-
-log = logging.getLogger(__name__)
 
 
 class Unreadable(bytes):
