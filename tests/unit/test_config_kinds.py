@@ -82,6 +82,12 @@ def test_config_key_is_at_most_253_characters():
     assert config_key_errors("k" * 254) == ["must be no more than 253 characters"]
 
 
+def test_config_key_length_counts_utf8_bytes_as_gos_len():
+    # Go's len(value) counts bytes: 127 two-byte characters are 254 bytes, too long besides not a config key.
+    assert config_key_errors("é" * 127) == ["must be no more than 253 characters", KEY_MSG]
+    assert config_key_errors("é" * 126) == [KEY_MSG]
+
+
 def test_config_key_is_not_dot_or_dotdot_nor_starts_with_dotdot():
     assert config_key_errors(".") == ["must not be '.'"]
     assert config_key_errors("..") == ["must not be '..'"]

@@ -1,7 +1,7 @@
 """What ConfigMaps and Secrets share: config keys, base64 values read as Go reads them, the 1 MiB bound.
 
 - `config_key_errors(key)`: apimachinery's `IsConfigMapKey` (at most 253
-  characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`), its
+  bytes, of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`), its
   messages word for word.
 - `go_base64(text)`: Go's `base64.StdEncoding.Decode`, which Kubernetes'
   JSON decoder runs on every `[]byte` field: newlines are skipped, padding
@@ -47,7 +47,7 @@ _NEWLINE_RUN = re.compile(rb"[\r\n]*")
 def config_key_errors(key: str) -> list[str]:
     """apimachinery's `IsConfigMapKey`: every message for `key` (none when it is a valid config key)."""
     errs = []
-    if len(key) > 253:
+    if len(key.encode("utf-8")) > 253:  # Go's len: bytes, not characters
         errs.append("must be no more than 253 characters")
     if not _KEY.fullmatch(key):
         errs.append(_KEY_MSG)
