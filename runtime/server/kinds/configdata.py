@@ -9,10 +9,12 @@
   (`illegal base64 data at input byte 4`). `canonical_base64` re-encodes
   what decoded, as Kubernetes writes the bytes back (`YR==` is `YQ==`).
 - `decode_bytes(obj, field, prefix)`: a map of base64 values checked and made
-  canonical, or the 400 Kubernetes answers for the first bad one.
+  canonical, or the 400 Kubernetes answers for the first bad one;
+  `decoded_size(text)` the bytes of a value it left, counted, not decoded.
 - `nulls_as_empty(body, fields)`: a `null` value in those maps is an empty
   one, as Go's decoder leaves a string (or `[]byte`) it reads `null` into.
-- `immutable_errors(new, old, fields)`: what `immutable: true` freezes.
+- `immutable_errors(new, old, fields)`: what `immutable: true` freezes;
+  `drop_empty_maps(obj, names)`: empty maps left out, as `omitempty` does.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from runtime.machinery.errors import BadRequest
 from runtime.machinery.options import Body
 from runtime.machinery.validation.fielderrors import FieldError, forbidden
 
-__all__ = ["MAX_SIZE", "config_key_errors", "go_base64", "canonical_base64", "decode_bytes", "immutable_errors",
-           "IMMUTABLE_DETAIL", "nulls_as_empty"]
+__all__ = ["MAX_SIZE", "config_key_errors", "go_base64", "canonical_base64", "decode_bytes", "decoded_size",
+           "immutable_errors", "IMMUTABLE_DETAIL", "nulls_as_empty", "drop_empty_maps"]
 
 #: Kubernetes' MaxSecretSize: the bound of a Secret's data and of a ConfigMap's data and binaryData together.
 MAX_SIZE = 1 * 1024 * 1024
@@ -145,20 +147,24 @@ def canonical_base64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def decode_bytes(obj: dict[str, Any], field: str, prefix: str) -> dict[str, bytes]:
-    """The decoded values of the base64 map `obj[field]`, which becomes canonical base64; raises the 400
-    Kubernetes' decoder answers for the first value that is not base64 (`prefix`: whose decoding failed)."""
+def decode_bytes(obj: dict[str, Any], field: str, prefix: str) -> None:
+    """Make the base64 map `obj[field]` canonical base64; raises the 400 Kubernetes' decoder answers for the
+    first value that is not base64 (`prefix`: whose decoding failed)."""
     values = obj.get(field)
     if not values:
-        return {}
-    decoded: dict[str, bytes] = {}
+        return
+    canonical: dict[str, str] = {}
     for key, text in values.items():
         try:
-            decoded[key] = go_base64(text)
+            canonical[key] = canonical_base64(go_base64(text))
         except ValueError as exc:
             raise BadRequest(f"{prefix}: {exc}") from None
-    obj[field] = {key: canonical_base64(value) for key, value in decoded.items()}
-    return decoded
+    obj[field] = canonical
+
+
+def decoded_size(text: str) -> int:
+    """The number of bytes canonical base64 `text` (what `decode_bytes` leaves) holds, from its length."""
+    return len(text) // 4 * 3 - (2 if text.endswith("==") else 1 if text.endswith("=") else 0)
 
 
 def nulls_as_empty(body: Body, fields: tuple[str, ...]) -> Body:
@@ -174,6 +180,13 @@ def nulls_as_empty(body: Body, fields: tuple[str, ...]) -> Body:
     for name, values in nulled.items():
         fixed[name] = {key: "" if value is None else value for key, value in values.items()}
     return Body(fixed, body.duplicates)
+
+
+def drop_empty_maps(obj: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Leave out the empty maps of `names`, as Kubernetes' JSON (`omitempty`) does."""
+    for name in names:
+        if name in obj and not obj[name]:
+            del obj[name]
 
 
 def immutable_errors(new: dict[str, Any], old: dict[str, Any], fields: tuple[str, ...]) -> list[FieldError]:

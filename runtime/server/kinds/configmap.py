@@ -24,11 +24,11 @@ from runtime.machinery.validation.fielderrors import invalid, too_long
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.configdata import (
-    MAX_SIZE, config_key_errors, decode_bytes, go_base64, immutable_errors, nulls_as_empty,
+    MAX_SIZE, config_key_errors, decode_bytes, decoded_size, drop_empty_maps, immutable_errors, nulls_as_empty,
 )
 from runtime.server.kinds.subresources import Subresource
 
-__all__ = ["ConfigMapStrategy", "drop_empty_maps"]
+__all__ = ["ConfigMapStrategy"]
 
 _DATA_DOC = ("Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or "
              "'.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must "
@@ -40,13 +40,6 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
     meta = obj["metadata"]
     count = len(obj.get("data") or ()) + len(obj.get("binaryData") or ())
     return [meta.get("name", ""), count, age(meta.get("creationTimestamp"))]
-
-
-def drop_empty_maps(obj: dict[str, Any], names: tuple[str, ...]) -> None:
-    """Leave out the empty maps of `names`, as Kubernetes' JSON (`omitempty`) does."""
-    for name in names:
-        if name in obj and not obj[name]:
-            del obj[name]
 
 
 class ConfigMapStrategy(Strategy):
@@ -83,7 +76,7 @@ class ConfigMapStrategy(Strategy):
             size += len(value.encode("utf-8"))
         for key, value in binary.items():
             errs += [invalid(f"binaryData[{key}]", key, msg) for msg in config_key_errors(key)]
-            size += len(go_base64(value))
+            size += decoded_size(value)  # canonical base64: decoding checked it
         if size > MAX_SIZE:
             errs.append(too_long("", MAX_SIZE))  # "" as Kubernetes: the error is the whole object's
         return errs

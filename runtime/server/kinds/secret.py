@@ -36,9 +36,9 @@ from runtime.machinery.validation.fielderrors import invalid, required, too_long
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.configdata import (
-    MAX_SIZE, canonical_base64, config_key_errors, decode_bytes, go_base64, immutable_errors, nulls_as_empty,
+    MAX_SIZE, canonical_base64, config_key_errors, decode_bytes, decoded_size, drop_empty_maps, go_base64,
+    immutable_errors, nulls_as_empty,
 )
-from runtime.server.kinds.configmap import drop_empty_maps
 from runtime.server.kinds.subresources import Subresource
 from runtime.server.kinds.tlspair import key_pair_problem
 
@@ -84,7 +84,8 @@ def _json_object_error(value: bytes) -> str | None:
     return None
 
 
-def _type_errors(obj: dict[str, Any], data: dict[str, bytes]) -> list[FieldError]:
+def _type_errors(obj: dict[str, Any], data: dict[str, str]) -> list[FieldError]:
+    """The built-in types' rules over `data` (canonical base64: an empty value is empty bytes)."""
     kind = obj.get("type") or ""
     if kind == SECRET_TYPE_SERVICE_ACCOUNT_TOKEN:
         if not ((obj["metadata"].get("annotations") or {}).get(SERVICE_ACCOUNT_NAME_KEY)):
@@ -93,7 +94,7 @@ def _type_errors(obj: dict[str, Any], data: dict[str, bytes]) -> list[FieldError
         key = _JSON_KEYS[kind]
         if key not in data:
             return [required(f"data[{key}]")]
-        problem = _json_object_error(data[key])
+        problem = _json_object_error(go_base64(data[key]))
         if problem is not None:
             return [invalid(f"data[{key}]", _REDACTED, problem)]
     elif kind == "kubernetes.io/basic-auth":
@@ -141,10 +142,10 @@ class SecretStrategy(Strategy):
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         errs: list[FieldError] = []
-        data = {key: go_base64(value) for key, value in (obj.get("data") or {}).items()}
+        data = obj.get("data") or {}
         for key in data:
             errs += [invalid(f"data[{key}]", key, msg) for msg in config_key_errors(key)]
-        if sum(len(value) for value in data.values()) > MAX_SIZE:
+        if sum(decoded_size(value) for value in data.values()) > MAX_SIZE:  # canonical base64: decoding checked it
             errs.append(too_long("data", MAX_SIZE))
         return errs + _type_errors(obj, data)
 
