@@ -85,6 +85,14 @@ def test_config_that_is_not_yaml_names_the_line_never_its_text():
     assert message == "error converting YAML to JSON: yaml: line 7: mapping values are not allowed here"
 
 
+def test_config_that_is_not_an_object_names_its_json_type_never_its_text():
+    # The key file passed by mistake: kube's decoder names the JSON type it met, not the value.
+    assert config_error(KEY1) == (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal string into Go value of type "
+        'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    assert "cannot unmarshal array into" in config_error("[a, b]")
+
+
 def test_config_provider_without_keys_is_required_keys():
     assert config_error(config_text(["secrets"], {"aesgcm": {"keys": []}})) == \
         "resources[0].providers[0].aesgcm.keys: Required value: at least one keys is required"

@@ -108,8 +108,12 @@ def parse_config(data: bytes | str, domain: str) -> EncryptionConfig:
         doc = yaml.safe_load(data)
     except yaml.YAMLError as exc:
         raise ConfigError(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
-    if not isinstance(doc, dict):
-        raise ConfigError(f"couldn't get version/kind; json parse error: not an object: {_go(doc)}")
+    if doc is None:
+        raise ConfigError("couldn't get version/kind; json parse error: not an object: null")
+    if not isinstance(doc, dict):  # Go's words name the JSON type: the value may be a key (a key file given)
+        raise ConfigError(f"couldn't get version/kind; json parse error: json: cannot unmarshal {_json_type(doc)} "
+                          'into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                          'Kind string "json:\\"kind,omitempty\\"" }')
     kind, version = doc.get("kind"), doc.get("apiVersion")
     if not kind:
         raise ConfigError("Object 'Kind' is missing")  # kube echoes the document here: keys and all
@@ -120,6 +124,15 @@ def parse_config(data: bytes | str, domain: str) -> EncryptionConfig:
         raise ConfigError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
     digest = hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
     return _build(doc, domain, digest)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type Go's decoder names for a document that is not an object."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "array" if isinstance(value, list) else "string"
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
