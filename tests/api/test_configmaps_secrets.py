@@ -178,6 +178,25 @@ async def test_dry_run_create_of_a_secret_answers_it_and_stores_nothing(srv, aut
 
 
 @memory_only
+async def test_string_data_is_owned_and_answered_as_data_in_apply_and_a_dry_run_update(srv, autojump_clock):
+    # stringData is merged into data before fields are tracked (docs/kubernetes-differences.md): the applier
+    # owns f:data's keys, so re-applying without a key removes it; no answer, dry run or not, holds stringData.
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    async with srv.client() as c:
+        await ok(await c.patch(f"{SECRETS}/creds", params={"fieldManager": "tool"}, headers=apply,
+                               content=json.dumps(secret(stringData={"a": "1", "b": "2"}))), 201)
+        applied = await ok(await c.patch(f"{SECRETS}/creds", params={"fieldManager": "tool"}, headers=apply,
+                                         content=json.dumps(secret(stringData={"a": "3"}))))
+        assert applied["data"] == {"a": b64("3")} and "stringData" not in applied
+        [entry] = applied["metadata"]["managedFields"]
+        assert entry["fieldsV1"]["f:data"] == {"f:a": {}} and "f:stringData" not in entry["fieldsV1"]
+        applied["stringData"] = {"c": "4"}
+        answer = await ok(await c.put(f"{SECRETS}/creds", params={"dryRun": "All"}, json=applied))
+        assert answer["data"] == {"a": b64("3"), "c": b64("4")} and "stringData" not in answer
+        assert (await ok(await c.get(f"{SECRETS}/creds")))["data"] == {"a": b64("3")}
+
+
+@memory_only
 async def test_strict_field_validation_refuses_an_unknown_configmap_field(srv, autojump_clock):
     async with srv.client() as c:
         r = await c.post(CMS, params={"fieldValidation": "Strict"}, json=cm(extra=1))
