@@ -12,7 +12,7 @@ one) and returns its `ResourceType`, the kind as served under this scheme,
 which carries the bound strategy (`rt.strategy`). A built-in kind's strategy
 (`runtime.server.kinds.STRATEGIES`) is bound when it is first asked for: a
 client, which looks kinds up but never asks, loads no strategy, CEL, JWT or
-RE2 module; a server's registry asks for the stored kinds' when it is built.
+RE2 module; a server's registry binds every kind's when it is built.
 Kinds may come and go while the server runs (custom kinds):
 `unregister` removes one, and `generation` counts the changes so that what is
 derived from the scheme (discovery, OpenAPI) is rebuilt when it moves;
@@ -267,8 +267,8 @@ def _builtin_strategy(scheme: Scheme, rt: ResourceType) -> Any:
     """The strategy `runtime.server.kinds.STRATEGIES` names for built-in kind `rt`, bound to it.
 
     The one import of a server module by machinery (runtime/__init__.py), made when a built-in kind's
-    strategy is first asked for (on a server: the stored kinds' when its registry is built, a review's at
-    its first create), never at import time: tests/unit/test_layout.py allows exactly this one, and counts
+    strategy is first asked for (on a server: every kind's when its registry is built, `bind_strategies`),
+    never at import time: tests/unit/test_layout.py allows exactly this one, and counts
     what importing a client loads.
     """
     # A cycle between layers: the server's kinds build on this module; imported here, late, so that a
