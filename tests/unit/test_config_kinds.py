@@ -264,6 +264,17 @@ def test_docker_secrets_need_their_key_holding_a_json_object(type_: str, key: st
         f'data[{key}]: Invalid value: "<secret contents redacted>": unexpected end of JSON input']
 
 
+def test_a_docker_config_with_nan_or_infinity_is_not_json_as_go_reads_it():
+    # Python's decoder takes NaN and Infinity; Go's scanner refuses them where they start.
+    key = ".dockerconfigjson"
+    refused = [errors_of(SEC, secret("kubernetes.io/dockerconfigjson", data={key: b64(text)}))
+               for text in ('{"auths": NaN}', '{"auths": -Infinity}')]
+    assert refused == [
+        [f'data[{key}]: Invalid value: "<secret contents redacted>": invalid character \'N\' looking for beginning '
+         "of value"],
+        [f'data[{key}]: Invalid value: "<secret contents redacted>": invalid character \'I\' in numeric literal']]
+
+
 def test_basic_auth_secret_needs_a_username_or_a_password():
     assert errors_of(SEC, secret("kubernetes.io/basic-auth")) == [
         "data[username]: Required value", "data[password]: Required value"]

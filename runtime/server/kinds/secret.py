@@ -64,6 +64,18 @@ def _cells(obj: dict[str, Any]) -> list[Any]:
     return [meta.get("name", ""), obj.get("type", ""), len(obj.get("data") or ()), age(meta.get("creationTimestamp"))]
 
 
+class _NotJSON(ValueError):
+    """A constant Python's decoder takes but JSON has not (`NaN`, `Infinity`, `-Infinity`), in Go's words."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("invalid character 'I' in numeric literal" if name.startswith("-")
+                         else f"invalid character {name[0]!r} looking for beginning of value")
+
+
+def _not_json(name: str) -> Any:
+    raise _NotJSON(name)
+
+
 def _json_object_error(value: bytes) -> str | None:
     """Go's `json.Unmarshal(value, &map[string]interface{}{})` error for `value`, None when it decodes.
 
@@ -71,11 +83,13 @@ def _json_object_error(value: bytes) -> str | None:
     object), not every message of Go's scanner.
     """
     try:
-        decoded = json.loads(value)
+        decoded = json.loads(value, parse_constant=_not_json)
     except json.JSONDecodeError as exc:
         if exc.pos >= len(exc.doc.rstrip()):
             return "unexpected end of JSON input"
         return f"invalid character {exc.doc[exc.pos]!r} looking for beginning of value"
+    except _NotJSON as exc:
+        return str(exc)
     except UnicodeDecodeError:
         return "invalid character looking for beginning of value"
     if decoded is not None and not isinstance(decoded, dict):
