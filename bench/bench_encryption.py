@@ -60,6 +60,19 @@ def payload(size: int) -> dict:
             "data": {"payload": base64.b64encode(os.urandom(size)).decode()}}
 
 
+#: The baseline of each row: (row kind, size) -> (create/s, get/s) of the raw store / the API without encryption.
+BASELINE: dict[tuple[str, str], tuple[float, float]] = {}
+
+
+def report(row: str, label: str, size_name: str, made: float, got: float, baseline: bool) -> None:
+    """One row, with its ratio to the baseline of its kind measured in this run (the first row of a size)."""
+    if baseline:
+        BASELINE[(row, size_name)] = (made, got)
+    base_made, base_got = BASELINE[(row, size_name)]
+    print(f"{row:<6} {label:<18} {size_name:>8}   create {made:8.0f}/s ({made / base_made:4.2f})"
+          f"   get {got:9.0f}/s ({got / base_got:4.2f})")
+
+
 async def bench_store(label: str, store: Store, size_name: str, seconds: float) -> None:
     obj = payload(SIZES[size_name])
     prefix = f"/core/serviceaccounts/default/{label}-{size_name.replace(' ', '')}-"
@@ -74,7 +87,7 @@ async def bench_store(label: str, store: Store, size_name: str, seconds: float) 
         assert entry is not None and entry.value[:1] == b"{"
 
     got, _ = await rate(MOST[size_name] * 5, seconds, get)
-    print(f"store  {label:<18} {size_name:>8}   create {made:8.0f}/s   get {got:9.0f}/s")
+    report("store", label, size_name, made, got, baseline=label.startswith("raw"))
 
 
 async def open_raw(kind: str, tmp: Path, name: str) -> Store:
@@ -100,11 +113,12 @@ async def bench_api(nursery: trio.Nursery, tmp: Path, store: str, label: str, co
                 assert (await c.get(f"{SECRETS}/{tag}-{i % done}")).status_code == 200
 
             got, _ = await rate(MOST[size_name] * 5, seconds, get)
-            print(f"API    {label:<18} {size_name:>8}   create {made:8.0f}/s   get {got:9.0f}/s")
+            report("API", label, size_name, made, got, baseline=config is None)
 
 
 async def main(store: str, seconds: float) -> None:
-    print(f"encryption at rest benchmark: store={store}, at most {seconds} s a phase, cpus={os.cpu_count()}")
+    print(f"encryption at rest benchmark: store={store}, at most {seconds} s a phase, cpus={os.cpu_count()};"
+          " (ratio): to the raw store's row (store rows) or the API's without encryption (API rows), this run")
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for size_name in SIZES:
