@@ -60,7 +60,7 @@ __all__ = [
     "Reader", "Writer", "Client", "BaseClient",
     "ClientError", "DecodeError", "TransportError",
     "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "APPLY_PATCH", "PATCH_TYPES", "PatchType",
-    "ignore_not_found", "key_of", "object_meta",
+    "ignore_not_found", "ignore_conflict", "key_of", "object_meta",
 ]
 
 
@@ -222,6 +222,15 @@ class Client(Reader, Writer, Protocol):
 def ignore_not_found() -> contextlib.AbstractContextManager[None]:
     """`with ignore_not_found(): await client.delete(...)`: a NotFound is success (controller-runtime's IgnoreNotFound)."""
     return contextlib.suppress(errors.NotFound)
+
+
+def ignore_conflict() -> contextlib.AbstractContextManager[None]:
+    """`with ignore_conflict(): await client.update(obj)`: a Conflict (409, stale resourceVersion) is success.
+
+    For a write another run will redo from fresh state (the key is queued again by the event of the write
+    that won). AlreadyExists, also a 409, is not suppressed.
+    """
+    return contextlib.suppress(errors.Conflict)
 
 
 class BaseClient(abc.ABC):

@@ -4,7 +4,8 @@ Modules: `controller` (reconcilers, `Controller`, `Result`), `informer`
 (shared informers and their caches), `indexers`, `workqueue` and
 `ratelimit`, `manager` (informers and controllers in one nursery),
 `leaderelection`, `recorder` and `eventcorrelation` (core/v1 Events),
-`finalizers`, `metrics` (work-queue and reconcile metrics),
+`finalizers`, `controllerutil` (create-or-update, owner references),
+`conditions` (status conditions), `metrics` (work-queue and reconcile metrics),
 `customkinds` (an in-process client's scheme following the server's CRDs),
 `testing` (an in-process server and manager for pytest-trio).
 
@@ -17,9 +18,17 @@ in-process server (checked); controllers reach the API through a
 `runtime.client` client only.
 """
 
+from runtime.controller.conditions import (
+    find_status_condition, is_status_condition_false, is_status_condition_true, remove_status_condition,
+    set_status_condition,
+)
 from runtime.controller.controller import (
     Builder, Controller, Predicate, Result, TerminalError, all_of, annotations_changed, any_of, enqueue_object,
     enqueue_owner, generation_changed, labels_changed, resource_version_changed,
+)
+from runtime.controller.controllerutil import (
+    AlreadyOwnedError, OperationResult, create_or_patch, create_or_update, set_controller_reference,
+    set_owner_reference,
 )
 from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, is_terminating, \
     remove_finalizer
@@ -37,4 +46,7 @@ __all__ = [
     "Informer", "InformerFactory", "ObjectEvent", "NAMESPACE_INDEX", "LABEL_INDEX", "by_label_selector",
     "WorkQueue", "RateLimiter", "default_controller_rate_limiter", "LeaderElectionConfig", "EventRecorder",
     "has_finalizer", "is_terminating", "ensure_finalizer", "remove_finalizer", "handle_finalizer",
+    "create_or_update", "create_or_patch", "OperationResult", "set_controller_reference", "set_owner_reference",
+    "AlreadyOwnedError", "set_status_condition", "remove_status_condition", "find_status_condition",
+    "is_status_condition_true", "is_status_condition_false",
 ]

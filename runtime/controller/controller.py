@@ -8,6 +8,9 @@ The reconciler contract (controller-runtime's `pkg/reconcile`):
   idempotent: it runs again after restarts, resyncs and duplicate events.
 - Returning `None` or `Result()`: done, backoff reset.
   `Result(requeue_after=s)`: done for now, run again in `s` seconds.
+  `Result(requeue=True)`: run again after the key's backoff, which is not
+  reset (as an error's, but not counted or logged as one); `requeue_after`
+  wins when both are set (controller-runtime's `Requeue`).
 - Raising an exception: logged, retried with per-key exponential backoff
   (`WorkQueue.add_rate_limited`; client-go's default limiter: 5 ms doubling
   to 1000 s, 10 qps overall). Raising `TerminalError`: logged, not retried
@@ -68,9 +71,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Result:
-    """What a reconcile asks for next: nothing (default), or another run after `requeue_after` seconds."""
+    """What a reconcile asks for next: nothing (default), another run after `requeue_after` seconds, or
+    (`requeue=True`) after the rate limiter's backoff for the key."""
 
     requeue_after: float | None = None
+    requeue: bool = False
 
 
 class TerminalError(Exception):
@@ -324,11 +329,16 @@ class Controller:
             log.error("%s: reconcile of %s failed (retry %d): %s", self.name, key, queue.num_requeues(key), exc,
                       exc_info=exc)
         else:
-            queue.forget(key)
             if result is not None and result.requeue_after is not None:
                 outcome = "requeue_after"
                 self._counts.requeues_after += 1
+                queue.forget(key)
                 queue.add_after(key, result.requeue_after)
+            elif result is not None and result.requeue:
+                outcome = "requeue"
+                queue.add_rate_limited(key)  # not forgotten: the backoff grows
+            else:
+                queue.forget(key)
         if self.metrics is not None:
             self.metrics.record_reconcile(self.name, outcome, trio.current_time() - began)
 

@@ -11,6 +11,9 @@ so a finalizer list changed meanwhile by someone else is never clobbered.
 A reconciler simply lets the Conflict propagate and is retried with fresh
 state.
 
+Objects are dicts or typed model instances (a model with `metadata`, as
+`runtime.client` returns for a model class); a write returns the same form.
+
 Example (inside a reconcile)::
 
     obj = await client.get(rt, key.name, namespace=key.namespace)
@@ -21,34 +24,52 @@ Example (inside a reconcile)::
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping
 
-from runtime.client.interface import MERGE_PATCH, Client, object_meta
+from pydantic import BaseModel
+
+from runtime.client.interface import MERGE_PATCH, Client, Kind, object_meta
 
 __all__ = ["has_finalizer", "is_terminating", "ensure_finalizer", "remove_finalizer", "handle_finalizer"]
 
 
-def has_finalizer(obj: dict[str, Any], name: str) -> bool:
+def _meta(obj: Any) -> Mapping[str, Any]:
+    """The metadata fields these helpers read, of a dict or a model instance."""
+    if isinstance(obj, BaseModel):
+        meta = obj.metadata
+        return {"name": meta.name, "namespace": meta.namespace, "resourceVersion": meta.resource_version,
+                "finalizers": meta.finalizers, "deletionTimestamp": meta.deletion_timestamp}
+    return object_meta(obj)
+
+
+def has_finalizer(obj: Any, name: str) -> bool:
     """Whether `name` is in the object's `metadata.finalizers`."""
-    return name in (object_meta(obj).get("finalizers") or [])
+    return name in (_meta(obj).get("finalizers") or [])
 
 
-def is_terminating(obj: dict[str, Any]) -> bool:
+def is_terminating(obj: Any) -> bool:
     """Whether a delete was requested (`metadata.deletionTimestamp` is set)."""
-    return bool(object_meta(obj).get("deletionTimestamp"))
+    return bool(_meta(obj).get("deletionTimestamp"))
 
 
-async def _write_finalizers(client: Client, obj: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
-    meta = object_meta(obj)
+def _kind(client: Client, obj: Any) -> Kind:
+    if isinstance(obj, BaseModel):
+        return type(obj)  # the client answers with the same model
     kind = client.scheme.by_api_version_kind(obj.get("apiVersion") or "", obj.get("kind") or "")
     if kind is None:
         raise ValueError(f"no stored kind {obj.get('kind')!r} in {obj.get('apiVersion')!r}")
+    return kind
+
+
+async def _write_finalizers(client: Client, obj: Any, finalizers: list[str]) -> Any:
+    meta = _meta(obj)
+    kind = _kind(client, obj)
     patch = {"metadata": {"resourceVersion": meta.get("resourceVersion"), "finalizers": finalizers or None}}
     return await client.patch(kind, meta.get("name") or "", patch, patch_type=MERGE_PATCH,
                               namespace=meta.get("namespace") or "")
 
 
-async def ensure_finalizer(client: Client, obj: dict[str, Any], name: str) -> dict[str, Any]:
+async def ensure_finalizer(client: Client, obj: Any, name: str) -> Any:
     """Add `name` to the object's finalizers unless present; return the object as now stored (or `obj`).
 
     Raises Conflict when the object changed since `obj` was read, NotFound
@@ -56,25 +77,25 @@ async def ensure_finalizer(client: Client, obj: dict[str, Any], name: str) -> di
     """
     if has_finalizer(obj, name):
         return obj
-    finalizers = list(object_meta(obj).get("finalizers") or []) + [name]
+    finalizers = list(_meta(obj).get("finalizers") or []) + [name]
     return await _write_finalizers(client, obj, finalizers)
 
 
-async def remove_finalizer(client: Client, obj: dict[str, Any], name: str) -> dict[str, Any]:
+async def remove_finalizer(client: Client, obj: Any, name: str) -> Any:
     """Remove `name` from the object's finalizers if present; return the object as written (or `obj`).
 
     When it was the last finalizer of a terminating object, the server
-    removes the object; the returned dict is its final state. Raises Conflict
+    removes the object; the returned object is its final state. Raises Conflict
     when the object changed since `obj` was read, NotFound when it is gone.
     """
     if not has_finalizer(obj, name):
         return obj
-    finalizers = [f for f in object_meta(obj).get("finalizers") or [] if f != name]
+    finalizers = [f for f in _meta(obj).get("finalizers") or [] if f != name]
     return await _write_finalizers(client, obj, finalizers)
 
 
-async def handle_finalizer(client: Client, obj: dict[str, Any], name: str,
-                           cleanup: Callable[[dict[str, Any]], Awaitable[None]]) -> dict[str, Any] | None:
+async def handle_finalizer(client: Client, obj: Any, name: str,
+                           cleanup: Callable[[Any], Awaitable[None]]) -> Any | None:
     """Own finalizer `name` on `obj`: ensure it while the object lives; cleanup, then release on delete.
 
     Live object: adds the finalizer if missing; returns the object.

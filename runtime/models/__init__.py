@@ -15,7 +15,7 @@ model, verbs), which every `Scheme` serves.
 
 from runtime.models.base import Base64, K8sModel, list_field, map_field
 from runtime.models.meta import (
-    DeleteOptions, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
+    Condition, DeleteOptions, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
     ObjectMeta, OwnerReference, Preconditions, Status, StatusCause, StatusDetails,
 )
 from runtime.models.rbac import (
@@ -48,7 +48,7 @@ from runtime.models.apiextensions import (
 
 __all__ = [
     "K8sModel", "Base64", "list_field", "map_field",
-    "DeleteOptions", "LabelSelector", "LabelSelectorRequirement", "ListMeta", "ManagedFieldsEntry",
+    "Condition", "DeleteOptions", "LabelSelector", "LabelSelectorRequirement", "ListMeta", "ManagedFieldsEntry",
     "ObjectMeta", "OwnerReference", "Preconditions", "Status", "StatusCause", "StatusDetails",
     "AggregationRule", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBindingList",
     "ClusterRoleList", "PolicyRule", "Role", "RoleBinding", "RoleBindingList", "RoleList",

@@ -1,4 +1,4 @@
-"""meta/v1 shapes: ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions."""
+"""meta/v1 shapes: ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions, Condition."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from runtime.models.base import K8sModel, int_field, list_field, map_field
 
 __all__ = [
     "OwnerReference", "ManagedFieldsEntry", "ObjectMeta", "ListMeta", "LabelSelectorRequirement",
-    "LabelSelector", "StatusCause", "StatusDetails", "Status", "Preconditions", "DeleteOptions",
+    "LabelSelector", "StatusCause", "StatusDetails", "Status", "Preconditions", "DeleteOptions", "Condition",
 ]
 
 
@@ -122,3 +122,19 @@ class DeleteOptions(K8sModel):
     propagation_policy: Optional[str] = None
     dry_run: Optional[list[str]] = list_field()
     ignore_store_read_error_with_cluster_breaking_potential: Optional[bool] = None
+
+
+class Condition(K8sModel):
+    """metav1.Condition: one aspect of an object's state (`status.conditions[]`, keyed by `type`).
+
+    `status` is True, False or Unknown; `lastTransitionTime` (RFC 3339) is when
+    `status` last changed; `observedGeneration` the `metadata.generation` it was
+    set from. `runtime.controller.conditions` keeps these rules.
+    """
+
+    type: Optional[str] = None
+    status: Optional[str] = None
+    observed_generation: Optional[int] = int_field()
+    last_transition_time: Optional[str] = None
+    reason: Optional[str] = None
+    message: Optional[str] = None

@@ -324,3 +324,14 @@ async def test_every_verb_on_a_bound_kind_not_served_raises_not_found_dict_or_ty
             await call()
         answers[verb] = str(raised.value)
     assert len(set(answers.values())) == 1, answers
+
+
+def test_ignore_conflict_suppresses_a_conflict_only():
+    from runtime.client.interface import ignore_conflict
+
+    with ignore_conflict():
+        raise errors.Conflict('roles "r" is being modified')
+    with pytest.raises(errors.AlreadyExists), ignore_conflict():
+        raise errors.AlreadyExists('roles "r" already exists')  # also a 409, but not a Conflict
+    with pytest.raises(errors.NotFound), ignore_conflict():
+        raise errors.NotFound('roles "r" not found')

@@ -256,3 +256,29 @@ async def test_watches_maps_both_the_old_and_the_new_object(autojump_clock):
                                namespace="default")
         await recorder.wait_calls(3)
         assert recorder.keys()[0] == "first" and sorted(recorder.keys()[1:]) == ["first", "second"]
+
+
+async def test_requeue_runs_the_key_again_with_the_rate_limiters_backoff(autojump_clock):
+    async with open_test_env() as env:
+        recorder = Recorder([Result(requeue=True)] * 3)
+        manager = env.manager()
+        manager.controller().for_(env.scheme.by_kind("Role")).complete(recorder.reconcile)
+        await env.start(manager)
+        await env.client.create(role("again"))
+        await recorder.wait_calls(4)
+        times = [t for t, _ in recorder.calls]
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        assert gaps == pytest.approx([0.005, 0.01, 0.02])  # not forgotten: the backoff grows as on errors
+        stats = manager.controllers["role"].statistics()
+        assert stats.errors == 0 and stats.reconciles == 4
+
+
+async def test_requeue_after_wins_over_requeue(autojump_clock):
+    async with open_test_env() as env:
+        recorder = Recorder([Result(requeue=True, requeue_after=30.0)])
+        manager = env.manager()
+        manager.controller().for_(env.scheme.by_kind("Role")).complete(recorder.reconcile)
+        await env.start(manager)
+        await env.client.create(role("timed-too"))
+        await recorder.wait_calls(2)
+        assert recorder.calls[1][0] - recorder.calls[0][0] == pytest.approx(30.0)

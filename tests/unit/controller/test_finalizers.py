@@ -8,7 +8,10 @@ import trio
 from runtime.machinery import errors
 from runtime.client.interface import ObjectKey
 from runtime.controller.controller import Result
-from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, remove_finalizer
+from runtime import models
+from runtime.controller.finalizers import (
+    ensure_finalizer, handle_finalizer, has_finalizer, is_terminating, remove_finalizer,
+)
 from runtime.controller.testing import open_test_env
 
 RBAC = "rbac.authorization.svc.io/v1"
@@ -94,3 +97,24 @@ async def test_cleanup_runs_before_the_object_is_released(autojump_clock):
             await env.wait_for(roles, "owner", lambda o: o is None, namespace="default")
         assert journal == ["cleanup while role terminating=True"] and attempts[0] == 2
         assert (await env.client.list(bindings, namespace="default")).items == []
+
+
+async def test_finalizer_helpers_work_on_typed_objects():
+    async with open_test_env() as env:
+        created = await env.client.create(models.Role(metadata=models.ObjectMeta(name="typed", namespace="default")))
+        assert not has_finalizer(created, FINALIZER) and not is_terminating(created)
+        added = await ensure_finalizer(env.client, created, FINALIZER)
+        assert isinstance(added, models.Role) and added.metadata.finalizers == [FINALIZER]
+        assert has_finalizer(added, FINALIZER)
+        await env.client.delete(models.Role, "typed", namespace="default")
+        terminating = await env.client.get(models.Role, "typed", namespace="default")
+        assert is_terminating(terminating)
+        cleaned: list[str] = []
+
+        async def cleanup(obj: models.Role) -> None:
+            cleaned.append(obj.metadata.name)
+
+        await handle_finalizer(env.client, terminating, FINALIZER, cleanup)
+        assert cleaned == ["typed"]
+        with pytest.raises(errors.NotFound):
+            await env.client.get(models.Role, "typed", namespace="default")
