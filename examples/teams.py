@@ -12,7 +12,9 @@ cluster-scoped, worked on through typed pydantic models bound to it
   removed loses it, a role changed replaces it (roleRef is immutable);
 - `status`: the namespace, the members bound, `observedGeneration` and a
   `Ready` condition (True once everything is in place; False while the
-  namespace is being deleted, retried until it is gone and made anew);
+  namespace is being deleted, retried until it is gone and made anew),
+  kept by `set_status_condition` (its lastTransitionTime moves only when
+  its status does);
 - events about the Team: `NamespaceCreated`, `MemberBound`, `MemberUnbound`.
 
 The same `setup` runs in a test (`runtime.controller.testing`) or against any server:
@@ -24,15 +26,14 @@ The same `setup` runs in a test (`runtime.controller.testing`) or against any se
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from typing import Literal
 
 from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.controller import Manager, Result
-from runtime.models.meta import OwnerReference
+from runtime.controller import Manager, Result, set_controller_reference, set_status_condition
+from runtime.models import Condition
 from runtime.client.typed import CustomResource, KubeModel, TypedCache, bind_kind
 
-__all__ = ["Member", "TeamSpec", "Condition", "TeamStatus", "Team", "TEAMS", "FIELD_MANAGER", "TEAM_LABEL",
+__all__ = ["Member", "TeamSpec", "TeamStatus", "Team", "TEAMS", "FIELD_MANAGER", "TEAM_LABEL",
            "namespace_of", "binding_name", "setup"]
 
 FIELD_MANAGER = "team-controller"
@@ -48,15 +49,6 @@ class Member(KubeModel):
 
 class TeamSpec(KubeModel):
     members: list[Member] = []
-
-
-class Condition(KubeModel):
-    type: str
-    status: Literal["True", "False", "Unknown"]
-    reason: str = ""
-    message: str = ""
-    last_transition_time: str | None = None
-    observed_generation: int | None = None
 
 
 class TeamStatus(KubeModel):
@@ -83,22 +75,6 @@ def binding_name(member: str) -> str:
     return "member-" + re.sub(r"[^a-z0-9.-]", "-", member.lower())
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _owner(team: Team) -> dict:
-    return OwnerReference(api_version=TEAMS.api_version, kind=TEAMS.kind, name=team.metadata.name,
-                          uid=team.metadata.uid, controller=True, block_owner_deletion=True).to_dict()
-
-
-def _ready(team: Team, status: str, reason: str, message: str) -> Condition:
-    old = next((c for c in team.status.conditions if c.type == "Ready"), None)
-    since = old.last_transition_time if old is not None and old.status == status else _now()
-    return Condition(type="Ready", status=status, reason=reason, message=message, last_transition_time=since,
-                     observed_generation=team.metadata.generation)
-
-
 def setup(manager: Manager) -> None:
     """Add the Team controller to `manager` (the `miniplane controllers --module` convention)."""
     client, scheme = manager.client, manager.scheme
@@ -111,11 +87,13 @@ def setup(manager: Manager) -> None:
     recorder = manager.event_recorder(FIELD_MANAGER)
 
     def wanted_binding(team: Team, member: Member) -> dict:
-        return {"apiVersion": bindings.api_version, "kind": "RoleBinding",
-                "metadata": {"name": binding_name(member.name), "namespace": namespace_of(team.metadata.name),
-                             "labels": {TEAM_LABEL: team.metadata.name}, "ownerReferences": [_owner(team)]},
-                "roleRef": {"apiGroup": scheme.rbac_group, "kind": "ClusterRole", "name": member.role},
-                "subjects": [{"apiGroup": scheme.rbac_group, "kind": member.kind, "name": member.name}]}
+        binding = {"apiVersion": bindings.api_version, "kind": "RoleBinding",
+                   "metadata": {"name": binding_name(member.name), "namespace": namespace_of(team.metadata.name),
+                                "labels": {TEAM_LABEL: team.metadata.name}},
+                   "roleRef": {"apiGroup": scheme.rbac_group, "kind": "ClusterRole", "name": member.role},
+                   "subjects": [{"apiGroup": scheme.rbac_group, "kind": member.kind, "name": member.name}]}
+        set_controller_reference(team, binding, scheme)
+        return binding
 
     async def bind(team: Team, member: Member) -> None:
         wanted = wanted_binding(team, member)
@@ -131,9 +109,12 @@ def setup(manager: Manager) -> None:
         recorder.event(team, "Normal", "MemberBound", f"{member.kind} {member.name} is bound to ClusterRole "
                                                       f"{member.role} in namespace {namespace_of(team.metadata.name)}")
 
-    async def report(team: Team, bound: int, condition: Condition) -> None:
+    async def report(team: Team, bound: int, ready: str, reason: str, message: str) -> None:
         status = TeamStatus(namespace=namespace_of(team.metadata.name), members=bound,
-                            observed_generation=team.metadata.generation, conditions=[condition])
+                            observed_generation=team.metadata.generation,
+                            conditions=[c.model_copy() for c in team.status.conditions])
+        set_status_condition(status.conditions, Condition(type="Ready", status=ready, reason=reason, message=message,
+                                                           observed_generation=team.metadata.generation))
         if status == team.status:
             return
         team.status = status
@@ -146,13 +127,15 @@ def setup(manager: Manager) -> None:
         name = namespace_of(key.name)
         namespace = namespace_cache.get(ObjectKey("", name))
         if namespace is not None and namespace["metadata"].get("deletionTimestamp"):
-            await report(team, 0, _ready(team, "False", "NamespaceTerminating",
-                                         f"namespace {name} is being deleted; it will be made again"))
+            await report(team, 0, "False", "NamespaceTerminating",
+                         f"namespace {name} is being deleted; it will be made again")
             return Result(requeue_after=5.0)
         if namespace is None:
-            await client.patch(namespaces, name, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
-                "name": name, "labels": {TEAM_LABEL: key.name}, "ownerReferences": [_owner(team)]}},
-                patch_type=APPLY_PATCH, field_manager=FIELD_MANAGER, force=True)
+            wanted = {"apiVersion": "v1", "kind": "Namespace",
+                      "metadata": {"name": name, "labels": {TEAM_LABEL: key.name}}}
+            set_controller_reference(team, wanted, scheme)
+            await client.patch(namespaces, name, wanted, patch_type=APPLY_PATCH, field_manager=FIELD_MANAGER,
+                               force=True)
             recorder.event(team, "Normal", "NamespaceCreated", f"created namespace {name}")
         for member in team.spec.members:
             await bind(team, member)
@@ -163,8 +146,8 @@ def setup(manager: Manager) -> None:
                 with ignore_not_found():
                     await client.delete(bindings, meta["name"], namespace=name)
                 recorder.event(team, "Normal", "MemberUnbound", f"removed RoleBinding {meta['name']} from {name}")
-        await report(team, len(members), _ready(team, "True", "Reconciled",
-                                                f"namespace {name} and {len(members)} RoleBindings are in place"))
+        await report(team, len(members), "True", "Reconciled",
+                     f"namespace {name} and {len(members)} RoleBindings are in place")
         return None
 
     manager.controller("teams").for_(TEAMS).owns(namespaces).owns(bindings).complete(reconcile)

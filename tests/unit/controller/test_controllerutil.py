@@ -224,7 +224,8 @@ async def test_create_or_patch_patches_object_then_status_and_says_updated_statu
 
     result = await create_or_patch(client, obj, mutate)
     assert result is OperationResult.UPDATED_STATUS and result == "updatedStatus"
-    assert client.writes == [("patch", "", {"spec": {"size": 5}}), ("patch", "status", {"status": {"phase": "Ready"}})]
+    assert client.writes == [("patch", "", {"spec": {"size": 5}}),
+                             ("patch", "status", {"status": {"phase": "Ready"}})]
     assert obj.spec.size == 5 and obj.status.phase == "Ready"
 
 
