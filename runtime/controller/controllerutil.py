@@ -37,6 +37,7 @@ from pydantic import BaseModel
 from runtime.client.interface import MERGE_PATCH, Client, Kind, ObjectKey
 from runtime.client.typed import bound_kind, bound_kind_of
 from runtime.machinery import errors
+from runtime.machinery.patch import create_merge_patch
 from runtime.machinery.scheme import Scheme
 from runtime.models.meta import OwnerReference
 
@@ -155,17 +156,6 @@ async def create_or_update(client: Client, obj: Any, mutate: MutateFn) -> Operat
     return OperationResult.UPDATED
 
 
-def _merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON merge patch (RFC 7386) turning `before` into `after`."""
-    patch: dict[str, Any] = {name: None for name in before if name not in after}
-    for name, value in after.items():
-        old = before.get(name)
-        if name not in before or old != value:
-            both = isinstance(old, dict) and isinstance(value, dict)
-            patch[name] = _merge_patch(old, value) if both else value
-    return patch
-
-
 async def create_or_patch(client: Client, obj: Any, mutate: MutateFn) -> OperationResult:
     """Create `obj` or merge-patch what `mutate` changes of its current state; return what was done.
 
@@ -186,12 +176,12 @@ async def create_or_patch(client: Client, obj: Any, mutate: MutateFn) -> Operati
     after_status = after.pop("status", None)
     result = OperationResult.UNCHANGED
     if before != after:
-        patched = await client.patch(kind, key.name, _merge_patch(before, after), patch_type=MERGE_PATCH,
+        patched = await client.patch(kind, key.name, create_merge_patch(before, after), patch_type=MERGE_PATCH,
                                      namespace=key.namespace)
         _assign(obj, patched)
         result = OperationResult.UPDATED
     if before_status != after_status:
-        status = _merge_patch(before_status or {}, after_status) if isinstance(after_status, dict) else None
+        status = create_merge_patch(before_status or {}, after_status) if isinstance(after_status, dict) else None
         patched = await client.patch(kind, key.name, {"status": status}, patch_type=MERGE_PATCH,
                                      namespace=key.namespace, subresource="status")
         _assign(obj, patched)

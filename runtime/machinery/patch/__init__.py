@@ -4,7 +4,8 @@ Pure functions over Kubernetes objects in their JSON form (dicts with
 camelCase keys); no I/O, inputs never modified, results are new objects.
 
 - `apply_json_patch(doc, operations)`: RFC 6902 (`application/json-patch+json`).
-- `apply_merge_patch(doc, patch)`: RFC 7386 (`application/merge-patch+json`).
+- `apply_merge_patch(doc, patch)`: RFC 7386 (`application/merge-patch+json`);
+  `create_merge_patch(before, after)` the patch between two objects.
 - `apply_strategic_merge_patch(doc, patch, model)`: Kubernetes' strategic
   merge patch (`application/strategic-merge-patch+json`), list semantics from
   the model's `x-kubernetes-patch-strategy`/`-merge-key` markers.
@@ -36,14 +37,14 @@ from runtime.machinery.patch.errors import (
 from runtime.machinery.patch.fieldpath import FieldSet, PathElement, path_string
 from runtime.machinery.patch.json_patch import apply_json_patch
 from runtime.machinery.patch.managed_fields import fields_of, manager_from_user_agent, update_managed_fields
-from runtime.machinery.patch.merge import apply_merge_patch
+from runtime.machinery.patch.merge import apply_merge_patch, create_merge_patch
 from runtime.machinery.patch.schema import schema_for
 from runtime.machinery.patch.strategic import apply_strategic_merge_patch
 
 __all__ = [
     "PatchError", "MalformedPatch", "PatchNotApplicable", "TooManyOperations", "CorruptManagedFields",
     "ApplyConflict", "FieldConflict",
-    "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch",
+    "apply_json_patch", "apply_merge_patch", "create_merge_patch", "apply_strategic_merge_patch",
     "server_side_apply", "update_managed_fields", "fields_of", "manager_from_user_agent",
     "FieldSet", "PathElement", "path_string", "schema_for",
 ]

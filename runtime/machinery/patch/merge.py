@@ -16,8 +16,7 @@ from typing import Any
 
 from runtime.machinery.patch.errors import MalformedPatch
 
-__all__ = ["apply_merge_patch", "merge_patch"]
-
+__all__ = ["apply_merge_patch", "merge_patch", "create_merge_patch"]
 
 
 def decode_object_patch(patch: Any) -> dict[str, Any]:
@@ -59,3 +58,16 @@ def _merge(target: Any, patch: Any) -> Any:
         else:
             target[key] = _merge(target.get(key), value)
     return target
+
+
+def create_merge_patch(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch that turns `before` into `after` (jsonpatch's CreateMergePatch): keys gone are `null`,
+    objects are diffed key by key, anything else changed is sent whole. `merge_patch(before, patch)` equals
+    `after` for values without `null`s (a merge patch cannot set one)."""
+    patch: dict[str, Any] = {key: None for key in before if key not in after}
+    for key, value in after.items():
+        old = before.get(key)
+        if key not in before or old != value:
+            both = isinstance(old, dict) and isinstance(value, dict)
+            patch[key] = create_merge_patch(old, value) if both else value
+    return patch

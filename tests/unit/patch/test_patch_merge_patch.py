@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
-from runtime.machinery.patch import MalformedPatch, PatchError, apply_merge_patch
+from runtime.machinery.patch import MalformedPatch, PatchError, apply_merge_patch, create_merge_patch
 from runtime.machinery.patch.merge import merge_patch
 
 # RFC 7386 Appendix A: (original, patch, result)
@@ -61,3 +62,24 @@ def test_non_object_merge_patch_for_an_object_is_400() -> None:
 
 def test_merge_patch_text_is_decoded() -> None:
     assert apply_merge_patch({"a": 1}, b'{"b": 2}') == {"a": 1, "b": 2}
+
+
+# ---- create_merge_patch: the patch between two objects --------------------------------------------
+
+_scalars = st.one_of(st.booleans(), st.integers(), st.text(max_size=5))
+_json = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                     max_leaves=10)
+_objects = st.dictionaries(st.text(max_size=3), _json, max_size=4)
+
+
+@given(_objects, _objects)
+def test_create_merge_patch_applied_to_before_gives_after(before: dict, after: dict) -> None:
+    assert merge_patch(before, create_merge_patch(before, after)) == after
+
+
+def test_create_merge_patch_sends_only_what_changed() -> None:
+    before = {"metadata": {"name": "a", "labels": {"x": "1", "y": "2"}}, "data": {"k": "v"}, "spec": [1, 2]}
+    after = {"metadata": {"name": "a", "labels": {"x": "1", "z": "3"}}, "data": {"k": "v"}, "spec": [1]}
+    assert create_merge_patch(before, after) == {"metadata": {"labels": {"y": None, "z": "3"}}, "spec": [1]}
+    assert create_merge_patch(after, after) == {}
