@@ -11,7 +11,7 @@ deleted, deleted when the label goes. The same `setup` runs in a test
 from __future__ import annotations
 
 from runtime.client.interface import APPLY_PATCH, ObjectKey, ignore_not_found
-from runtime.controller import Manager
+from runtime.controller import Manager, set_controller_reference
 
 __all__ = ["setup", "BINDING", "GROUP", "CLUSTER_ROLE"]
 
@@ -25,12 +25,12 @@ def setup(manager: Manager) -> None:
     namespace_cache, binding_cache = manager.informers.informer(namespaces), manager.informers.informer(bindings)
 
     def desired(namespace: dict) -> dict:
-        meta = namespace["metadata"]
-        owner = {"apiVersion": "v1", "kind": "Namespace", "name": meta["name"], "uid": meta["uid"], "controller": True}
-        return {"apiVersion": bindings.api_version, "kind": "RoleBinding",
-                "metadata": {"name": BINDING, "namespace": meta["name"], "ownerReferences": [owner]},
-                "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": CLUSTER_ROLE},
-                "subjects": [{"apiGroup": rbac, "kind": "Group", "name": GROUP}]}
+        binding = {"apiVersion": bindings.api_version, "kind": "RoleBinding",
+                   "metadata": {"name": BINDING, "namespace": namespace["metadata"]["name"]},
+                   "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": CLUSTER_ROLE},
+                   "subjects": [{"apiGroup": rbac, "kind": "Group", "name": GROUP}]}
+        set_controller_reference(namespace, binding, manager.scheme)  # deleted with its namespace
+        return binding
 
     async def reconcile(key: ObjectKey) -> None:
         namespace = namespace_cache.get(key)
