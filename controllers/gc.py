@@ -54,8 +54,8 @@ from runtime.controller.controller import Controller, MapFunc, Reconciler, Resul
 from runtime.controller.finalizers import has_finalizer, is_terminating, remove_finalizer
 from runtime.controller.informer import EventHandler, Informer, ObjectEvent
 from runtime.controller.manager import Manager
-from runtime.server.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.crds import is_custom
+from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = [
@@ -548,7 +548,8 @@ def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
     kind's events and, through one route per kind (`GarbageCollector.router`), by every kind's. Custom
     kinds come and go: `controllers.gckinds` follows them."""
     kinds = [kind for kind in manager.scheme.stored_types() if not is_custom(kind)]
-    collector = GarbageCollector(manager.client, {kind: manager.informers.informer(kind) for kind in kinds})
+    # The server client: the collector confirms owners and dependents live, as Kubernetes' GC does.
+    collector = GarbageCollector(manager.api_reader, {kind: manager.informers.informer(kind) for kind in kinds})
     for target in kinds:
         builder = manager.controller(CONTROLLER_PREFIX + target.group_resource).for_(target, needs_attention)
         builder.with_options(max_concurrent_reconciles=workers).complete(collector.reconciler(target))

@@ -40,8 +40,8 @@ from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import NAMESPACE_INDEX, Informer, ObjectEvent
 from runtime.controller.manager import Manager
-from runtime.server.kinds import NAMESPACE_FINALIZER
-from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.crds import is_custom
+from runtime.machinery.wellknown import NAMESPACE_FINALIZER
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["NamespaceController", "ContentDeletionFailed", "deletion_conditions", "merge_conditions", "setup",
@@ -270,7 +270,8 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
     # Custom kinds come and go with their CRDs: they are listed live (see NamespaceController).
     builtin = [rt for rt in scheme.namespaced_types() if not is_custom(rt)]
     content = {rt: manager.informers.informer(rt) for rt in builtin}
-    controller = NamespaceController(manager.client, manager.informers.informer(namespaces_rt), scheme,
+    # The server client: what a namespace still holds is listed live, as Kubernetes' namespace deleter does.
+    controller = NamespaceController(manager.api_reader, manager.informers.informer(namespaces_rt), scheme,
                                      recheck=recheck, content=content)
     builder = manager.controller("namespace").for_(namespaces_rt, controller.namespace_terminating)
     for rt in builtin:

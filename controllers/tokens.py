@@ -182,7 +182,7 @@ def setup(manager: Manager, signing: TokenSigning | None) -> TokensController | 
     if signing is None:
         log.info('"%s" is disabled because there is no private key', CONTROLLER_NAME)
         return None
-    controller = TokensController(manager.client, manager.informers.informer(secrets_rt),
+    controller = TokensController(manager.api_reader, manager.informers.informer(secrets_rt),
                                   manager.informers.informer(accounts_rt), signing)
     (manager.controller(CONTROLLER_NAME).for_(secrets_rt, controller.token_secret)
      .watches(accounts_rt, controller.account_secrets, replay=False).complete(controller.reconcile))

@@ -14,7 +14,9 @@ The reconciler contract (controller-runtime's `pkg/reconcile`):
 - Raising an exception: logged, retried with per-key exponential backoff
   (`WorkQueue.add_rate_limited`; client-go's default limiter: 5 ms doubling
   to 1000 s, 10 qps overall). Raising `TerminalError`: logged, not retried
-  until the next event for the key.
+  until the next event for the key. A `Conflict` (a write from a stale cache
+  read) is retried the same way but logged at DEBUG, without a traceback:
+  the next run reads the newer state (controller-runtime logs it as an error).
 - A key is never reconciled by two workers at once; up to
   `max_concurrent_reconciles` different keys run in parallel.
 
@@ -22,6 +24,11 @@ Events reach the queue through sources: an informer, a map from an object to
 the keys to reconcile, and predicates that drop events first. Handlers and
 predicates are sync and run inline in the informer's task; an exception in
 one crashes the controller (not the informer): the manager restarts it.
+
+A running controller can watch more kinds (controller-runtime's `Build` +
+`Watch`): `await controller.watch(kind, map, *predicates)` starts the kind's
+informer in the manager if it is new, waits for its sync and routes its
+events to the controller's queue from then on (and after restarts).
 
 The builder wires it up::
 
@@ -53,6 +60,7 @@ from runtime.client.interface import ObjectKey, key_of, object_meta
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.controller.metrics import ControllerMetrics
 from runtime.controller.ratelimit import RateLimiter, default_controller_rate_limiter
+from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType
 from runtime.controller.workqueue import QueueShutDown, WorkQueue, WorkQueueStatistics
 
@@ -172,7 +180,8 @@ class Source:
 
 @dataclass(frozen=True)
 class ControllerStatistics:
-    """Reconciles run, failed (retried), terminal failures, timed requeues, crashes; the queue's numbers."""
+    """Reconciles run, failed (retried), terminal failures, timed requeues, crashes; the queue's numbers;
+    `conflicts`, the failures (counted in `errors` too) that were a Conflict."""
 
     reconciles: int
     errors: int
@@ -180,6 +189,7 @@ class ControllerStatistics:
     requeues_after: int
     crashes: int
     queue: WorkQueueStatistics | None
+    conflicts: int = 0
 
 
 @dataclass
@@ -189,6 +199,7 @@ class _Counters:
     terminal_errors: int = 0
     requeues_after: int = 0
     crashes: int = 0
+    conflicts: int = 0
 
 
 class Controller:
@@ -197,7 +208,8 @@ class Controller:
     `run()` may be called again after it ended (the manager restarts a
     crashed controller): each run gets a fresh queue, and re-registering the
     handlers replays every cached object, so nothing is lost. `metrics`
-    (set by the manager that runs it) records its queue and reconciles.
+    (set by the manager that runs it) records its queue and reconciles;
+    `informers` (set by the builder) is where `watch()` finds informers.
     """
 
     def __init__(self, name: str, reconcile: Reconciler, sources: Iterable[Source], *,
@@ -217,6 +229,9 @@ class Controller:
         self._scope: trio.CancelScope | None = None
         self.stopping = False
         self.metrics: ControllerMetrics | None = None
+        self.informers: "InformerFactory | None" = None
+        self._registered: list[tuple[Informer, Callable[[ObjectEvent], None]]] = []
+        self._watching = False
 
     def __repr__(self) -> str:
         return f"<Controller {self.name}>"
@@ -224,7 +239,36 @@ class Controller:
     def statistics(self) -> ControllerStatistics:
         c = self._counts
         return ControllerStatistics(c.reconciles, c.errors, c.terminal_errors, c.requeues_after, c.crashes,
-                                    self.queue.statistics() if self.queue is not None else None)
+                                    self.queue.statistics() if self.queue is not None else None, c.conflicts)
+
+    async def watch(self, kind: ResourceType, map: MapFunc = enqueue_object, *predicates: Predicate,
+                    replay: bool = True) -> Source:
+        """Add a source of `kind`'s events, mapped to keys by `map`, kept by `predicates` (`Builder.watches`).
+
+        Before `run()` it is only added. While running (controller-runtime's
+        `Controller.Watch` after `Start`): the kind's shared informer is
+        created in `informers` if new (the running manager starts it), its
+        events are routed to this controller's queue, and this blocks until
+        that informer has synced. Returns the source. Raises RuntimeError
+        without `informers`, or while running when they are not running.
+        """
+        if self.informers is None:
+            raise RuntimeError(f"{self!r} has no informer factory: build it with a manager's controller()")
+        running = self._watching
+        if running and not self.informers.running:
+            raise RuntimeError(f"{self!r}: the informers are not running, so a new one would never sync")
+        source = Source(self.informers.informer(kind), map, predicates, replay)
+        self.sources += (source,)
+        if running:
+            assert self.queue is not None
+            self._register(self.queue, source)
+            await source.informer.wait_synced()
+        return source
+
+    def _register(self, queue: WorkQueue[ObjectKey], source: Source) -> None:
+        handler = self._handler(queue, source)
+        source.informer.add_handler(handler, replay=source.replay)
+        self._registered.append((source.informer, handler))
 
     def shut_down(self) -> None:
         """Stop taking keys: running and queued reconciles finish, then `run()` returns.
@@ -246,16 +290,15 @@ class Controller:
             self._rate_limiter(), metrics=self.metrics.queue_metrics(self.name) if self.metrics is not None else None)
         self.queue = queue
         self._failure = None
-        registered: list[tuple[Informer, Callable[[ObjectEvent], None]]] = []
+        self._registered = []
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
                 await nursery.start(queue.run)
                 for source in self.sources:
-                    handler = self._handler(queue, source)
-                    source.informer.add_handler(handler, replay=source.replay)
-                    registered.append((source.informer, handler))
-                for source in self.sources:
+                    self._register(queue, source)
+                self._watching = True  # from here on, watch() registers its source on this run's queue
+                for source in list(self.sources):
                     await source.informer.wait_synced()
                 if self.stopping:
                     queue.shut_down()
@@ -263,10 +306,12 @@ class Controller:
                     nursery.start_soon(self._worker, queue)
                 task_status.started()
         finally:
-            for informer, handler in registered:
-                informer.remove_handler(handler)
-            queue.shut_down()
             self._scope = None
+            self._watching = False
+            for informer, handler in self._registered:
+                informer.remove_handler(handler)
+            self._registered = []
+            queue.shut_down()
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
@@ -322,6 +367,13 @@ class Controller:
             self._counts.terminal_errors += 1
             queue.forget(key)
             log.error("%s: reconcile of %s failed for good: %s", self.name, key, exc)
+        except errors.Conflict as exc:  # written from a stale read (the cache lags): the next run reads anew
+            outcome = "error"
+            self._counts.errors += 1
+            self._counts.conflicts += 1
+            queue.add_rate_limited(key)
+            log.debug("%s: reconcile of %s hit a conflict, requeued (retry %d): %s", self.name, key,
+                      queue.num_requeues(key), exc)
         except Exception as exc:
             outcome = "error"
             self._counts.errors += 1
@@ -357,6 +409,7 @@ class Builder:
     - `with_predicate(*p)`: `p` added to every source (Controller(predicates=...)).
     - `with_options(...)`: Controller's `max_concurrent_reconciles` and `rate_limiter`.
     - `named(name)`: the controller's name (default: the primary kind, lower case).
+    - `build(reconcile)`: as `complete`, returning the `Controller` (for `Controller.watch` once running).
 
     Informers come from the manager's shared factory (one per kind per process).
     """
@@ -418,6 +471,12 @@ class Builder:
         Raises ValueError without sources, or with `owns` but no `for_`.
         The built controller is `builder.controller`.
         """
+        self.build(reconcile)
+        return reconcile
+
+    def build(self, reconcile: Reconciler) -> Controller:
+        """`complete(reconcile)`, returning the built controller (controller-runtime's `Build`), e.g. to
+        `await controller.watch(...)` more kinds once it runs."""
         sources = list(self._sources)
         if self._owned:
             if self._primary is None:
@@ -431,5 +490,6 @@ class Builder:
         if not name:
             raise ValueError("name the controller (named()) when it has no for_()")
         self.controller = Controller(name, reconcile, sources, predicates=self._predicates, **self._options)
+        self.controller.informers = self._informers
         self._add(self.controller)
-        return reconcile
+        return self.controller

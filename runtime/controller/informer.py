@@ -485,6 +485,16 @@ class InformerFactory:
     def informers(self) -> list[Informer]:
         return list(self._informers.values())
 
+    def find(self, kind: ResourceType, *, namespace: str = "", label_selector: str = "",
+             field_selector: str = "") -> Informer | None:
+        """The shared informer for these arguments if one was created, else None (never creates one)."""
+        return self._informers.get((kind.storage_prefix, namespace, label_selector, field_selector))
+
+    @property
+    def running(self) -> bool:
+        """Whether `run()` runs, so that an informer created now starts at once."""
+        return self._nursery is not None
+
     async def wait_synced(self) -> None:
         """Block until every informer created so far has synced."""
         for informer in list(self._informers.values()):

@@ -35,6 +35,19 @@ starts again replays every cached object. A graceful stop drains the
 controllers while still renewing, then releases the lease so that a
 follower takes over at its next retry rather than after the lease expires.
 
+Reads (`manager.client`, `runtime.controller.cachedclient`): a get or list of a
+kind the manager informs on is answered from that informer's cache, as
+controller-runtime's delegating client; writes, and reads of other kinds,
+go to the server. `manager.api_reader` is the server client itself (reads
+and writes, controller-runtime's `GetAPIReader()`): read through it where
+the server's latest state matters. `cache_reads=False` makes
+`manager.client` that server client too.
+
+Probes (`runtime.controller.probes`): `manager.healthz` and `manager.readyz`
+are named checks; ready once running with every informer synced and, with
+leader election, a leader known. `add_healthz_check` / `add_readyz_check`
+add more; `serve_probes(manager, bind_address)` serves them.
+
 Example::
 
     manager = Manager(LocalClient(registry, user))
@@ -60,11 +73,13 @@ from typing import Any, Callable, Protocol
 import trio
 
 from runtime.client.interface import Client
+from runtime.controller.cachedclient import CachedClient
 from runtime.controller.controller import Builder, Controller, ControllerStatistics
 from runtime.controller.recorder import EventBroadcaster, EventRecorder
 from runtime.controller.informer import InformerFactory
 from runtime.controller.leaderelection import LeaderElectionConfig, LeaderElector, LeaderElectorStatistics
 from runtime.controller.metrics import ControllerMetrics
+from runtime.controller.probes import Check, HealthChecks, ping
 from runtime.controller.ratelimit import ItemExponentialRateLimiter
 
 __all__ = ["Manager", "Runnable", "RunnableStatus", "ManagerStatistics"]
@@ -115,7 +130,8 @@ class _Started:
 class Manager:
     """Runs shared informers and supervised runnables (see the module docs).
 
-    `client` is what controllers use (in-process or HTTP);
+    `client` is the server client (in-process or HTTP): `api_reader`; controllers use `client`,
+    which reads from the informer caches unless `cache_reads` is False (see the module docs);
     `resync_period` is passed to every informer; `grace_period` bounds the
     graceful stop; `leader_election` makes the controllers run only while
     this manager holds that Lease (`client` needs get, create and update on
@@ -126,13 +142,22 @@ class Manager:
 
     def __init__(self, client: Client, *, name: str = "manager", grace_period: float = 10.0,
                  resync_period: float | None = None, leader_election: LeaderElectionConfig | None = None,
-                 metrics: ControllerMetrics | None = None) -> None:
-        self.client = client
+                 metrics: ControllerMetrics | None = None, cache_reads: bool = True) -> None:
+        #: The server client: every read and write goes to the server (controller-runtime's GetAPIReader()).
+        self.api_reader: Client = client
         self.scheme = client.scheme
         self.name = name
         self.grace_period = grace_period
         self.informers = InformerFactory(client, resync_period=resync_period)
+        #: What controllers use: reads from the informer caches where they can answer, writes to the server.
+        self.client: Client = CachedClient(client, self.informers) if cache_reads else client
         self.elector = LeaderElector(client, leader_election) if leader_election is not None else None
+        self.healthz = HealthChecks("healthz")
+        self.readyz = HealthChecks("readyz")
+        self.healthz.add("ping", ping)
+        self.readyz.add("informers", self._check_informers_synced)
+        if self.elector is not None:
+            self.readyz.add("leader-election", self._check_leader_known)
         self.metrics = metrics if metrics is not None else ControllerMetrics()
         #: The event broadcaster (`runtime.controller.recorder`), made by the first `event_recorder()` call.
         self.events: EventBroadcaster | None = None
@@ -160,7 +185,7 @@ class Manager:
         not), added by the first call: make that call before `run()` (else RuntimeError), e.g. in `setup()`.
         """
         if self.events is None:
-            self.add("event-broadcaster", broadcaster := EventBroadcaster(self.client), needs_leader=False)
+            self.add("event-broadcaster", broadcaster := EventBroadcaster(self.api_reader), needs_leader=False)
             self.events = broadcaster
         return self.events.recorder(name)
 
@@ -184,6 +209,28 @@ class Manager:
         self._runnables[name] = runnable
         self._needs_leader[name] = needs_leader
         self._status[name] = {"running": False, "restarts": 0, "last_error": ""}
+
+    def add_healthz_check(self, name: str, check: Check) -> None:
+        """Add a liveness check served at `/healthz` (controller-runtime's AddHealthzCheck; see
+        `runtime.controller.probes`): returns when healthy, raises with the reason when not."""
+        self.healthz.add(name, check)
+
+    def add_readyz_check(self, name: str, check: Check) -> None:
+        """Add a readiness check served at `/readyz` (controller-runtime's AddReadyzCheck)."""
+        self.readyz.add(name, check)
+
+    def _check_informers_synced(self) -> None:
+        if not self._running:
+            raise RuntimeError("the manager is not running")
+        waiting = [i for i in self.informers.informers() if not i.has_synced()]
+        if waiting:
+            raise RuntimeError("not synced: " + ", ".join(i.kind.group_resource for i in waiting))
+
+    def _check_leader_known(self) -> None:
+        assert self.elector is not None
+        if not self.elector.leader:
+            config = self.elector.config
+            raise RuntimeError(f"no leader known yet for lease {config.namespace}/{config.name}")
 
     def statistics(self) -> ManagerStatistics:
         return ManagerStatistics(
