@@ -26,6 +26,13 @@ start before its CRD exists (its informer lists again until the kind is
 served). The CRD (a manifest) stays the one source of the schema: the
 server validates, prunes and defaults; the model only reads and writes.
 
+The built-in kinds' generated models (`runtime.models.k8s`: `from
+runtime.models.k8s.apps_v1 import Deployment`) need no binding: `bound_kind`
+finds their facts in the generated `KINDS` table (`await
+client.get(Deployment, "web", namespace="a")` reaches apps/v1 `deployments`),
+and `bound_kind_of` a dict's kind there too, importing its model's module
+only then. `bind_kind` on such a model replaces its kind, as on any other.
+
 `KubeModel` is the base of a model's parts: camelCase JSON names
 (`replicaCount` for `replica_count`), unknown fields ignored, values coerced
 where JSON allows (lax, unlike the strict decoding of the built-in kinds:
@@ -39,11 +46,13 @@ Caveats:
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.models.base import K8sModel
+from runtime.models.k8s import KINDS
 from runtime.models.meta import ObjectMeta
 from runtime.machinery.scheme import ResourceType
 
@@ -72,6 +81,12 @@ class CustomResource(KubeModel):
 
 
 _BOUND: dict[type[BaseModel], ResourceType] = {}
+#: The generated models' package; its modules load only when a model of theirs is asked for.
+_GENERATED = "runtime.models.k8s"
+#: (apiVersion, kind) -> `module.Class` of the generated models (a few dozen entries, no model loaded).
+_GENERATED_BY_KIND = {(facts.api_version, facts.kind): name for name, facts in KINDS.items()}
+#: The generated kinds asked for so far, by model, each resolved once (so that a kind's ResourceType is one value).
+_GENERATED_KINDS: dict[type[BaseModel], ResourceType] = {}
 
 
 def bind_kind(model: type[BaseModel], api_version: str, plural: str, *, kind: str = "",
@@ -87,13 +102,32 @@ def bind_kind(model: type[BaseModel], api_version: str, plural: str, *, kind: st
 
 
 def bound_kind(model: type[BaseModel]) -> ResourceType | None:
-    """The kind `model` was bound to by `bind_kind` (None if never)."""
-    return _BOUND.get(model)
+    """The kind `model` was bound to by `bind_kind`, else a generated built-in model's kind (None if neither)."""
+    return _BOUND.get(model) or _generated_kind(model)
 
 
 def bound_kind_of(api_version: str, kind: str) -> ResourceType | None:
-    """The bound kind of that apiVersion and kind (a dict object of a custom kind the scheme does not serve)."""
-    return next((rt for rt in _BOUND.values() if rt.api_version == api_version and rt.kind == kind), None)
+    """The bound kind of that apiVersion and kind (a dict object of a custom kind the scheme does not serve),
+    else the generated built-in kind of that name (its model's module is imported then)."""
+    found = next((rt for rt in _BOUND.values() if rt.api_version == api_version and rt.kind == kind), None)
+    name = _GENERATED_BY_KIND.get((api_version, kind))
+    if found is not None or name is None:
+        return found
+    module, _, cls = name.partition(".")
+    return _generated_kind(getattr(importlib.import_module(f"{_GENERATED}.{module}"), cls))
+
+
+def _generated_kind(model: type[BaseModel]) -> ResourceType | None:
+    """The kind of a generated model with a resource of its own (`KINDS`), None for any other class."""
+    if model in _GENERATED_KINDS:
+        return _GENERATED_KINDS[model]
+    package, _, module = getattr(model, "__module__", "").rpartition(".")
+    facts = KINDS.get(f"{module}.{model.__name__}") if package == _GENERATED else None
+    if facts is None:
+        return None
+    rt = ResourceType.of(facts.api_version, facts.kind, facts.plural, namespaced=facts.namespaced, model=model)
+    _GENERATED_KINDS[model] = rt
+    return rt
 
 
 class TypedCache(Generic[M]):

@@ -68,12 +68,12 @@ def map_field(*, map_type: str = "granular", description: str | None = None, ali
     return Field(default=default, alias=alias, description=description, json_schema_extra=extra)
 
 
-def int_field(*, bits: int = 64, description: str | None = None) -> Any:
+def int_field(*, bits: int = 64, description: str | None = None, alias: str | None = None) -> Any:
     """An integer field of Go's `int32` or `int64`: a number outside its range is a decode error (400), as
     Go's JSON decoder refuses it; an int32 field says so in OpenAPI (`format: int32`)."""
     bound = 1 << (bits - 1)
     extra = {"format": f"int{bits}"} if bits != 64 else None
-    return Field(default=None, ge=-bound, le=bound - 1, description=description, json_schema_extra=extra)
+    return Field(default=None, ge=-bound, le=bound - 1, alias=alias, description=description, json_schema_extra=extra)
 
 
 def field_extensions(model: type[BaseModel], name: str) -> dict[str, Any]:

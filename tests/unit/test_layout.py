@@ -20,7 +20,8 @@
   controller: no server module, but the in-process `runtime.client.local` and `runtime.controller.testing`);
 - a module whose docstring says it is internal to a package (`Internal to `pkg``) is imported by that
   package's modules only (tests aside);
-- no module over 600 lines, tests and benchmarks included (generated protobuf code aside);
+- no module over 600 lines, tests and benchmarks included (generated code aside: protobuf's, and the models
+  `python -m runtime.models.codegen` writes, known by their first line);
 - every package has a contract docstring and `__all__` (the generated protobuf package too);
 - `runtime.client.http` loads no server code (no `runtime.server`, CEL, JWT, RE2 or cryptography module) and
   at most 40 project modules; the informer, manager and work queue load no server code either (each checked in
@@ -41,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from runtime.models.catalog import BUILTIN_KINDS
+from runtime.models.codegen import MARKER as GENERATED_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("runtime", "api", "controllers")
@@ -313,6 +315,7 @@ def test_each_rule_fails_on_a_planted_violation():
     assert internal_package('"""Walks, public."""\n') is None
     assert _cycles({"a": {"b"}, "b": {"a"}}) != []
     assert _too_long("x = 1\n" * (MAX_LINES + 1)) and not _too_long("x = 1\n")
+    assert not _too_long(GENERATED_MARKER + "\n" + "x = 1\n" * (MAX_LINES + 1))
 
 
 def test_the_private_reach_rule_fails_on_planted_reaches():
@@ -507,7 +510,7 @@ def test_the_registry_imports_one_way_without_cycles():
 
 
 def _too_long(source: str) -> bool:
-    return len(source.splitlines()) > MAX_LINES
+    return len(source.splitlines()) > MAX_LINES and not source.startswith(GENERATED_MARKER)
 
 
 def test_no_module_is_over_600_lines():
