@@ -35,7 +35,7 @@ import os
 import secrets
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
 
@@ -49,33 +49,30 @@ from api.auditlog import open_audit_log
 from api.authn import Authenticator, TokenFile
 from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
+from api.serveoptions import SQLITE_FILE, ServeOptions, WorkerSpec, is_shared_store
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, ScrapeGauges, ScrapeSources
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
 from controllers.tokens import TokenSigning
 from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client.local import LocalClient
-from runtime.server.featuregates import DEFAULT_GATES
 from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
 from runtime.controller.manager import Manager
 from runtime.server.rbac import RBACAuthorizer, RBACIndex
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry import AdmissionPlugin, Registry, watch_cache_for
-from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
+from runtime.machinery.scheme import Scheme
 from runtime.server.storage import EtcdStore, KeyExists, SqliteStore, Store, open_store
 from runtime.server.storage.compaction import run_compactor, run_shared_compactor
 from runtime.server.storage.encryption import EncryptingStore, load_config, run_reload
-from runtime.server.storage.sqlite.peers import PeerGroup, PeerLinks, SqlitePeers
+from runtime.server.storage.sqlite.peers import PeerGroup, SqlitePeers
 from runtime.server.tokenauth import SignedTokenAuthenticator
-from runtime.server.tokens import DEFAULT_ISSUER, TokenSigner, generate_key
+from runtime.server.tokens import TokenSigner, generate_key
 from runtime.server.watchcache import WatchCache
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
            "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "SERVICE_ACCOUNT_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
 
 log = logging.getLogger("miniplane")
-
-#: The SQLite store's file in the data directory.
-SQLITE_FILE = "state.db"
 
 #: Who the admin token authenticates.
 ADMIN_USER = UserInfo("admin", uid="admin", groups=("system:masters",))
@@ -87,93 +84,6 @@ SERVICE_ACCOUNT_KEY = "/serviceaccount_signing_key"
 
 #: Namespace and name of the Lease the servers' built-in controllers elect their leader on.
 CONTROLLERS_LEASE = ("default", CONTROLLERS_FIELD_MANAGER)
-
-
-def is_shared_store(store: str) -> bool:
-    """Whether `--store` names a store several servers may share (etcd)."""
-    return store.startswith(("etcd://", "etcds://"))
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What the parent of `miniplane serve --workers N` hands one worker process: descriptors it inherits.
-
-    `listen_fd`: the listening socket every worker accepts on; `ready_fd`:
-    the worker writes a line there once it serves; `lifeline_fd`: reads
-    end-of-file when the parent is gone; `peers`: the SQLite peer links
-    (None for another store); `start_fd` (-1: none): the worker readies
-    itself, then waits for it to read end-of-file before it serves (the
-    parent's word that the primary has bootstrapped the store). Worker 0 is
-    the primary (see the module doc).
-    """
-
-    index: int
-    listen_fd: int
-    ready_fd: int
-    lifeline_fd: int
-    peers: PeerLinks | None = None
-    start_fd: int = -1
-
-    @property
-    def primary(self) -> bool:
-        return self.index == 0
-
-
-@dataclass
-class ServeOptions:
-    """Every option of `miniplane serve` (see the README's options table)."""
-
-    data_dir: str = "./miniplane-data"
-    bind: str = "127.0.0.1"
-    port: int = 6443
-    api_domain: str = DEFAULT_DOMAIN
-    store: str = "sqlite"
-    feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_GATES))
-    token_auth_file: str | None = None
-    tls_cert_file: str | None = None
-    tls_private_key_file: str | None = None
-    client_ca_file: str | None = None
-    anonymous_auth: bool = True
-    watch_history: float = 300.0
-    continue_ttl: float = 300.0
-    compaction_interval: float = 60.0
-    etcd_prefix: str | None = None  # None: the URL's `prefix`, else /registry
-    etcd_cafile: str | None = None
-    etcd_certfile: str | None = None
-    etcd_keyfile: str | None = None
-    etcd_compaction_interval: float = 300.0  # 0: never
-    leader_elect: bool | None = None  # None: on when the store is shared
-    leader_elect_identity: str = ""  # "": host_uuid
-    leader_elect_lease_duration: float = 15.0
-    leader_elect_renew_deadline: float = 10.0
-    leader_elect_retry_period: float = 2.0
-    min_compress_bytes: int = 0
-    max_body_bytes: int = 3 * 1024 * 1024
-    controllers: bool = True
-    kubeconfig_path: str | None = None  # default DATA_DIR/admin.kubeconfig
-    workers: int = 1  # processes serving the port (`api.serving.workers` when more than one)
-    worker: WorkerSpec | None = None  # set in a worker process of `--workers N`
-    max_requests_inflight: int = 400
-    max_mutating_requests_inflight: int = 200
-    request_timeout: float = 60.0
-    min_request_timeout: float = 1800.0
-    max_connections: int = 1000
-    max_watches_per_user: int = 1000
-    audit_log_path: str | None = None
-    audit_policy_file: str | None = None
-    audit_log_maxsize: int = 0
-    audit_log_maxbackup: int = 0
-    audit_log_maxage: int = 0
-    service_account_issuer: str = DEFAULT_ISSUER
-    api_audiences: tuple[str, ...] = ()  # default: the issuer
-    service_account_signing_key_file: str | None = None  # default DATA_DIR/sa.key (made once)
-    service_account_max_token_expiration: int = 0  # seconds; 0: no maximum
-    encryption_provider_config: str | None = None  # EncryptionConfiguration file; None: values stored as they are
-    encryption_provider_config_automatic_reload: bool = False
-
-    def limit_options(self) -> LimitOptions:
-        return LimitOptions(self.max_requests_inflight, self.max_mutating_requests_inflight, self.request_timeout,
-                            self.min_request_timeout, self.max_connections, self.max_watches_per_user)
 
 
 @dataclass
@@ -192,6 +102,11 @@ class ControlPlane:
     @property
     def data_dir(self) -> Path:
         return Path(self.options.data_dir)
+
+
+def _limit_options(options: ServeOptions) -> LimitOptions:
+    return LimitOptions(options.max_requests_inflight, options.max_mutating_requests_inflight, options.request_timeout,
+                        options.min_request_timeout, options.max_connections, options.max_watches_per_user)
 
 
 def _wall_clock() -> Callable[[], float]:
@@ -391,7 +306,7 @@ async def open_control_plane(options: ServeOptions, *,
                              audiences=options.api_audiences or None, clock=clock,
                              max_expiration_seconds=options.service_account_max_token_expiration)
         scheme = Scheme(options.api_domain)
-        limits = RequestLimits(options.limit_options())
+        limits = RequestLimits(_limit_options(options))
         # Every part is built before the registry that holds it: the watch cache first, which the
         # signed-token authentication reads, then the authenticator TokenReview asks.
         served = _encrypted(options, InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)))

@@ -27,26 +27,20 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import trio
 
-from api import insightcli
-from api.assembly import SQLITE_FILE, ServeOptions, is_shared_store
-from api.serving import gc_tuning
-from api.serving.server import serve
-from api.serving.workers import resolve_workers, run_workers
-from api.audit import PolicyError, load_policy
+from api.serveoptions import SQLITE_FILE, ServeOptions, is_shared_store
 from controllers.cli import (add_leader_election_arguments, add_metrics_arguments, go_duration,
                              leader_election_config, leader_election_timing, load_out_of_process, run_out_of_process)
-from runtime.client.interface import ClientError
 from runtime.machinery.errors import StatusError
 from runtime.server.featuregates import parse_feature_gates
-from runtime.client.kubeconfig import KubeConfig
-from runtime.controller.leaderelection import LeaderElectionConfig
-from runtime.server.storage import StoreError
-from runtime.server.storage.encryption import ConfigError, load_config
-from runtime.server.storage.sqlite.snapshot import SnapshotError, SnapshotInfo, restore_snapshot, save_snapshot, snapshot_status
+
+if TYPE_CHECKING:
+    from runtime.client.kubeconfig import KubeConfig
+    from runtime.controller.leaderelection import LeaderElectionConfig
+    from runtime.server.storage.sqlite.snapshot import SnapshotInfo
 
 __all__ = ["main", "parser", "serve_options", "serve_flags", "ServeFlag", "leaf_cause", "describe_error", "DEBUG_ENV"]
 
@@ -193,7 +187,22 @@ def _add_serve_flags(s: argparse.ArgumentParser) -> None:
         s.add_argument(flag.name, help=flag.help, default=default, **({"type": flag.type} if flag.type else {}))
 
 
-def parser() -> argparse.ArgumentParser:
+#: The commands defined here; the others are the insight commands (`api.insightcli`).
+_OWN_COMMANDS = ("serve", "controllers", "snapshot")
+
+
+def _command_word(argv: Sequence[str] | None) -> str | None:
+    """The command `argv` names: its first word that is no option (the top parser's options take no value)."""
+    return next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+
+
+def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """`miniplane`'s parser, for the command line `argv` (default: every command's).
+
+    Given an `argv` naming one of this module's commands, the insight commands are left out: they would
+    not parse it anyway, and their parsers load the insight client (`miniplane controllers --help` starts
+    in a fifth of the time).
+    """
     p = argparse.ArgumentParser(prog="miniplane", description="A mini Kubernetes-style control plane.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the API server (HTTPS) on the embedded store")
@@ -208,7 +217,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--builtin", type=_bool, default=True)
     add_leader_election_arguments(c)
     add_metrics_arguments(c)
-    insightcli.add_commands(sub)
+    if argv is None or _command_word(argv) not in _OWN_COMMANDS:
+        # late import: the insight commands' parsers, only for a command line that may name one (a fast start)
+        from api import insightcli
+        insightcli.add_commands(sub)
     snap = sub.add_parser("snapshot", help="save, restore or check a snapshot of the SQLite store "
                                            "(etcd: etcdctl snapshot save/restore)")
     actions = snap.add_subparsers(dest="action", required=True)
@@ -236,6 +248,9 @@ def _add_debug(p: argparse.ArgumentParser, *, top: bool) -> None:
 
 def _snapshot(args: argparse.Namespace) -> int:
     """`miniplane snapshot save|restore|status`: 0, or 1 with the reason."""
+    # late import: the SQLite snapshot code, only for this command (a fast start)
+    from runtime.server.storage.sqlite.snapshot import SnapshotError, restore_snapshot, save_snapshot, snapshot_status
+
     try:
         if args.action == "save":
             info = save_snapshot(f"{args.data_dir}/{SQLITE_FILE}", args.file)
@@ -265,6 +280,10 @@ async def _serve_until_signalled(options: ServeOptions) -> None:
 
     A worker of `--workers N` also stops when its parent is gone (`serve` returns).
     """
+    # late import: the server, only when serving (a fast start)
+    from api.serving import gc_tuning
+    from api.serving.server import serve
+
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             async def run() -> None:
@@ -299,6 +318,11 @@ def _runtime_quiet_at_start() -> Iterator[None]:
 
 def serve_options(args: argparse.Namespace) -> ServeOptions:
     """The `ServeOptions` of parsed `serve` arguments. Raises ValueError for a bad value or combination."""
+    # late import: what checks serve's values (audit policy, encryption config, workers), only for serve (a fast start)
+    from api.audit import PolicyError, load_policy
+    from api.serving.workers import resolve_workers
+    from runtime.server.storage.encryption import ConfigError, load_config
+
     gates = parse_feature_gates(args.feature_gates)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise ValueError("--tls-cert-file and --tls-private-key-file go together")
@@ -350,6 +374,9 @@ def _run_server(options: ServeOptions) -> int:
 
     Also one worker of `--workers N`, in the process `api.serving.workers` forked.
     """
+    # late import: the server, only when serving (a fast start)
+    from api.serving import gc_tuning
+
     gc_tuning.pause_for_startup()  # until it serves: see api.serving.gc_tuning
     trio.run(_serve_until_signalled, options)
     return 0
@@ -388,11 +415,21 @@ def describe_error(exc: BaseException) -> str:
     errors that say themselves (ValueError, StoreError, the client's) by their message, others by type and message."""
     if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, ssl.SSLError):
         text = f"{exc.filename}: {_reason(exc)}" if exc.filename else _reason(exc)
-    elif isinstance(exc, (ValueError, StoreError, ClientError, StatusError)) and str(exc):
+    elif isinstance(exc, (ValueError, StatusError, *_loaded(_SELF_SAYING))) and str(exc):
         text = str(exc)
     else:
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return " ".join(text.split())
+
+
+#: The errors besides ValueError and StatusError that say themselves, by module: the store's and the client's.
+_SELF_SAYING = (("runtime.server.storage", "StoreError"), ("runtime.client.interface", "ClientError"))
+
+
+def _loaded(classes: Sequence[tuple[str, str]]) -> tuple[type, ...]:
+    """Those of `classes` whose module is loaded: an error of a class never imported was never raised, and
+    importing the store or the client to say an error would slow every command's start."""
+    return tuple(getattr(sys.modules[module], name) for module, name in classes if module in sys.modules)
 
 
 def _reason(exc: OSError) -> str:
@@ -432,6 +469,8 @@ def _prepared(args: argparse.Namespace, debug: bool) -> Callable[[], int]:
         options = serve_options(args)
         _check_files_read(args)
         if options.workers > 1:
+            # late import: the workers' supervisor, only when serving with several (a fast start)
+            from api.serving.workers import run_workers
             return partial(run_workers, options, partial(_run_worker, debug=debug))
         return partial(_run_server, options)
     if args.command == "controllers":
@@ -445,9 +484,12 @@ def _prepared(args: argparse.Namespace, debug: bool) -> Callable[[], int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run `miniplane ARGV`; return its exit code. Every error is one line on stderr (see the module docs)."""
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser(argv).parse_args(argv)
     debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
-    if insightcli.is_insight(args):
+    if args.command not in _OWN_COMMANDS:
+        # late import: the insight client, only for an insight command (a fast start)
+        from api import insightcli
         return _reporting(partial(insightcli.main, args), debug)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

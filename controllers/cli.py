@@ -39,7 +39,6 @@ their errors in one line.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import importlib.util
 import logging
@@ -50,28 +49,23 @@ import sys
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Sequence
 
-import httpx
 import trio
-from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve as hypercorn_serve
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from runtime.client.interface import TransportError
-from runtime.client.http import discover_domain, open_http_client
-from runtime.controller.customkinds import CustomKindsFollower
-from controllers.builtin import setup as builtin_setup
-from runtime.client.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
-from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
-from runtime.controller.manager import Manager
+if TYPE_CHECKING:
+    import httpx
+    from prometheus_client import CollectorRegistry
+
+    from runtime.client.kubeconfig import KubeConfig
+    from runtime.controller.leaderelection import LeaderElectionConfig
+    from runtime.controller.manager import Manager
 
 __all__ = [
     "load_controller_module", "load_out_of_process", "run_controllers", "run_until_signalled",
     "run_out_of_process", "main", "FIELD_MANAGER",
     "add_leader_election_arguments", "leader_election_config", "leader_election_timing", "go_duration",
-    "serve_metrics", "metrics_app", "add_metrics_arguments",
+    "serve_metrics", "metrics_app", "add_metrics_arguments", "LEADER_ELECTION_TIMING",
 ]
 
 log = logging.getLogger("miniplane.controllers")
@@ -121,6 +115,10 @@ def _file_module_name(path: Path) -> str:
 
 def metrics_app(registry: CollectorRegistry) -> Any:
     """An ASGI app answering `GET /metrics` with `registry`'s exposition (404 elsewhere)."""
+    # late import: Prometheus' exposition only when metrics are served (a fast start)
+    from prometheus_client import generate_latest
+    from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             while (await receive())["type"] != "lifespan.shutdown":
@@ -139,6 +137,10 @@ def metrics_app(registry: CollectorRegistry) -> Any:
 async def serve_metrics(registry: CollectorRegistry, bind_address: str, *,
                         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve `registry` at `http://BIND/metrics` until cancelled; started() with the URL."""
+    # late import: Hypercorn only when metrics are served (a fast start)
+    from hypercorn.config import Config as HypercornConfig
+    from hypercorn.trio import serve as hypercorn_serve
+
     host, _, port = bind_address.rpartition(":")
     config = HypercornConfig()
     config.bind = [f"{host or '0.0.0.0'}:{port}"]
@@ -168,6 +170,13 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
     server cannot be reached at start (`TransportError` naming the server).
     `transport`: the HTTP client's (a test's in-process server).
     """
+    # late import: the client, the manager and the built-in controllers only when they run (a fast --help)
+    from controllers.builtin import setup as builtin_setup
+    from runtime.client.http import discover_domain, open_http_client
+    from runtime.client.interface import TransportError
+    from runtime.controller.customkinds import CustomKindsFollower
+    from runtime.controller.manager import Manager
+
     if domain is None:
         try:
             domain = await discover_domain(config, transport=transport)
@@ -221,6 +230,9 @@ def load_out_of_process(kubeconfig: str, modules: Sequence[str], builtin: bool =
     kubeconfig that does not load, a module that does not import or has no
     `setup`), or that there is nothing to run (no modules and not `builtin`).
     """
+    # late import: the kubeconfig's reader (YAML) only when a command runs (a fast --help)
+    from runtime.client.kubeconfig import KubeConfigError, load_kubeconfig
+
     try:
         config = load_kubeconfig(kubeconfig, context)
     except (OSError, KubeConfigError) as exc:
@@ -295,9 +307,9 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
-#: The `--leader-elect-*` timing flags and their defaults (LeaderElectionConfig's).
-_TIMING = {f.name: f.default for f in dataclasses.fields(LeaderElectionConfig)
-           if f.name in ("lease_duration", "renew_deadline", "retry_period")}
+#: The `--leader-elect-*` timing flags and their defaults: LeaderElectionConfig's, written out so that parsing
+#: loads no client (tests/unit/controller/test_cli.py checks they are still its).
+LEADER_ELECTION_TIMING = {"lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0}
 
 
 def go_duration(text: str) -> float:
@@ -326,7 +338,7 @@ def add_leader_election_arguments(parser: argparse.ArgumentParser, *, switch: bo
         parser.add_argument("--leader-elect-namespace", default="default", help="namespace of the Lease")
         parser.add_argument("--leader-elect-name", default=FIELD_MANAGER, help="name of the Lease")
     parser.add_argument("--leader-elect-identity", default="", help="this candidate's identity (default: host_uuid)")
-    for name, seconds in _TIMING.items():
+    for name, seconds in LEADER_ELECTION_TIMING.items():
         parser.add_argument(f"--leader-elect-{name.replace('_', '-')}", type=go_duration, default=seconds)
 
 
@@ -335,7 +347,10 @@ def leader_election_timing(args: Any) -> dict[str, float]:
 
     Raises ValueError for an inconsistent timing, as `LeaderElectionConfig` says it.
     """
-    timing = {name: getattr(args, f"leader_elect_{name}") for name in _TIMING}
+    # late import: the election (and the client under it) only when a command runs (a fast --help)
+    from runtime.controller.leaderelection import LeaderElectionConfig
+
+    timing = {name: getattr(args, f"leader_elect_{name}") for name in LEADER_ELECTION_TIMING}
     LeaderElectionConfig("default", "check", **timing)
     return timing
 
@@ -347,6 +362,9 @@ def leader_election_config(args: Any) -> LeaderElectionConfig | None:
     """
     if not args.leader_elect:
         return None
+    # late import: the election (and the client under it) only when it is asked for (a fast --help)
+    from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
+
     return LeaderElectionConfig(args.leader_elect_namespace, args.leader_elect_name,
                                 identity=args.leader_elect_identity or default_identity(),
                                 **leader_election_timing(args))
