@@ -46,7 +46,7 @@ from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, ha
 from runtime.controller.indexers import LABEL_INDEX, by_label_selector
 from runtime.controller.informer import NAMESPACE_INDEX, Informer, InformerFactory, ObjectEvent
 from runtime.controller.leaderelection import LeaderElectionConfig
-from runtime.controller.manager import Manager
+from runtime.controller.manager import Manager, Runnable
 from runtime.controller.probes import HealthChecks, probes_app, serve_probes
 from runtime.controller.ratelimit import RateLimiter, default_controller_rate_limiter
 from runtime.controller.recorder import EventRecorder
@@ -60,7 +60,7 @@ from runtime.models.meta import Condition
 
 __all__ = [
     # the manager, its client and probes
-    "Manager", "LeaderElectionConfig", "CachedClient", "HealthChecks", "probes_app", "serve_probes",
+    "Manager", "Runnable", "LeaderElectionConfig", "CachedClient", "HealthChecks", "probes_app", "serve_probes",
     # controllers, keys and results
     "Controller", "Builder", "Source", "Reconciler", "Result", "TerminalError", "ObjectKey", "key_of",
     # kinds and the client
