@@ -45,10 +45,15 @@ _FIELD_MARKERS = ("x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key",
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of a description, white space folded (`e.g.`/`i.e.` do not end one)."""
+    """The first sentence of a description, white space folded (`e.g.`/`i.e.` do not end one); a label such as
+    `Required.` or `Deprecated.` takes the sentence after it along."""
     text = " ".join(text.split())
-    match = re.search(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.(?=\s+\S)", text)
-    return text[: match.end()] if match else text
+    ends = [m.end() for m in re.finditer(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.(?=\s+\S)", text)]
+    if not ends:
+        return text
+    if len(text[: ends[0]].split()) < 2:
+        return text[: ends[1]] if len(ends) > 1 else text
+    return text[: ends[0]]
 
 
 def python_name(json_name: str) -> tuple[str, str | None]:
@@ -119,8 +124,10 @@ class _Module:
     def field(self, json_name: str, schema: dict[str, Any]) -> str:
         """One field's line(s)."""
         name, alias = python_name(json_name)
-        annotation = f"Optional[{self.annotation(schema)}]"
-        self.use("typing", "Optional")
+        annotation = self.annotation(schema)
+        if annotation != "Any":
+            annotation = f"Optional[{annotation}]"
+            self.use("typing", "Optional")
         args: list[str] = []
         description = first_sentence(schema.get("description", ""))
         kind = "" if _ref_of(schema) else schema.get("type")

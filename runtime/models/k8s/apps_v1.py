@@ -30,7 +30,7 @@ class ControllerRevision(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
-    data: Optional[Any] = Field(None, description="Data is the serialized representation of the state.")
+    data: Any = Field(None, description="Data is the serialized representation of the state.")
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(None, description="Standard object's metadata.")

@@ -102,7 +102,8 @@ class NodeSelector(K8sModel, defer_build=True):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
-    node_selector_terms: Optional[list[NodeSelectorTerm]] = list_field(description="Required.")
+    node_selector_terms: Optional[list[NodeSelectorTerm]] = list_field(
+        description="Required. A list of node selector terms.")
 
 
 class NodeAffinity(K8sModel, defer_build=True):
@@ -141,7 +142,8 @@ class WeightedPodAffinityTerm(K8sModel, defer_build=True):
     """The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred
     node(s)"""
 
-    pod_affinity_term: Optional[PodAffinityTerm] = Field(None, description="Required.")
+    pod_affinity_term: Optional[PodAffinityTerm] = Field(
+        None, description="Required. A pod affinity term, associated with the corresponding weight.")
     weight: Optional[int] = int_field(
         bits=32, description="weight associated with matching the corresponding podAffinityTerm, in the range 1-100.")
 
@@ -576,7 +578,10 @@ class LifecycleHandler(K8sModel, defer_build=True):
 
     exec: Optional[ExecAction] = Field(None, description="Exec specifies the action to take.")
     http_get: Optional[HTTPGetAction] = Field(None, description="HTTPGet specifies the http request to perform.")
-    tcp_socket: Optional[TCPSocketAction] = Field(None, description="Deprecated.")
+    tcp_socket: Optional[TCPSocketAction] = Field(
+        None,
+        description="Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for the backward "
+                    "compatibility.")
 
 
 class Lifecycle(K8sModel, defer_build=True):
@@ -1383,8 +1388,9 @@ class NodeConfigSource(K8sModel, defer_build=True):
 class Taint(K8sModel, defer_build=True):
     """The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint."""
 
-    effect: Optional[str] = Field(None, description="Required.")
-    key: Optional[str] = Field(None, description="Required.")
+    effect: Optional[str] = Field(
+        None, description="Required. The effect of the taint on pods that do not tolerate the taint.")
+    key: Optional[str] = Field(None, description="Required. The taint key to be applied to a node.")
     time_added: Optional[str] = Field(None, description="TimeAdded represents the time at which the taint was added.")
     value: Optional[str] = Field(None, description="The taint value corresponding to the taint key.")
 
@@ -1396,7 +1402,8 @@ class NodeSpec(K8sModel, defer_build=True):
         None,
         description="Deprecated: Previously used to specify the source of the node's configuration for the "
                     "DynamicKubeletConfig feature.")
-    external_id: Optional[str] = Field(None, alias="externalID", description="Deprecated.")
+    external_id: Optional[str] = Field(
+        None, alias="externalID", description="Deprecated. Not all kubelets will set this field.")
     pod_cidr: Optional[str] = Field(
         None, alias="podCIDR", description="PodCIDR represents the pod IP range assigned to the node.")
     pod_cidrs: Optional[list[str]] = list_field(

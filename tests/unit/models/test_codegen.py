@@ -135,6 +135,7 @@ def test_names_are_snake_case_with_the_json_name_as_alias_where_camel_case_diffe
 def test_descriptions_are_the_first_sentence_of_kubernetes_own():
     assert first_sentence("Name of it, e.g. web.  More info:\n  https://x.io/a.b") == "Name of it, e.g. web."
     assert first_sentence("no full stop") == "no full stop"
+    assert first_sentence("Required. Name of the thing. More.") == "Required. Name of the thing."
     assert core_v1.Pod.__doc__ == ("Pod is a collection of containers that can run on a host.")
 
 
