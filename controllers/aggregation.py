@@ -33,10 +33,10 @@ from runtime.client.interface import APPLY_PATCH, Client, ObjectKey, key_of, obj
 from runtime.controller.controller import Result, TerminalError
 from runtime.controller.indexers import LABEL_INDEX, by_label_selector, label_index_values
 from runtime.controller.informer import Informer, ObjectEvent
-from runtime.server.kinds import AGGREGATION_MANAGER
+from runtime.machinery.wellknown import AGGREGATION_MANAGER
 from runtime.controller.manager import Manager
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
-from runtime.server.rbac.aggregation import aggregate_rules, aggregation_selectors, same_rules
+from runtime.machinery.rbacaggregation import aggregate_rules, aggregation_selectors, same_rules
 from runtime.machinery.selectors import ParsedLabelSelector, SelectorError
 
 __all__ = ["FIELD_MANAGER", "AGGREGATING_INDEX", "AggregationController", "aggregate_rules", "same_rules",

@@ -28,8 +28,7 @@ from runtime.machinery import errors
 from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import Informer
-from runtime.server.kinds.crd import CLEANUP_FINALIZER, set_condition
-from runtime.server.kinds.customresource import is_custom, kinds_of
+from runtime.machinery.crds import CRD_CLEANUP_FINALIZER as CLEANUP_FINALIZER, is_custom, kinds_of, set_condition
 from runtime.controller.manager import Manager
 from runtime.machinery.scheme import ResourceType, Scheme
 

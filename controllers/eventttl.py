@@ -2,7 +2,7 @@
 
 Kubernetes gives every event write an etcd lease of `--event-ttl`; here a
 controller per event kind (core/v1 and events.k8s.io/v1, see
-`runtime.server.kinds.events.EVENT_KINDS`) does the same over the API:
+`runtime.models.catalog`'s `CORE_EVENT`, `EVENTS_EVENT`) does the same over the API:
 
 - a write of an event the controller sees happen (a new resourceVersion of
   a cached event) sets its expiry to `ttl` from now;
@@ -37,7 +37,7 @@ from runtime.machinery import errors
 from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import Informer
-from runtime.server.kinds.events import EVENT_KINDS
+from runtime.models.catalog import CORE_EVENT, EVENTS_EVENT
 from runtime.controller.manager import Manager
 
 __all__ = ["DEFAULT_TTL", "EventTTLController", "last_write", "setup"]
@@ -121,7 +121,7 @@ def setup(manager: Manager, ttl: float = DEFAULT_TTL) -> list[EventTTLController
     """Add one event TTL controller per served event kind to `manager` (events go `ttl` seconds after their last write)."""
     controllers = []
     for rt in manager.scheme.types:
-        if rt.info not in EVENT_KINDS:
+        if rt.info not in (CORE_EVENT, EVENTS_EVENT):
             continue
         controller = EventTTLController(manager.client, manager.informers.informer(rt), ttl)
         manager.controller(f"event-ttl-{rt.group_resource}").for_(rt).complete(controller.reconcile)

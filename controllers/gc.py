@@ -54,8 +54,8 @@ from runtime.controller.controller import Controller, MapFunc, Reconciler, Resul
 from runtime.controller.finalizers import has_finalizer, is_terminating, remove_finalizer
 from runtime.controller.informer import EventHandler, Informer, ObjectEvent
 from runtime.controller.manager import Manager
-from runtime.server.kinds import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.crds import is_custom
+from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = [

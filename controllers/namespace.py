@@ -40,8 +40,8 @@ from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import NAMESPACE_INDEX, Informer, ObjectEvent
 from runtime.controller.manager import Manager
-from runtime.server.kinds import NAMESPACE_FINALIZER
-from runtime.server.kinds.customresource import is_custom
+from runtime.machinery.crds import is_custom
+from runtime.machinery.wellknown import NAMESPACE_FINALIZER
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["NamespaceController", "ContentDeletionFailed", "deletion_conditions", "merge_conditions", "setup",

@@ -5,8 +5,9 @@ once it is Established (`runtime.server.kinds.customresource`). An HTTP client h
 its own scheme, built from the built-in kinds: controllers that act on every
 kind of the server (namespace deletion, garbage collection) would never see
 a custom one. `CustomKindsFollower(client)` watches the CRDs (an informer)
-and registers each Established CRD's served versions on `client.scheme`,
-exactly as a server does, so that `scheme.stored_types()` and
+and registers each Established CRD's served versions on `client.scheme`
+(`runtime.machinery.crds.kinds_of`, as a server does, but without a strategy: a
+client loads none of the server's schemas or CEL), so that `scheme.stored_types()` and
 `scheme.wait_changed()` follow the server's kinds within one watch event.
 
     manager.add("custom-kinds", CustomKindsFollower(manager.client), needs_leader=False)
@@ -25,10 +26,15 @@ Caveats:
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import trio
 
 from runtime.client.interface import Client
 from runtime.controller.informer import Informer, ObjectEvent
+from runtime.machinery.crds import is_established, kinds_of
+from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["CustomKindsFollower"]
 
@@ -38,14 +44,41 @@ class CustomKindsFollower:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.crds = client.scheme.by_kind("CustomResourceDefinition")
-        self.informer = Informer(client, self.crds)
+        self.scheme = client.scheme
+        self.informer = Informer(client, client.scheme.by_kind("CustomResourceDefinition"))
         self.informer.add_handler(self._follow)
+        #: CRD name -> (what its kinds were registered from, the kinds).
+        self._followed: dict[str, tuple[str, list[ResourceType]]] = {}
 
     def _follow(self, event: ObjectEvent) -> None:
-        # The CRD kind's strategy serves what a CRD defines, on the scheme it belongs to.
-        self.crds.strategy.observe(event.type, event.obj)
+        # As the server's CustomKinds: an Established CRD's served versions, registered again when its spec or
+        # accepted names change; a client's kinds have no strategy (it never serves them).
+        crd = event.obj
+        name = crd["metadata"]["name"]
+        if event.type == "DELETED" or not is_established(crd):
+            self._forget(name)
+            return
+        signature = json.dumps([crd.get("spec"), (crd.get("status") or {}).get("acceptedNames")], sort_keys=True)
+        if name in self._followed and self._followed[name][0] == signature:
+            return
+        self._forget(name)
+        kinds = []
+        for info, _ in kinds_of(crd):
+            try:
+                kinds.append(self.scheme.register(info, _unserved))
+            except ValueError:
+                continue  # a name another kind has: the server's naming controller refuses it in status
+        self._followed[name] = (signature, kinds)
+
+    def _forget(self, name: str) -> None:
+        for rt in self._followed.pop(name, ("", []))[1]:
+            self.scheme.unregister(rt)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Follow the CRDs until cancelled; started() once the first list is registered."""
         await self.informer.run(task_status=task_status)
+
+
+def _unserved(scheme: Scheme, rt: ResourceType) -> Any:
+    """A client's custom kind has no strategy: it names the kind, never serves it."""
+    return None

@@ -5,7 +5,9 @@ Modules: `scheme` (kinds as served under one API domain: `Scheme`,
 kinds' are `runtime.models.catalog`), `errors` (one class per Status
 reason), `storedobject` (an object at one resourceVersion, encoded once per
 media type),
-`options` (what a request carries besides its path), `resourceversion`;
+`options` (what a request carries besides its path), `resourceversion`, `wellknown` (the
+finalizer and field manager names the API fixes), `crds` (what a CRD defines, read as facts),
+`rbacaggregation` (ClusterRole aggregation, pure);
 packages `selectors`, `patch` (JSON, merge, strategic merge, apply),
 `validation` (ObjectMeta and name rules, field errors, Go formatting) and
 `serializer` (Protobuf and CBOR).

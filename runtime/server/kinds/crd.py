@@ -27,15 +27,13 @@ from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.parts import SchemeObserver
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 from runtime.server.kinds.customresource import CustomKinds, schema_errors
+from runtime.machinery.crds import CRD_CLEANUP_FINALIZER as CLEANUP_FINALIZER, condition, is_established, set_condition
 from runtime.machinery.options import ParsedDeleteOptions
 from runtime.machinery.validation import FieldError, is_dns1123_subdomain
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.machinery.validation.names import DNS1123_SUBDOMAIN_MSG
 
 __all__ = ["CustomResourceDefinitionStrategy", "CLEANUP_FINALIZER", "condition", "is_established"]
-
-#: The finalizer that keeps a deleted CRD until its objects are gone.
-CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 _DNS1035 = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
@@ -52,16 +50,6 @@ def _dns1035_errors(value: str) -> list[str]:
     if not ok:
         out.append(_DNS1035)
     return out
-
-
-def condition(crd: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    """The status condition of type `kind` (None if absent)."""
-    return next((c for c in (crd.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
-
-
-def is_established(crd: dict[str, Any]) -> bool:
-    """Whether the CRD's `Established` condition is True (its kinds are served)."""
-    return (condition(crd, "Established") or {}).get("status") == "True"
 
 
 def storage_version(spec: dict[str, Any]) -> str:
@@ -173,25 +161,6 @@ class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
     def observe_list(self, objs: list[dict[str, Any]]) -> None:
         self.custom.retain({o["metadata"]["name"] for o in objs})
         super().observe_list(objs)
-
-
-def set_condition(crd: dict[str, Any], kind: str, status: str, reason: str, message: str,
-                  now: str = "") -> bool:
-    """Set condition `kind` on `crd` (a dict it may change); returns whether anything changed."""
-    conditions = crd.setdefault("status", {}).setdefault("conditions", [])
-    current = next((c for c in conditions if c.get("type") == kind), None)
-    wanted = {"type": kind, "status": status, "reason": reason, "message": message}
-    if current is not None and all(current.get(k) == v for k, v in wanted.items()):
-        return False
-    if current is not None and current.get("status") == status and current.get("lastTransitionTime"):
-        wanted["lastTransitionTime"] = current["lastTransitionTime"]
-    elif now:
-        wanted["lastTransitionTime"] = now
-    if current is None:
-        conditions.append(wanted)
-    else:
-        conditions[conditions.index(current)] = wanted
-    return True
 
 
 def _default(spec: dict[str, Any]) -> None:

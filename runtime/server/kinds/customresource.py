@@ -28,12 +28,11 @@ from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import ValidationError
 
 from runtime.machinery import errors
-from runtime.machinery.kindinfo import STATUS_VERBS, STORED_VERBS, KindInfo
+from runtime.machinery.crds import CustomObject, is_custom, kinds_of
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import type_error_message
 from runtime.server.kinds.subresources import StatusSubresource, Subresource, ViewSubresource
-from runtime.models.base import K8sModel
 from runtime.models.meta import ObjectMeta
 from runtime.machinery.storedobject import StoredObject
 from runtime.machinery.options import Body
@@ -58,19 +57,6 @@ _CREATED = ("CreationTimestamp is a timestamp representing the server time when 
             "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
 #: The column a CRD without printer columns gets (apiextensions' default).
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp", "description": _CREATED}
-
-
-class CustomObject(K8sModel):
-    """The model of every custom kind: only metadata is typed; the schema does the rest."""
-
-    api_version: Any = None
-    kind: Any = None
-    metadata: ObjectMeta | None = None
-
-
-def is_custom(rt: "ResourceType") -> bool:
-    """Whether `rt` is a custom kind (served from a CRD, so it may go away), not a built-in one."""
-    return isinstance(rt.strategy, CustomResourceStrategy)
 
 
 def schema_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
@@ -144,29 +130,6 @@ class CustomKinds:
         served = self._served.pop(name, None)
         for rt in served.types if served else ():
             self.scheme.unregister(rt)
-
-
-def kinds_of(crd: dict[str, Any]) -> list[tuple[KindInfo, dict[str, Any]]]:
-    """(KindInfo, version) of every served version of `crd`."""
-    spec = crd.get("spec") or {}
-    names = (crd.get("status") or {}).get("acceptedNames") or spec.get("names") or {}
-    out = []
-    for version in spec.get("versions") or []:
-        if not version.get("served"):
-            continue
-        subresources: list[tuple[str, tuple[str, ...]]] = []
-        sub = version.get("subresources") or {}
-        if sub.get("scale") is not None:
-            subresources.append(("scale", STATUS_VERBS))
-        if sub.get("status") is not None:
-            subresources.append(("status", STATUS_VERBS))
-        info = KindInfo("", names.get("kind", ""), names.get("plural", ""), names.get("singular", ""),
-                        spec.get("scope") == "Namespaced", CustomObject, None,
-                        short_names=tuple(names.get("shortNames") or ()), verbs=STORED_VERBS,
-                        categories=tuple(names.get("categories") or ()), subresources=tuple(sorted(subresources)),
-                        group=spec.get("group", ""), version=version.get("name", ""))
-        out.append((info, version))
-    return out
 
 
 def _factory(definition: CustomDefinition, version: dict[str, Any]):

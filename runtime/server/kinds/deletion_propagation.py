@@ -29,14 +29,11 @@ from __future__ import annotations
 from typing import Iterable
 
 from runtime.machinery.options import ParsedDeleteOptions
+from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
 __all__ = ["ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",
            "namespace_deletion_finalizers"]
 
-#: metav1.FinalizerOrphanDependents.
-ORPHAN_FINALIZER = "orphan"
-#: metav1.FinalizerDeleteDependents.
-FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 
 

@@ -23,6 +23,7 @@ from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, 
 from runtime.server.kinds.deletion_propagation import namespace_deletion_finalizers
 from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
 from runtime.machinery.options import ParsedDeleteOptions
+from runtime.machinery.wellknown import NAMESPACE_FINALIZER
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid
 from runtime.machinery.validation.names import is_standard_or_qualified_finalizer, qualified_name_errors
@@ -30,8 +31,6 @@ from runtime.machinery.validation.names import is_standard_or_qualified_finalize
 __all__ = ["NamespaceStrategy", "NamespaceStatus", "NamespaceFinalize", "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL",
            "PROTECTED_NAMESPACES"]
 
-#: The namespace controller's finalizer in `spec.finalizers`.
-NAMESPACE_FINALIZER = "kubernetes"
 #: The label every Namespace carries with its own name (Kubernetes' `v1.LabelMetadataName`).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 #: NamespaceLifecycle's immortal namespaces: deleting one is 403 (kube-node-lease may go).

@@ -47,13 +47,10 @@ from runtime.machinery.validation import FieldError, is_dns1123_subdomain, label
 from runtime.machinery.validation.fielderrors import invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.machinery.validation.names import DNS1123_SUBDOMAIN_MSG, path_segment_errors
+from runtime.machinery.wellknown import AGGREGATION_MANAGER
 
 __all__ = ["RoleStrategy", "ClusterRoleStrategy", "RoleBindingStrategy", "ClusterRoleBindingStrategy",
            "AGGREGATION_MANAGER", "validate_policy_rules"]
-
-#: The field manager of the aggregation controller's writes (spared the aggregated-rules warning).
-AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
-
 
 #: Metadata a garbage collector writes, or the server sets: changing only these is not an escalation.
 _GC_OR_SERVER_FIELDS = ("ownerReferences", "finalizers", "selfLink", "managedFields", "resourceVersion",
