@@ -201,7 +201,7 @@ def render_module(plan: Plan, module: str) -> str:
         " Schemas are built at a class's first use (`defer_build`): importing costs only the class definitions."
         " Regenerate with `python -m runtime.models.codegen`.", ""), ""]
     header += _imports(out.imports)
-    header += ["", _call("__all__ = [", [_literal(n) for n in names], close="]"), ""]
+    header += ["", _call("__all__ = [", [_literal(n) for n in sorted(names)], close="]"), ""]
     return "\n".join(header) + "\n\n" + "\n\n\n".join(classes) + "\n"
 
 
@@ -265,10 +265,14 @@ def _call(head: str, args: list[str], close: str = ")") -> str:
     lines, current = [head.rstrip()], indent
     for i, arg in enumerate(args):
         text = arg + (", " if i < len(args) - 1 else close)
-        if len(current) + len(text.rstrip()) > _WIDTH and current.strip():
+        fits = len(current) + len(text.rstrip()) <= _WIDTH
+        # A long string starts on the current line when a fair piece of it fits there.
+        splits_here = '"' in arg and len(current) + len(arg.partition('"')[0]) <= 40
+        if not fits and not splits_here and current.strip():
             lines.append(current.rstrip())
             current = indent
-        if len(current) + len(text.rstrip()) <= _WIDTH or '"' not in arg:
+            fits = len(current) + len(text.rstrip()) <= _WIDTH
+        if fits or '"' not in arg:
             current += text
             continue
         prefix, _, rest = text.partition('"')
@@ -303,7 +307,7 @@ def _docstring(text: str, indent: str) -> list[str]:
     for paragraph in paragraphs:
         if lines:
             lines.append("")
-        lines += textwrap.wrap(paragraph, _WIDTH - len(indent) - 4, break_long_words=False) or [""]
+        lines += textwrap.wrap(paragraph, _WIDTH - len(indent) - 6, break_long_words=False) or [""]
     lines[0] = '"""' + lines[0]
     if text.endswith('"'):
         lines[-1] += " "

@@ -3,8 +3,9 @@
 ValidatingWebhookConfiguration and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -14,9 +15,9 @@ from runtime.models.base import Base64, K8sModel, int_field, list_field
 from runtime.models.meta import LabelSelector, ListMeta, ObjectMeta
 
 __all__ = [
-    "MatchCondition", "ServiceReference", "WebhookClientConfig", "RuleWithOperations", "MutatingWebhook",
-    "MutatingWebhookConfiguration", "MutatingWebhookConfigurationList", "ValidatingWebhook",
-    "ValidatingWebhookConfiguration", "ValidatingWebhookConfigurationList"]
+    "MatchCondition", "MutatingWebhook", "MutatingWebhookConfiguration", "MutatingWebhookConfigurationList",
+    "RuleWithOperations", "ServiceReference", "ValidatingWebhook", "ValidatingWebhookConfiguration",
+    "ValidatingWebhookConfigurationList", "WebhookClientConfig"]
 
 
 class MatchCondition(K8sModel, defer_build=True):
@@ -25,9 +26,8 @@ class MatchCondition(K8sModel, defer_build=True):
     expression: Optional[str] = Field(
         None, description="Expression represents the expression which will be evaluated by CEL.")
     name: Optional[str] = Field(
-        None,
-        description="Name is an identifier for this match condition, used for strategic merging of MatchConditions, "
-                    "as well as providing an identifier for logging purposes.")
+        None, description="Name is an identifier for this match condition, used for strategic merging of "
+                          "MatchConditions, as well as providing an identifier for logging purposes.")
 
 
 class ServiceReference(K8sModel, defer_build=True):
@@ -44,9 +44,8 @@ class WebhookClientConfig(K8sModel, defer_build=True):
     """WebhookClientConfig contains the information to make a TLS connection with the webhook"""
 
     ca_bundle: Optional[Base64] = Field(
-        None,
-        description="`caBundle` is a PEM encoded CA bundle which will be used to validate the webhook's server "
-                    "certificate.")
+        None, description="`caBundle` is a PEM encoded CA bundle which will be used to validate the webhook's server "
+                          "certificate.")
     service: Optional[ServiceReference] = Field(
         None, description="`service` is a reference to the service for this webhook.")
     url: Optional[str] = Field(
@@ -75,9 +74,8 @@ class MutatingWebhook(K8sModel, defer_build=True):
     client_config: Optional[WebhookClientConfig] = Field(
         None, description="ClientConfig defines how to communicate with the hook.")
     failure_policy: Optional[str] = Field(
-        None,
-        description="FailurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed "
-                    "values are Ignore or Fail.")
+        None, description="FailurePolicy defines how unrecognized errors from the admission endpoint are handled - "
+                          "allowed values are Ignore or Fail.")
     match_conditions: Optional[list[MatchCondition]] = list_field(
         list_type="map", map_keys=["name"], patch_strategy="merge", patch_merge_key="name",
         description="MatchConditions is a list of conditions that must be met for a request to be sent to this "
@@ -86,16 +84,14 @@ class MutatingWebhook(K8sModel, defer_build=True):
         None, description="matchPolicy defines how the \"rules\" list is used to match incoming requests.")
     name: Optional[str] = Field(None, description="The name of the admission webhook.")
     namespace_selector: Optional[LabelSelector] = Field(
-        None,
-        description="NamespaceSelector decides whether to run the webhook on an object based on whether the namespace "
-                    "for that object matches the selector.")
+        None, description="NamespaceSelector decides whether to run the webhook on an object based on whether the "
+                          "namespace for that object matches the selector.")
     object_selector: Optional[LabelSelector] = Field(
-        None,
-        description="ObjectSelector decides whether to run the webhook based on if the object has matching labels.")
+        None, description="ObjectSelector decides whether to run the webhook based on if the object has matching "
+                          "labels.")
     reinvocation_policy: Optional[str] = Field(
-        None,
-        description="reinvocationPolicy indicates whether this webhook should be called multiple times as part of a "
-                    "single admission evaluation.")
+        None, description="reinvocationPolicy indicates whether this webhook should be called multiple times as part "
+                          "of a single admission evaluation.")
     rules: Optional[list[RuleWithOperations]] = list_field(
         description="Rules describes what operations on what resources/subresources the webhook cares about.")
     side_effects: Optional[str] = Field(None, description="SideEffects states whether this webhook has side effects.")
@@ -104,17 +100,16 @@ class MutatingWebhook(K8sModel, defer_build=True):
 
 
 class MutatingWebhookConfiguration(K8sModel, defer_build=True):
-    """MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may
-    change the object."""
+    """MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and
+    may change the object."""
 
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(
-        None,
-        description="Standard object metadata; More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
+        None, description="Standard object metadata; More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
     webhooks: Optional[list[MutatingWebhook]] = list_field(
         patch_strategy="merge", patch_merge_key="name",
         description="Webhooks is a list of webhooks and the affected resources and operations.")
@@ -141,9 +136,8 @@ class ValidatingWebhook(K8sModel, defer_build=True):
     client_config: Optional[WebhookClientConfig] = Field(
         None, description="ClientConfig defines how to communicate with the hook.")
     failure_policy: Optional[str] = Field(
-        None,
-        description="FailurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed "
-                    "values are Ignore or Fail.")
+        None, description="FailurePolicy defines how unrecognized errors from the admission endpoint are handled - "
+                          "allowed values are Ignore or Fail.")
     match_conditions: Optional[list[MatchCondition]] = list_field(
         list_type="map", map_keys=["name"], patch_strategy="merge", patch_merge_key="name",
         description="MatchConditions is a list of conditions that must be met for a request to be sent to this "
@@ -152,12 +146,11 @@ class ValidatingWebhook(K8sModel, defer_build=True):
         None, description="matchPolicy defines how the \"rules\" list is used to match incoming requests.")
     name: Optional[str] = Field(None, description="The name of the admission webhook.")
     namespace_selector: Optional[LabelSelector] = Field(
-        None,
-        description="NamespaceSelector decides whether to run the webhook on an object based on whether the namespace "
-                    "for that object matches the selector.")
+        None, description="NamespaceSelector decides whether to run the webhook on an object based on whether the "
+                          "namespace for that object matches the selector.")
     object_selector: Optional[LabelSelector] = Field(
-        None,
-        description="ObjectSelector decides whether to run the webhook based on if the object has matching labels.")
+        None, description="ObjectSelector decides whether to run the webhook based on if the object has matching "
+                          "labels.")
     rules: Optional[list[RuleWithOperations]] = list_field(
         description="Rules describes what operations on what resources/subresources the webhook cares about.")
     side_effects: Optional[str] = Field(None, description="SideEffects states whether this webhook has side effects.")
@@ -174,9 +167,8 @@ class ValidatingWebhookConfiguration(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(
-        None,
-        description="Standard object metadata; More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
+        None, description="Standard object metadata; More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
     webhooks: Optional[list[ValidatingWebhook]] = list_field(
         patch_strategy="merge", patch_merge_key="name",
         description="Webhooks is a list of webhooks and the affected resources and operations.")

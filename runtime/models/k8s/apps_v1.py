@@ -3,8 +3,9 @@
 StatefulSet and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Any, Optional
 
@@ -16,13 +17,13 @@ from runtime.models.scalars import IntOrString
 from runtime.models.k8s.core_v1 import PersistentVolumeClaim, PodTemplateSpec
 
 __all__ = [
-    "ControllerRevision", "ControllerRevisionList", "RollingUpdateDaemonSet", "DaemonSetUpdateStrategy",
-    "DaemonSetSpec", "DaemonSetCondition", "DaemonSetStatus", "DaemonSet", "DaemonSetList", "RollingUpdateDeployment",
-    "DeploymentStrategy", "DeploymentSpec", "DeploymentCondition", "DeploymentStatus", "Deployment", "DeploymentList",
-    "ReplicaSetSpec", "ReplicaSetCondition", "ReplicaSetStatus", "ReplicaSet", "ReplicaSetList",
-    "RollingUpdateStatefulSetStrategy", "StatefulSetOrdinals", "StatefulSetPersistentVolumeClaimRetentionPolicy",
-    "StatefulSetUpdateStrategy", "StatefulSetSpec", "StatefulSetCondition", "StatefulSetStatus", "StatefulSet",
-    "StatefulSetList"]
+    "ControllerRevision", "ControllerRevisionList", "DaemonSet", "DaemonSetCondition", "DaemonSetList", "DaemonSetSpec",
+    "DaemonSetStatus", "DaemonSetUpdateStrategy", "Deployment", "DeploymentCondition", "DeploymentList",
+    "DeploymentSpec", "DeploymentStatus", "DeploymentStrategy", "ReplicaSet", "ReplicaSetCondition", "ReplicaSetList",
+    "ReplicaSetSpec", "ReplicaSetStatus", "RollingUpdateDaemonSet", "RollingUpdateDeployment",
+    "RollingUpdateStatefulSetStrategy", "StatefulSet", "StatefulSetCondition", "StatefulSetList", "StatefulSetOrdinals",
+    "StatefulSetPersistentVolumeClaimRetentionPolicy", "StatefulSetSpec", "StatefulSetStatus",
+    "StatefulSetUpdateStrategy"]
 
 
 class ControllerRevision(K8sModel, defer_build=True):
@@ -46,18 +47,16 @@ class ControllerRevisionList(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ListMeta] = Field(
-        None,
-        description="More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+        None, description="More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
 
 
 class RollingUpdateDaemonSet(K8sModel, defer_build=True):
     """Spec to control the desired behavior of daemon set rolling update."""
 
     max_surge: Optional[IntOrString] = Field(
-        None,
-        description="The maximum number of nodes with an existing available DaemonSet pod that can have an updated "
-                    "DaemonSet pod during during an update.")
+        None, description="The maximum number of nodes with an existing available DaemonSet pod that can have an "
+                          "updated DaemonSet pod during during an update.")
     max_unavailable: Optional[IntOrString] = Field(
         None, description="The maximum number of DaemonSet pods that can be unavailable during the update.")
 
@@ -73,9 +72,8 @@ class DaemonSetSpec(K8sModel, defer_build=True):
     """DaemonSetSpec is the specification of a daemon set."""
 
     min_ready_seconds: Optional[int] = int_field(
-        bits=32,
-        description="The minimum number of seconds for which a newly created DaemonSet pod should be ready without "
-                    "any of its container crashing, for it to be considered available.")
+        bits=32, description="The minimum number of seconds for which a newly created DaemonSet pod should be ready "
+                             "without any of its container crashing, for it to be considered available.")
     revision_history_limit: Optional[int] = int_field(
         bits=32, description="The number of old history to retain to allow rollback.")
     selector: Optional[LabelSelector] = Field(
@@ -106,28 +104,23 @@ class DaemonSetStatus(K8sModel, defer_build=True):
         patch_strategy="merge", patch_merge_key="type",
         description="Represents the latest available observations of a DaemonSet's current state.")
     current_number_scheduled: Optional[int] = int_field(
-        bits=32,
-        description="The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon "
-                    "pod.")
+        bits=32, description="The number of nodes that are running at least 1 daemon pod and are supposed to run the "
+                             "daemon pod.")
     desired_number_scheduled: Optional[int] = int_field(
-        bits=32,
-        description="The total number of nodes that should be running the daemon pod (including nodes correctly "
-                    "running the daemon pod).")
+        bits=32, description="The total number of nodes that should be running the daemon pod (including nodes "
+                             "correctly running the daemon pod).")
     number_available: Optional[int] = int_field(
-        bits=32,
-        description="The number of nodes that should be running the daemon pod and have one or more of the daemon pod "
-                    "running and available (ready for at least spec.minReadySeconds)")
+        bits=32, description="The number of nodes that should be running the daemon pod and have one or more of the "
+                             "daemon pod running and available (ready for at least spec.minReadySeconds)")
     number_misscheduled: Optional[int] = int_field(
-        bits=32,
-        description="The number of nodes that are running the daemon pod, but are not supposed to run the daemon pod.")
+        bits=32, description="The number of nodes that are running the daemon pod, but are not supposed to run the "
+                             "daemon pod.")
     number_ready: Optional[int] = int_field(
-        bits=32,
-        description="numberReady is the number of nodes that should be running the daemon pod and have one or more of "
-                    "the daemon pod running with a Ready Condition.")
+        bits=32, description="numberReady is the number of nodes that should be running the daemon pod and have one "
+                             "or more of the daemon pod running with a Ready Condition.")
     number_unavailable: Optional[int] = int_field(
-        bits=32,
-        description="The number of nodes that should be running the daemon pod and have none of the daemon pod "
-                    "running and available (ready for at least spec.minReadySeconds)")
+        bits=32, description="The number of nodes that should be running the daemon pod and have none of the daemon "
+                             "pod running and available (ready for at least spec.minReadySeconds)")
     observed_generation: Optional[int] = int_field(
         description="The most recent generation observed by the daemon set controller.")
     updated_number_scheduled: Optional[int] = int_field(
@@ -177,14 +170,12 @@ class DeploymentSpec(K8sModel, defer_build=True):
     """DeploymentSpec is the specification of the desired behavior of the Deployment."""
 
     min_ready_seconds: Optional[int] = int_field(
-        bits=32,
-        description="Minimum number of seconds for which a newly created pod should be ready without any of its "
-                    "container crashing, for it to be considered available.")
+        bits=32, description="Minimum number of seconds for which a newly created pod should be ready without any of "
+                             "its container crashing, for it to be considered available.")
     paused: Optional[bool] = Field(None, description="Indicates that the deployment is paused.")
     progress_deadline_seconds: Optional[int] = int_field(
-        bits=32,
-        description="The maximum time in seconds for a deployment to make progress before it is considered to be "
-                    "failed.")
+        bits=32, description="The maximum time in seconds for a deployment to make progress before it is considered "
+                             "to be failed.")
     replicas: Optional[int] = int_field(bits=32, description="Number of desired pods.")
     revision_history_limit: Optional[int] = int_field(
         bits=32, description="The number of old ReplicaSets to retain to allow rollback.")
@@ -212,8 +203,8 @@ class DeploymentStatus(K8sModel, defer_build=True):
     """DeploymentStatus is the most recently observed status of the Deployment."""
 
     available_replicas: Optional[int] = int_field(
-        bits=32,
-        description="Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.")
+        bits=32, description="Total number of available pods (ready for at least minReadySeconds) targeted by this "
+                             "deployment.")
     collision_count: Optional[int] = int_field(bits=32, description="Count of hash collisions for the Deployment.")
     conditions: Optional[list[DeploymentCondition]] = list_field(
         patch_strategy="merge", patch_merge_key="type",
@@ -222,15 +213,13 @@ class DeploymentStatus(K8sModel, defer_build=True):
     ready_replicas: Optional[int] = int_field(
         bits=32, description="readyReplicas is the number of pods targeted by this Deployment with a Ready Condition.")
     replicas: Optional[int] = int_field(
-        bits=32,
-        description="Total number of non-terminated pods targeted by this deployment (their labels match the "
-                    "selector).")
+        bits=32, description="Total number of non-terminated pods targeted by this deployment (their labels match the "
+                             "selector).")
     unavailable_replicas: Optional[int] = int_field(
         bits=32, description="Total number of unavailable pods targeted by this deployment.")
     updated_replicas: Optional[int] = int_field(
-        bits=32,
-        description="Total number of non-terminated pods targeted by this deployment that have the desired template "
-                    "spec.")
+        bits=32, description="Total number of non-terminated pods targeted by this deployment that have the desired "
+                             "template spec.")
 
 
 class Deployment(K8sModel, defer_build=True):
@@ -260,16 +249,14 @@ class ReplicaSetSpec(K8sModel, defer_build=True):
     """ReplicaSetSpec is the specification of a ReplicaSet."""
 
     min_ready_seconds: Optional[int] = int_field(
-        bits=32,
-        description="Minimum number of seconds for which a newly created pod should be ready without any of its "
-                    "container crashing, for it to be considered available.")
+        bits=32, description="Minimum number of seconds for which a newly created pod should be ready without any of "
+                             "its container crashing, for it to be considered available.")
     replicas: Optional[int] = int_field(bits=32, description="Replicas is the number of desired replicas.")
     selector: Optional[LabelSelector] = Field(
         None, description="Selector is a label query over pods that should match the replica count.")
     template: Optional[PodTemplateSpec] = Field(
-        None,
-        description="Template is the object that describes the pod that will be created if insufficient replicas are "
-                    "detected.")
+        None, description="Template is the object that describes the pod that will be created if insufficient "
+                          "replicas are detected.")
 
 
 class ReplicaSetCondition(K8sModel, defer_build=True):
@@ -288,14 +275,14 @@ class ReplicaSetStatus(K8sModel, defer_build=True):
     """ReplicaSetStatus represents the current status of a ReplicaSet."""
 
     available_replicas: Optional[int] = int_field(
-        bits=32,
-        description="The number of available replicas (ready for at least minReadySeconds) for this replica set.")
+        bits=32, description="The number of available replicas (ready for at least minReadySeconds) for this replica "
+                             "set.")
     conditions: Optional[list[ReplicaSetCondition]] = list_field(
         patch_strategy="merge", patch_merge_key="type",
         description="Represents the latest available observations of a replica set's current state.")
     fully_labeled_replicas: Optional[int] = int_field(
-        bits=32,
-        description="The number of pods that have labels matching the labels of the pod template of the replicaset.")
+        bits=32, description="The number of pods that have labels matching the labels of the pod template of the "
+                             "replicaset.")
     observed_generation: Optional[int] = int_field(
         description="ObservedGeneration reflects the generation of the most recently observed ReplicaSet.")
     ready_replicas: Optional[int] = int_field(
@@ -312,9 +299,8 @@ class ReplicaSet(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(
-        None,
-        description="If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that "
-                    "the ReplicaSet manages.")
+        None, description="If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) "
+                          "that the ReplicaSet manages.")
     spec: Optional[ReplicaSetSpec] = Field(
         None, description="Spec defines the specification of the desired behavior of the ReplicaSet.")
     status: Optional[ReplicaSetStatus] = Field(
@@ -338,8 +324,8 @@ class RollingUpdateStatefulSetStrategy(K8sModel, defer_build=True):
     max_unavailable: Optional[IntOrString] = Field(
         None, description="The maximum number of pods that can be unavailable during the update.")
     partition: Optional[int] = int_field(
-        bits=32,
-        description="Partition indicates the ordinal at which the StatefulSet should be partitioned for updates.")
+        bits=32, description="Partition indicates the ordinal at which the StatefulSet should be partitioned for "
+                             "updates.")
 
 
 class StatefulSetOrdinals(K8sModel, defer_build=True):
@@ -349,26 +335,23 @@ class StatefulSetOrdinals(K8sModel, defer_build=True):
 
 
 class StatefulSetPersistentVolumeClaimRetentionPolicy(K8sModel, defer_build=True):
-    """StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet
-    VolumeClaimTemplates."""
+    """StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the
+    StatefulSet VolumeClaimTemplates."""
 
     when_deleted: Optional[str] = Field(
-        None,
-        description="WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when "
-                    "the StatefulSet is deleted.")
+        None, description="WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates "
+                          "when the StatefulSet is deleted.")
     when_scaled: Optional[str] = Field(
-        None,
-        description="WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the "
-                    "StatefulSet is scaled down.")
+        None, description="WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates "
+                          "when the StatefulSet is scaled down.")
 
 
 class StatefulSetUpdateStrategy(K8sModel, defer_build=True):
     """StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates."""
 
     rolling_update: Optional[RollingUpdateStatefulSetStrategy] = Field(
-        None,
-        description="RollingUpdate is used to communicate parameters when Type is "
-                    "RollingUpdateStatefulSetStrategyType.")
+        None, description="RollingUpdate is used to communicate parameters when Type is "
+                          "RollingUpdateStatefulSetStrategyType.")
     type: Optional[str] = Field(None, description="Type indicates the type of the StatefulSetUpdateStrategy.")
 
 
@@ -376,37 +359,31 @@ class StatefulSetSpec(K8sModel, defer_build=True):
     """A StatefulSetSpec is the specification of a StatefulSet."""
 
     min_ready_seconds: Optional[int] = int_field(
-        bits=32,
-        description="Minimum number of seconds for which a newly created pod should be ready without any of its "
-                    "container crashing for it to be considered available.")
+        bits=32, description="Minimum number of seconds for which a newly created pod should be ready without any of "
+                             "its container crashing for it to be considered available.")
     ordinals: Optional[StatefulSetOrdinals] = Field(
         None, description="ordinals controls the numbering of replica indices in a StatefulSet.")
     persistent_volume_claim_retention_policy: Optional[StatefulSetPersistentVolumeClaimRetentionPolicy] = Field(
-        None,
-        description="persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created "
-                    "from volumeClaimTemplates.")
+        None, description="persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims "
+                          "created from volumeClaimTemplates.")
     pod_management_policy: Optional[str] = Field(
-        None,
-        description="podManagementPolicy controls how pods are created during initial scale up, when replacing pods "
-                    "on nodes, or when scaling down.")
+        None, description="podManagementPolicy controls how pods are created during initial scale up, when replacing "
+                          "pods on nodes, or when scaling down.")
     replicas: Optional[int] = int_field(
         bits=32, description="replicas is the desired number of replicas of the given Template.")
     revision_history_limit: Optional[int] = int_field(
-        bits=32,
-        description="revisionHistoryLimit is the maximum number of revisions that will be maintained in the "
-                    "StatefulSet's revision history.")
+        bits=32, description="revisionHistoryLimit is the maximum number of revisions that will be maintained in the "
+                             "StatefulSet's revision history.")
     selector: Optional[LabelSelector] = Field(
         None, description="selector is a label query over pods that should match the replica count.")
     service_name: Optional[str] = Field(
         None, description="serviceName is the name of the service that governs this StatefulSet.")
     template: Optional[PodTemplateSpec] = Field(
-        None,
-        description="template is the object that describes the pod that will be created if insufficient replicas are "
-                    "detected.")
+        None, description="template is the object that describes the pod that will be created if insufficient "
+                          "replicas are detected.")
     update_strategy: Optional[StatefulSetUpdateStrategy] = Field(
-        None,
-        description="updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in "
-                    "the StatefulSet when a revision is made to Template.")
+        None, description="updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update "
+                          "Pods in the StatefulSet when a revision is made to Template.")
     volume_claim_templates: Optional[list[PersistentVolumeClaim]] = list_field(
         description="volumeClaimTemplates is a list of claims that pods are allowed to reference.")
 
@@ -427,21 +404,19 @@ class StatefulSetStatus(K8sModel, defer_build=True):
     """StatefulSetStatus represents the current state of a StatefulSet."""
 
     available_replicas: Optional[int] = int_field(
-        bits=32,
-        description="Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.")
+        bits=32, description="Total number of available pods (ready for at least minReadySeconds) targeted by this "
+                             "statefulset.")
     collision_count: Optional[int] = int_field(
         bits=32, description="collisionCount is the count of hash collisions for the StatefulSet.")
     conditions: Optional[list[StatefulSetCondition]] = list_field(
         patch_strategy="merge", patch_merge_key="type",
         description="Represents the latest available observations of a statefulset's current state.")
     current_replicas: Optional[int] = int_field(
-        bits=32,
-        description="currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet "
-                    "version indicated by currentRevision.")
+        bits=32, description="currentReplicas is the number of Pods created by the StatefulSet controller from the "
+                             "StatefulSet version indicated by currentRevision.")
     current_revision: Optional[str] = Field(
-        None,
-        description="currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in "
-                    "the sequence [0,currentReplicas).")
+        None, description="currentRevision, if not empty, indicates the version of the StatefulSet used to generate "
+                          "Pods in the sequence [0,currentReplicas).")
     observed_generation: Optional[int] = int_field(
         description="observedGeneration is the most recent generation observed for this StatefulSet.")
     ready_replicas: Optional[int] = int_field(
@@ -449,13 +424,11 @@ class StatefulSetStatus(K8sModel, defer_build=True):
     replicas: Optional[int] = int_field(
         bits=32, description="replicas is the number of Pods created by the StatefulSet controller.")
     update_revision: Optional[str] = Field(
-        None,
-        description="updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in "
-                    "the sequence [replicas-updatedReplicas,replicas)")
+        None, description="updateRevision, if not empty, indicates the version of the StatefulSet used to generate "
+                          "Pods in the sequence [replicas-updatedReplicas,replicas)")
     updated_replicas: Optional[int] = int_field(
-        bits=32,
-        description="updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet "
-                    "version indicated by updateRevision.")
+        bits=32, description="updatedReplicas is the number of Pods created by the StatefulSet controller from the "
+                             "StatefulSet version indicated by updateRevision.")
 
 
 class StatefulSet(K8sModel, defer_build=True):

@@ -3,8 +3,9 @@
 use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -14,8 +15,8 @@ from runtime.models.base import K8sModel, int_field, list_field
 from runtime.models.meta import ListMeta, ObjectMeta
 
 __all__ = [
-    "CrossVersionObjectReference", "HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus",
-    "HorizontalPodAutoscaler", "HorizontalPodAutoscalerList", "ScaleSpec", "ScaleStatus", "Scale"]
+    "CrossVersionObjectReference", "HorizontalPodAutoscaler", "HorizontalPodAutoscalerList",
+    "HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus", "Scale", "ScaleSpec", "ScaleStatus"]
 
 
 class CrossVersionObjectReference(K8sModel, defer_build=True):
@@ -25,29 +26,25 @@ class CrossVersionObjectReference(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(None, description="apiVersion is the API version of the referent")
     kind: Optional[str] = Field(
-        None,
-        description="kind is the kind of the referent; More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+        None, description="kind is the kind of the referent; More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
     name: Optional[str] = Field(
-        None,
-        description="name is the name of the referent; More info: "
-                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
+        None, description="name is the name of the referent; More info: "
+                          "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
 
 
 class HorizontalPodAutoscalerSpec(K8sModel, defer_build=True):
     """specification of a horizontal pod autoscaler."""
 
     max_replicas: Optional[int] = int_field(
-        bits=32,
-        description="maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot "
-                    "be smaller than MinReplicas.")
+        bits=32, description="maxReplicas is the upper limit for the number of pods that can be set by the "
+                             "autoscaler; cannot be smaller than MinReplicas.")
     min_replicas: Optional[int] = int_field(
-        bits=32,
-        description="minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.")
+        bits=32, description="minReplicas is the lower limit for the number of replicas to which the autoscaler can "
+                             "scale down.")
     scale_target_ref: Optional[CrossVersionObjectReference] = Field(
-        None,
-        description="reference to scaled resource; horizontal pod autoscaler will learn the current resource "
-                    "consumption and will set the desired number of pods by using its Scale subresource.")
+        None, description="reference to scaled resource; horizontal pod autoscaler will learn the current resource "
+                          "consumption and will set the desired number of pods by using its Scale subresource.")
     target_cpu_utilization_percentage: Optional[int] = int_field(
         bits=32, alias="targetCPUUtilizationPercentage",
         description="targetCPUUtilizationPercentage is the target average CPU utilization (represented as a "
@@ -68,9 +65,8 @@ class HorizontalPodAutoscalerStatus(K8sModel, defer_build=True):
     desired_replicas: Optional[int] = int_field(
         bits=32, description="desiredReplicas is the desired number of replicas of pods managed by this autoscaler.")
     last_scale_time: Optional[str] = Field(
-        None,
-        description="lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by "
-                    "the autoscaler to control how often the number of pods is changed.")
+        None, description="lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used "
+                          "by the autoscaler to control how often the number of pods is changed.")
     observed_generation: Optional[int] = int_field(
         description="observedGeneration is the most recent generation observed by this autoscaler.")
 
@@ -124,8 +120,7 @@ class Scale(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(
-        None,
-        description="Standard object metadata; More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
+        None, description="Standard object metadata; More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.")
     spec: Optional[ScaleSpec] = Field(None, description="spec defines the behavior of the scale.")
     status: Optional[ScaleStatus] = Field(None, description="status is the current status of the scale.")

@@ -2,8 +2,9 @@
 """autoscaling/v2 models generated from Kubernetes v1.28's OpenAPI: HorizontalPodAutoscaler and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -14,25 +15,24 @@ from runtime.models.meta import LabelSelector, ListMeta, ObjectMeta
 from runtime.models.scalars import Quantity
 
 __all__ = [
-    "MetricTarget", "ContainerResourceMetricSource", "MetricValueStatus", "ContainerResourceMetricStatus",
-    "CrossVersionObjectReference", "MetricIdentifier", "ExternalMetricSource", "ExternalMetricStatus",
-    "HPAScalingPolicy", "HPAScalingRules", "HorizontalPodAutoscalerBehavior", "ObjectMetricSource", "PodsMetricSource",
-    "ResourceMetricSource", "MetricSpec", "HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerCondition",
-    "ObjectMetricStatus", "PodsMetricStatus", "ResourceMetricStatus", "MetricStatus", "HorizontalPodAutoscalerStatus",
-    "HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"]
+    "ContainerResourceMetricSource", "ContainerResourceMetricStatus", "CrossVersionObjectReference",
+    "ExternalMetricSource", "ExternalMetricStatus", "HPAScalingPolicy", "HPAScalingRules", "HorizontalPodAutoscaler",
+    "HorizontalPodAutoscalerBehavior", "HorizontalPodAutoscalerCondition", "HorizontalPodAutoscalerList",
+    "HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus", "MetricIdentifier", "MetricSpec", "MetricStatus",
+    "MetricTarget", "MetricValueStatus", "ObjectMetricSource", "ObjectMetricStatus", "PodsMetricSource",
+    "PodsMetricStatus", "ResourceMetricSource", "ResourceMetricStatus"]
 
 
 class MetricTarget(K8sModel, defer_build=True):
     """MetricTarget defines the target value, average value, or average utilization of a specific metric"""
 
     average_utilization: Optional[int] = int_field(
-        bits=32,
-        description="averageUtilization is the target value of the average of the resource metric across all relevant "
-                    "pods, represented as a percentage of the requested value of the resource for the pods.")
+        bits=32, description="averageUtilization is the target value of the average of the resource metric across all "
+                             "relevant pods, represented as a percentage of the requested value of the resource for "
+                             "the pods.")
     average_value: Optional[Quantity] = Field(
-        None,
-        description="averageValue is the target value of the average of the metric across all relevant pods (as a "
-                    "quantity)")
+        None, description="averageValue is the target value of the average of the metric across all relevant pods (as "
+                          "a quantity)")
     type: Optional[str] = Field(
         None, description="type represents whether the metric type is Utilization, Value, or AverageValue")
     value: Optional[Quantity] = Field(None, description="value is the target value of the metric (as a quantity).")
@@ -52,20 +52,19 @@ class MetricValueStatus(K8sModel, defer_build=True):
     """MetricValueStatus holds the current value for a metric"""
 
     average_utilization: Optional[int] = int_field(
-        bits=32,
-        description="currentAverageUtilization is the current value of the average of the resource metric across all "
-                    "relevant pods, represented as a percentage of the requested value of the resource for the pods.")
+        bits=32, description="currentAverageUtilization is the current value of the average of the resource metric "
+                             "across all relevant pods, represented as a percentage of the requested value of the "
+                             "resource for the pods.")
     average_value: Optional[Quantity] = Field(
-        None,
-        description="averageValue is the current value of the average of the metric across all relevant pods (as a "
-                    "quantity)")
+        None, description="averageValue is the current value of the average of the metric across all relevant pods "
+                          "(as a quantity)")
     value: Optional[Quantity] = Field(None, description="value is the current value of the metric (as a quantity).")
 
 
 class ContainerResourceMetricStatus(K8sModel, defer_build=True):
-    """ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified
-    in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or
-    memory)."""
+    """ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as
+    specified in requests and limits, describing a single container in each pod in the current scale target (e.g.
+    CPU or memory)."""
 
     container: Optional[str] = Field(
         None, description="container is the name of the container in the pods of the scaling target")
@@ -79,13 +78,11 @@ class CrossVersionObjectReference(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(None, description="apiVersion is the API version of the referent")
     kind: Optional[str] = Field(
-        None,
-        description="kind is the kind of the referent; More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+        None, description="kind is the kind of the referent; More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
     name: Optional[str] = Field(
-        None,
-        description="name is the name of the referent; More info: "
-                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
+        None, description="name is the name of the referent; More info: "
+                          "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
 
 
 class MetricIdentifier(K8sModel, defer_build=True):
@@ -93,10 +90,9 @@ class MetricIdentifier(K8sModel, defer_build=True):
 
     name: Optional[str] = Field(None, description="name is the name of the given metric")
     selector: Optional[LabelSelector] = Field(
-        None,
-        description="selector is the string-encoded form of a standard kubernetes label selector for the given metric "
-                    "When set, it is passed as an additional parameter to the metrics server for more specific "
-                    "metrics scoping.")
+        None, description="selector is the string-encoded form of a standard kubernetes label selector for the given "
+                          "metric When set, it is passed as an additional parameter to the metrics server for more "
+                          "specific metrics scoping.")
 
 
 class ExternalMetricSource(K8sModel, defer_build=True):
@@ -135,9 +131,8 @@ class HPAScalingRules(K8sModel, defer_build=True):
     select_policy: Optional[str] = Field(
         None, description="selectPolicy is used to specify which policy should be used.")
     stabilization_window_seconds: Optional[int] = int_field(
-        bits=32,
-        description="stabilizationWindowSeconds is the number of seconds for which past recommendations should be "
-                    "considered while scaling up or scaling down.")
+        bits=32, description="stabilizationWindowSeconds is the number of seconds for which past recommendations "
+                             "should be considered while scaling up or scaling down.")
 
 
 class HorizontalPodAutoscalerBehavior(K8sModel, defer_build=True):
@@ -181,24 +176,20 @@ class MetricSpec(K8sModel, defer_build=True):
     set at once)."""
 
     container_resource: Optional[ContainerResourceMetricSource] = Field(
-        None,
-        description="containerResource refers to a resource metric (such as those specified in requests and limits) "
-                    "known to Kubernetes describing a single container in each pod of the current scale target (e.g. "
-                    "CPU or memory).")
+        None, description="containerResource refers to a resource metric (such as those specified in requests and "
+                          "limits) known to Kubernetes describing a single container in each pod of the current scale "
+                          "target (e.g. CPU or memory).")
     external: Optional[ExternalMetricSource] = Field(
         None, description="external refers to a global metric that is not associated with any Kubernetes object.")
     object: Optional[ObjectMetricSource] = Field(
-        None,
-        description="object refers to a metric describing a single kubernetes object (for example, hits-per-second on "
-                    "an Ingress object).")
+        None, description="object refers to a metric describing a single kubernetes object (for example, "
+                          "hits-per-second on an Ingress object).")
     pods: Optional[PodsMetricSource] = Field(
-        None,
-        description="pods refers to a metric describing each pod in the current scale target (for example, "
-                    "transactions-processed-per-second).")
+        None, description="pods refers to a metric describing each pod in the current scale target (for example, "
+                          "transactions-processed-per-second).")
     resource: Optional[ResourceMetricSource] = Field(
-        None,
-        description="resource refers to a resource metric (such as those specified in requests and limits) known to "
-                    "Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
+        None, description="resource refers to a resource metric (such as those specified in requests and limits) "
+                          "known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
     type: Optional[str] = Field(None, description="type is the type of metric source.")
 
 
@@ -206,22 +197,20 @@ class HorizontalPodAutoscalerSpec(K8sModel, defer_build=True):
     """HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler."""
 
     behavior: Optional[HorizontalPodAutoscalerBehavior] = Field(
-        None,
-        description="behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp "
-                    "and scaleDown fields respectively).")
+        None, description="behavior configures the scaling behavior of the target in both Up and Down directions "
+                          "(scaleUp and scaleDown fields respectively).")
     max_replicas: Optional[int] = int_field(
-        bits=32,
-        description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up.")
+        bits=32, description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can "
+                             "scale up.")
     metrics: Optional[list[MetricSpec]] = list_field(
         description="metrics contains the specifications for which to use to calculate the desired replica count (the "
                     "maximum replica count across all metrics will be used).")
     min_replicas: Optional[int] = int_field(
-        bits=32,
-        description="minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.")
+        bits=32, description="minReplicas is the lower limit for the number of replicas to which the autoscaler can "
+                             "scale down.")
     scale_target_ref: Optional[CrossVersionObjectReference] = Field(
-        None,
-        description="scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics "
-                    "should be collected, as well as to actually change the replica count.")
+        None, description="scaleTargetRef points to the target resource to scale, and is used to the pods for which "
+                          "metrics should be collected, as well as to actually change the replica count.")
 
 
 class HorizontalPodAutoscalerCondition(K8sModel, defer_build=True):
@@ -271,24 +260,20 @@ class MetricStatus(K8sModel, defer_build=True):
     """MetricStatus describes the last-read state of a single metric."""
 
     container_resource: Optional[ContainerResourceMetricStatus] = Field(
-        None,
-        description="container resource refers to a resource metric (such as those specified in requests and limits) "
-                    "known to Kubernetes describing a single container in each pod in the current scale target (e.g. "
-                    "CPU or memory).")
+        None, description="container resource refers to a resource metric (such as those specified in requests and "
+                          "limits) known to Kubernetes describing a single container in each pod in the current scale "
+                          "target (e.g. CPU or memory).")
     external: Optional[ExternalMetricStatus] = Field(
         None, description="external refers to a global metric that is not associated with any Kubernetes object.")
     object: Optional[ObjectMetricStatus] = Field(
-        None,
-        description="object refers to a metric describing a single kubernetes object (for example, hits-per-second on "
-                    "an Ingress object).")
+        None, description="object refers to a metric describing a single kubernetes object (for example, "
+                          "hits-per-second on an Ingress object).")
     pods: Optional[PodsMetricStatus] = Field(
-        None,
-        description="pods refers to a metric describing each pod in the current scale target (for example, "
-                    "transactions-processed-per-second).")
+        None, description="pods refers to a metric describing each pod in the current scale target (for example, "
+                          "transactions-processed-per-second).")
     resource: Optional[ResourceMetricStatus] = Field(
-        None,
-        description="resource refers to a resource metric (such as those specified in requests and limits) known to "
-                    "Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
+        None, description="resource refers to a resource metric (such as those specified in requests and limits) "
+                          "known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
     type: Optional[str] = Field(None, description="type is the type of metric source.")
 
 
@@ -302,17 +287,14 @@ class HorizontalPodAutoscalerStatus(K8sModel, defer_build=True):
     current_metrics: Optional[list[MetricStatus]] = list_field(
         description="currentMetrics is the last read state of the metrics used by this autoscaler.")
     current_replicas: Optional[int] = int_field(
-        bits=32,
-        description="currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen "
-                    "by the autoscaler.")
+        bits=32, description="currentReplicas is current number of replicas of pods managed by this autoscaler, as "
+                             "last seen by the autoscaler.")
     desired_replicas: Optional[int] = int_field(
-        bits=32,
-        description="desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last "
-                    "calculated by the autoscaler.")
+        bits=32, description="desiredReplicas is the desired number of replicas of pods managed by this autoscaler, "
+                             "as last calculated by the autoscaler.")
     last_scale_time: Optional[str] = Field(
-        None,
-        description="lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by "
-                    "the autoscaler to control how often the number of pods is changed.")
+        None, description="lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used "
+                          "by the autoscaler to control how often the number of pods is changed.")
     observed_generation: Optional[int] = int_field(
         description="observedGeneration is the most recent generation observed by this autoscaler.")
 

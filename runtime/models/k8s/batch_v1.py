@@ -2,8 +2,9 @@
 """batch/v1 models generated from Kubernetes v1.28's OpenAPI: CronJob, Job and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -15,9 +16,9 @@ from runtime.models.meta import LabelSelector, ListMeta, ObjectMeta
 from runtime.models.k8s.core_v1 import PodTemplateSpec
 
 __all__ = [
-    "PodFailurePolicyOnExitCodesRequirement", "PodFailurePolicyOnPodConditionsPattern", "PodFailurePolicyRule",
-    "PodFailurePolicy", "JobSpec", "JobTemplateSpec", "CronJobSpec", "CronJobStatus", "CronJob", "CronJobList",
-    "JobCondition", "UncountedTerminatedPods", "JobStatus", "Job", "JobList"]
+    "CronJob", "CronJobList", "CronJobSpec", "CronJobStatus", "Job", "JobCondition", "JobList", "JobSpec", "JobStatus",
+    "JobTemplateSpec", "PodFailurePolicy", "PodFailurePolicyOnExitCodesRequirement",
+    "PodFailurePolicyOnPodConditionsPattern", "PodFailurePolicyRule", "UncountedTerminatedPods"]
 
 
 class PodFailurePolicyOnExitCodesRequirement(K8sModel, defer_build=True):
@@ -64,9 +65,8 @@ class JobSpec(K8sModel, defer_build=True):
     backoff_limit: Optional[int] = int_field(
         bits=32, description="Specifies the number of retries before marking this job failed.")
     backoff_limit_per_index: Optional[int] = int_field(
-        bits=32,
-        description="Specifies the limit for the number of retries within an index before marking this index as "
-                    "failed.")
+        bits=32, description="Specifies the limit for the number of retries within an index before marking this index "
+                             "as failed.")
     completion_mode: Optional[str] = Field(
         None, description="completionMode specifies how Pod completions are tracked.")
     completions: Optional[int] = int_field(
@@ -74,9 +74,8 @@ class JobSpec(K8sModel, defer_build=True):
     manual_selector: Optional[bool] = Field(
         None, description="manualSelector controls generation of pod labels and pod selectors.")
     max_failed_indexes: Optional[int] = int_field(
-        bits=32,
-        description="Specifies the maximal number of failed indexes before marking the Job as failed, when "
-                    "backoffLimitPerIndex is set.")
+        bits=32, description="Specifies the maximal number of failed indexes before marking the Job as failed, when "
+                             "backoffLimitPerIndex is set.")
     parallelism: Optional[int] = int_field(
         bits=32, description="Specifies the maximum desired number of pods the job should run at any given time.")
     pod_failure_policy: Optional[PodFailurePolicy] = Field(
@@ -90,9 +89,8 @@ class JobSpec(K8sModel, defer_build=True):
     template: Optional[PodTemplateSpec] = Field(
         None, description="Describes the pod that will be created when executing a job.")
     ttl_seconds_after_finished: Optional[int] = int_field(
-        bits=32,
-        description="ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either "
-                    "Complete or Failed).")
+        bits=32, description="ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution "
+                             "(either Complete or Failed).")
 
 
 class JobTemplateSpec(K8sModel, defer_build=True):
@@ -119,13 +117,11 @@ class CronJobSpec(K8sModel, defer_build=True):
     successful_jobs_history_limit: Optional[int] = int_field(
         bits=32, description="The number of successful finished jobs to retain.")
     suspend: Optional[bool] = Field(
-        None,
-        description="This flag tells the controller to suspend subsequent executions, it does not apply to already "
-                    "started executions.")
+        None, description="This flag tells the controller to suspend subsequent executions, it does not apply to "
+                          "already started executions.")
     time_zone: Optional[str] = Field(
-        None,
-        description="The time zone name for the given schedule, see "
-                    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.")
+        None, description="The time zone name for the given schedule, see "
+                          "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.")
 
 
 class CronJobStatus(K8sModel, defer_build=True):
@@ -187,9 +183,8 @@ class JobStatus(K8sModel, defer_build=True):
 
     active: Optional[int] = int_field(bits=32, description="The number of pending and running pods.")
     completed_indexes: Optional[str] = Field(
-        None,
-        description="completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a text "
-                    "format.")
+        None, description="completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a "
+                          "text format.")
     completion_time: Optional[str] = Field(None, description="Represents time when the job was completed.")
     conditions: Optional[list[JobCondition]] = list_field(
         patch_strategy="merge", patch_merge_key="type",
@@ -202,13 +197,11 @@ class JobStatus(K8sModel, defer_build=True):
         None, description="Represents time when the job controller started processing a job.")
     succeeded: Optional[int] = int_field(bits=32, description="The number of pods which reached phase Succeeded.")
     terminating: Optional[int] = int_field(
-        bits=32,
-        description="The number of pods which are terminating (in phase Pending or Running and have a "
-                    "deletionTimestamp).")
+        bits=32, description="The number of pods which are terminating (in phase Pending or Running and have a "
+                             "deletionTimestamp).")
     uncounted_terminated_pods: Optional[UncountedTerminatedPods] = Field(
-        None,
-        description="uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller "
-                    "hasn't yet accounted for in the status counters.")
+        None, description="uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller "
+                          "hasn't yet accounted for in the status counters.")
 
 
 class Job(K8sModel, defer_build=True):

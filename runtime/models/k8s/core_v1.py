@@ -3,8 +3,9 @@
 PersistentVolumeClaim, Pod, ResourceQuota, Service and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -17,40 +18,40 @@ from runtime.models.meta import Condition, LabelSelector, ListMeta, ObjectMeta
 from runtime.models.scalars import IntOrString, Quantity
 
 __all__ = [
-    "AWSElasticBlockStoreVolumeSource", "NodeSelectorRequirement", "NodeSelectorTerm", "PreferredSchedulingTerm",
-    "NodeSelector", "NodeAffinity", "PodAffinityTerm", "WeightedPodAffinityTerm", "PodAffinity", "PodAntiAffinity",
-    "Affinity", "AttachedVolume", "AzureDiskVolumeSource", "AzureFilePersistentVolumeSource", "AzureFileVolumeSource",
-    "Binding", "SecretReference", "CSIPersistentVolumeSource", "CSIVolumeSource", "Capabilities",
-    "CephFSPersistentVolumeSource", "CephFSVolumeSource", "CinderPersistentVolumeSource", "CinderVolumeSource",
-    "ClaimSource", "ClientIPConfig", "ConfigMapEnvSource", "ConfigMapKeySelector", "ConfigMapNodeConfigSource",
-    "KeyToPath", "ConfigMapProjection", "ConfigMapVolumeSource", "ObjectFieldSelector", "ResourceFieldSelector",
-    "SecretKeySelector", "EnvVarSource", "EnvVar", "SecretEnvSource", "EnvFromSource", "ExecAction", "HTTPHeader",
-    "HTTPGetAction", "TCPSocketAction", "LifecycleHandler", "Lifecycle", "GRPCAction", "Probe", "ContainerPort",
-    "ContainerResizePolicy", "ResourceClaim", "ResourceRequirements", "SELinuxOptions", "SeccompProfile",
-    "WindowsSecurityContextOptions", "SecurityContext", "VolumeDevice", "VolumeMount", "Container", "ContainerImage",
-    "ContainerStateRunning", "ContainerStateTerminated", "ContainerStateWaiting", "ContainerState", "ContainerStatus",
-    "DaemonEndpoint", "DownwardAPIVolumeFile", "DownwardAPIProjection", "DownwardAPIVolumeSource",
-    "EmptyDirVolumeSource", "EndpointAddress", "EndpointPort", "EndpointSubset", "Endpoints", "EndpointsList",
-    "EphemeralContainer", "TypedLocalObjectReference", "TypedObjectReference", "PersistentVolumeClaimSpec",
-    "PersistentVolumeClaimTemplate", "EphemeralVolumeSource", "FCVolumeSource", "FlexPersistentVolumeSource",
-    "FlexVolumeSource", "FlockerVolumeSource", "GCEPersistentDiskVolumeSource", "GitRepoVolumeSource",
-    "GlusterfsPersistentVolumeSource", "GlusterfsVolumeSource", "HostAlias", "HostIP", "HostPathVolumeSource",
-    "ISCSIPersistentVolumeSource", "ISCSIVolumeSource", "LimitRangeItem", "LimitRangeSpec", "LimitRange",
-    "LimitRangeList", "PortStatus", "LoadBalancerIngress", "LoadBalancerStatus", "LocalVolumeSource", "NFSVolumeSource",
-    "NodeConfigSource", "Taint", "NodeSpec", "NodeAddress", "NodeCondition", "NodeConfigStatus", "NodeDaemonEndpoints",
-    "NodeSystemInfo", "NodeStatus", "Node", "NodeList", "VolumeNodeAffinity", "PhotonPersistentDiskVolumeSource",
-    "PortworxVolumeSource", "QuobyteVolumeSource", "RBDPersistentVolumeSource", "ScaleIOPersistentVolumeSource",
-    "StorageOSPersistentVolumeSource", "VsphereVirtualDiskVolumeSource", "PersistentVolumeSpec",
-    "PersistentVolumeStatus", "PersistentVolume", "PersistentVolumeClaimCondition", "PersistentVolumeClaimStatus",
-    "PersistentVolumeClaim", "PersistentVolumeClaimList", "PersistentVolumeClaimVolumeSource", "PersistentVolumeList",
-    "PodDNSConfigOption", "PodDNSConfig", "PodOS", "PodReadinessGate", "PodResourceClaim", "PodSchedulingGate",
-    "Sysctl", "PodSecurityContext", "Toleration", "TopologySpreadConstraint", "SecretProjection",
-    "ServiceAccountTokenProjection", "VolumeProjection", "ProjectedVolumeSource", "RBDVolumeSource",
-    "ScaleIOVolumeSource", "SecretVolumeSource", "StorageOSVolumeSource", "Volume", "PodSpec", "PodCondition", "PodIP",
-    "PodResourceClaimStatus", "PodStatus", "Pod", "PodList", "PodTemplateSpec", "ScopedResourceSelectorRequirement",
-    "ScopeSelector", "ResourceQuotaSpec", "ResourceQuotaStatus", "ResourceQuota", "ResourceQuotaList", "ServicePort",
-    "SessionAffinityConfig", "ServiceSpec", "ServiceStatus", "Service", "ServiceList",
-    "TopologySelectorLabelRequirement", "TopologySelectorTerm"]
+    "AWSElasticBlockStoreVolumeSource", "Affinity", "AttachedVolume", "AzureDiskVolumeSource",
+    "AzureFilePersistentVolumeSource", "AzureFileVolumeSource", "Binding", "CSIPersistentVolumeSource",
+    "CSIVolumeSource", "Capabilities", "CephFSPersistentVolumeSource", "CephFSVolumeSource",
+    "CinderPersistentVolumeSource", "CinderVolumeSource", "ClaimSource", "ClientIPConfig", "ConfigMapEnvSource",
+    "ConfigMapKeySelector", "ConfigMapNodeConfigSource", "ConfigMapProjection", "ConfigMapVolumeSource", "Container",
+    "ContainerImage", "ContainerPort", "ContainerResizePolicy", "ContainerState", "ContainerStateRunning",
+    "ContainerStateTerminated", "ContainerStateWaiting", "ContainerStatus", "DaemonEndpoint", "DownwardAPIProjection",
+    "DownwardAPIVolumeFile", "DownwardAPIVolumeSource", "EmptyDirVolumeSource", "EndpointAddress", "EndpointPort",
+    "EndpointSubset", "Endpoints", "EndpointsList", "EnvFromSource", "EnvVar", "EnvVarSource", "EphemeralContainer",
+    "EphemeralVolumeSource", "ExecAction", "FCVolumeSource", "FlexPersistentVolumeSource", "FlexVolumeSource",
+    "FlockerVolumeSource", "GCEPersistentDiskVolumeSource", "GRPCAction", "GitRepoVolumeSource",
+    "GlusterfsPersistentVolumeSource", "GlusterfsVolumeSource", "HTTPGetAction", "HTTPHeader", "HostAlias", "HostIP",
+    "HostPathVolumeSource", "ISCSIPersistentVolumeSource", "ISCSIVolumeSource", "KeyToPath", "Lifecycle",
+    "LifecycleHandler", "LimitRange", "LimitRangeItem", "LimitRangeList", "LimitRangeSpec", "LoadBalancerIngress",
+    "LoadBalancerStatus", "LocalVolumeSource", "NFSVolumeSource", "Node", "NodeAddress", "NodeAffinity",
+    "NodeCondition", "NodeConfigSource", "NodeConfigStatus", "NodeDaemonEndpoints", "NodeList", "NodeSelector",
+    "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus", "NodeSystemInfo", "ObjectFieldSelector",
+    "PersistentVolume", "PersistentVolumeClaim", "PersistentVolumeClaimCondition", "PersistentVolumeClaimList",
+    "PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus", "PersistentVolumeClaimTemplate",
+    "PersistentVolumeClaimVolumeSource", "PersistentVolumeList", "PersistentVolumeSpec", "PersistentVolumeStatus",
+    "PhotonPersistentDiskVolumeSource", "Pod", "PodAffinity", "PodAffinityTerm", "PodAntiAffinity", "PodCondition",
+    "PodDNSConfig", "PodDNSConfigOption", "PodIP", "PodList", "PodOS", "PodReadinessGate", "PodResourceClaim",
+    "PodResourceClaimStatus", "PodSchedulingGate", "PodSecurityContext", "PodSpec", "PodStatus", "PodTemplateSpec",
+    "PortStatus", "PortworxVolumeSource", "PreferredSchedulingTerm", "Probe", "ProjectedVolumeSource",
+    "QuobyteVolumeSource", "RBDPersistentVolumeSource", "RBDVolumeSource", "ResourceClaim", "ResourceFieldSelector",
+    "ResourceQuota", "ResourceQuotaList", "ResourceQuotaSpec", "ResourceQuotaStatus", "ResourceRequirements",
+    "SELinuxOptions", "ScaleIOPersistentVolumeSource", "ScaleIOVolumeSource", "ScopeSelector",
+    "ScopedResourceSelectorRequirement", "SeccompProfile", "SecretEnvSource", "SecretKeySelector", "SecretProjection",
+    "SecretReference", "SecretVolumeSource", "SecurityContext", "Service", "ServiceAccountTokenProjection",
+    "ServiceList", "ServicePort", "ServiceSpec", "ServiceStatus", "SessionAffinityConfig",
+    "StorageOSPersistentVolumeSource", "StorageOSVolumeSource", "Sysctl", "TCPSocketAction", "Taint", "Toleration",
+    "TopologySelectorLabelRequirement", "TopologySelectorTerm", "TopologySpreadConstraint", "TypedLocalObjectReference",
+    "TypedObjectReference", "Volume", "VolumeDevice", "VolumeMount", "VolumeNodeAffinity", "VolumeProjection",
+    "VsphereVirtualDiskVolumeSource", "WeightedPodAffinityTerm", "WindowsSecurityContextOptions"]
 
 
 class AWSElasticBlockStoreVolumeSource(K8sModel, defer_build=True):
@@ -68,8 +69,8 @@ class AWSElasticBlockStoreVolumeSource(K8sModel, defer_build=True):
 
 
 class NodeSelectorRequirement(K8sModel, defer_build=True):
-    """A node selector requirement is a selector that contains values, a key, and an operator that relates the key and
-    values."""
+    """A node selector requirement is a selector that contains values, a key, and an operator that relates the key
+    and values."""
 
     key: Optional[str] = Field(None, description="The label key that the selector applies to.")
     operator: Optional[str] = Field(None, description="Represents a key's relationship to a set of values.")
@@ -113,16 +114,15 @@ class NodeAffinity(K8sModel, defer_build=True):
         description="The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions "
                     "specified by this field, but it may choose a node that violates one or more of the expressions.")
     required_during_scheduling_ignored_during_execution: Optional[NodeSelector] = Field(
-        None,
-        description="If the affinity requirements specified by this field are not met at scheduling time, the pod "
-                    "will not be scheduled onto the node.")
+        None, description="If the affinity requirements specified by this field are not met at scheduling time, the "
+                          "pod will not be scheduled onto the node.")
 
 
 class PodAffinityTerm(K8sModel, defer_build=True):
-    """Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod
-    should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running
-    on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of
-    pods is running"""
+    """Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this
+    pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as
+    running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of
+    the set of pods is running"""
 
     label_selector: Optional[LabelSelector] = Field(
         None, description="A label query over a set of resources, in this case pods.")
@@ -131,11 +131,10 @@ class PodAffinityTerm(K8sModel, defer_build=True):
     namespaces: Optional[list[str]] = list_field(
         description="namespaces specifies a static list of namespace names that the term applies to.")
     topology_key: Optional[str] = Field(
-        None,
-        description="This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods "
-                    "matching the labelSelector in the specified namespaces, where co-located is defined as running "
-                    "on a node whose value of the label with key topologyKey matches that of any node on which any of "
-                    "the selected pods is running.")
+        None, description="This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods "
+                          "matching the labelSelector in the specified namespaces, where co-located is defined as "
+                          "running on a node whose value of the label with key topologyKey matches that of any node "
+                          "on which any of the selected pods is running.")
 
 
 class WeightedPodAffinityTerm(K8sModel, defer_build=True):
@@ -176,12 +175,11 @@ class Affinity(K8sModel, defer_build=True):
     node_affinity: Optional[NodeAffinity] = Field(
         None, description="Describes node affinity scheduling rules for the pod.")
     pod_affinity: Optional[PodAffinity] = Field(
-        None,
-        description="Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc.")
+        None, description="Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, "
+                          "etc.")
     pod_anti_affinity: Optional[PodAntiAffinity] = Field(
-        None,
-        description="Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, "
-                    "zone, etc.")
+        None, description="Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same "
+                          "node, zone, etc.")
 
 
 class AttachedVolume(K8sModel, defer_build=True):
@@ -202,9 +200,9 @@ class AzureDiskVolumeSource(K8sModel, defer_build=True):
         None, alias="diskURI", description="diskURI is the URI of data disk in the blob storage")
     fs_type: Optional[str] = Field(None, description="fsType is Filesystem type to mount.")
     kind: Optional[str] = Field(
-        None,
-        description="kind expected values are Shared: multiple blob disks per storage account Dedicated: single blob "
-                    "disk per storage account Managed: azure managed data disk (only in managed availability set).")
+        None, description="kind expected values are Shared: multiple blob disks per storage account Dedicated: single "
+                          "blob disk per storage account Managed: azure managed data disk (only in managed "
+                          "availability set).")
     read_only: Optional[bool] = Field(None, description="readOnly Defaults to false (read/write).")
 
 
@@ -215,9 +213,8 @@ class AzureFilePersistentVolumeSource(K8sModel, defer_build=True):
     secret_name: Optional[str] = Field(
         None, description="secretName is the name of secret that contains Azure Storage Account Name and Key")
     secret_namespace: Optional[str] = Field(
-        None,
-        description="secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key "
-                    "default is the same as the Pod")
+        None, description="secretNamespace is the namespace of the secret that contains Azure Storage Account Name "
+                          "and Key default is the same as the Pod")
     share_name: Optional[str] = Field(None, description="shareName is the azure Share Name")
 
 
@@ -256,35 +253,30 @@ class CSIPersistentVolumeSource(K8sModel, defer_build=True):
     """Represents storage that is managed by an external CSI volume driver (Beta feature)"""
 
     controller_expand_secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="controllerExpandSecretRef is a reference to the secret object containing sensitive information "
-                    "to pass to the CSI driver to complete the CSI ControllerExpandVolume call.")
+        None, description="controllerExpandSecretRef is a reference to the secret object containing sensitive "
+                          "information to pass to the CSI driver to complete the CSI ControllerExpandVolume call.")
     controller_publish_secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="controllerPublishSecretRef is a reference to the secret object containing sensitive information "
-                    "to pass to the CSI driver to complete the CSI ControllerPublishVolume and "
-                    "ControllerUnpublishVolume calls.")
+        None, description="controllerPublishSecretRef is a reference to the secret object containing sensitive "
+                          "information to pass to the CSI driver to complete the CSI ControllerPublishVolume and "
+                          "ControllerUnpublishVolume calls.")
     driver: Optional[str] = Field(None, description="driver is the name of the driver to use for this volume.")
     fs_type: Optional[str] = Field(None, description="fsType to mount.")
     node_expand_secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass "
-                    "to the CSI driver to complete the CSI NodeExpandVolume call.")
+        None, description="nodeExpandSecretRef is a reference to the secret object containing sensitive information "
+                          "to pass to the CSI driver to complete the CSI NodeExpandVolume call.")
     node_publish_secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="nodePublishSecretRef is a reference to the secret object containing sensitive information to "
-                    "pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.")
+        None, description="nodePublishSecretRef is a reference to the secret object containing sensitive information "
+                          "to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume "
+                          "calls.")
     node_stage_secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="nodeStageSecretRef is a reference to the secret object containing sensitive information to pass "
-                    "to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume "
-                    "calls.")
+        None, description="nodeStageSecretRef is a reference to the secret object containing sensitive information to "
+                          "pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and "
+                          "NodeUnstageVolume calls.")
     read_only: Optional[bool] = Field(None, description="readOnly value to pass to ControllerPublishVolumeRequest.")
     volume_attributes: Optional[dict[str, str]] = map_field(description="volumeAttributes of the volume to publish.")
     volume_handle: Optional[str] = Field(
-        None,
-        description="volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer "
-                    "to the volume on all subsequent calls.")
+        None, description="volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to "
+                          "refer to the volume on all subsequent calls.")
 
 
 class CSIVolumeSource(K8sModel, defer_build=True):
@@ -293,9 +285,9 @@ class CSIVolumeSource(K8sModel, defer_build=True):
     driver: Optional[str] = Field(None, description="driver is the name of the CSI driver that handles this volume.")
     fs_type: Optional[str] = Field(None, description="fsType to mount.")
     node_publish_secret_ref: Optional[LocalObjectReference] = Field(
-        None,
-        description="nodePublishSecretRef is a reference to the secret object containing sensitive information to "
-                    "pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.")
+        None, description="nodePublishSecretRef is a reference to the secret object containing sensitive information "
+                          "to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume "
+                          "calls.")
     read_only: Optional[bool] = Field(None, description="readOnly specifies a read-only configuration for the volume.")
     volume_attributes: Optional[dict[str, str]] = map_field(
         description="volumeAttributes stores driver-specific properties that are passed to the CSI driver.")
@@ -319,17 +311,15 @@ class CephFSPersistentVolumeSource(K8sModel, defer_build=True):
         None, description="path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /")
     read_only: Optional[bool] = Field(None, description="readOnly is Optional: Defaults to false (read/write).")
     secret_file: Optional[str] = Field(
-        None,
-        description="secretFile is Optional: SecretFile is the path to key ring for User, default is "
-                    "/etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
+        None, description="secretFile is Optional: SecretFile is the path to key ring for User, default is "
+                          "/etc/ceph/user.secret More info: "
+                          "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
     secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="secretRef is Optional: SecretRef is reference to the authentication secret for User, default is "
-                    "empty.")
+        None, description="secretRef is Optional: SecretRef is reference to the authentication secret for User, "
+                          "default is empty.")
     user: Optional[str] = Field(
-        None,
-        description="user is Optional: User is the rados user name, default is admin More info: "
-                    "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
+        None, description="user is Optional: User is the rados user name, default is admin More info: "
+                          "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
 
 
 class CephFSVolumeSource(K8sModel, defer_build=True):
@@ -343,17 +333,15 @@ class CephFSVolumeSource(K8sModel, defer_build=True):
         None, description="path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /")
     read_only: Optional[bool] = Field(None, description="readOnly is Optional: Defaults to false (read/write).")
     secret_file: Optional[str] = Field(
-        None,
-        description="secretFile is Optional: SecretFile is the path to key ring for User, default is "
-                    "/etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
+        None, description="secretFile is Optional: SecretFile is the path to key ring for User, default is "
+                          "/etc/ceph/user.secret More info: "
+                          "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
     secret_ref: Optional[LocalObjectReference] = Field(
-        None,
-        description="secretRef is Optional: SecretRef is reference to the authentication secret for User, default is "
-                    "empty.")
+        None, description="secretRef is Optional: SecretRef is reference to the authentication secret for User, "
+                          "default is empty.")
     user: Optional[str] = Field(
-        None,
-        description="user is optional: User is the rados user name, default is admin More info: "
-                    "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
+        None, description="user is optional: User is the rados user name, default is admin More info: "
+                          "https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it")
 
 
 class CinderPersistentVolumeSource(K8sModel, defer_build=True):
@@ -362,9 +350,8 @@ class CinderPersistentVolumeSource(K8sModel, defer_build=True):
     fs_type: Optional[str] = Field(None, description="fsType Filesystem type to mount.")
     read_only: Optional[bool] = Field(None, description="readOnly is Optional: Defaults to false (read/write).")
     secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="secretRef is Optional: points to a secret object containing parameters used to connect to "
-                    "OpenStack.")
+        None, description="secretRef is Optional: points to a secret object containing parameters used to connect to "
+                          "OpenStack.")
     volume_id: Optional[str] = Field(
         None, alias="volumeID", description="volumeID used to identify the volume in cinder.")
 
@@ -375,9 +362,8 @@ class CinderVolumeSource(K8sModel, defer_build=True):
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
     secret_ref: Optional[LocalObjectReference] = Field(
-        None,
-        description="secretRef is optional: points to a secret object containing parameters used to connect to "
-                    "OpenStack.")
+        None, description="secretRef is optional: points to a secret object containing parameters used to connect to "
+                          "OpenStack.")
     volume_id: Optional[str] = Field(
         None, alias="volumeID", description="volumeID used to identify the volume in cinder.")
 
@@ -388,9 +374,8 @@ class ClaimSource(K8sModel, defer_build=True):
     resource_claim_name: Optional[str] = Field(
         None, description="ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.")
     resource_claim_template_name: Optional[str] = Field(
-        None,
-        description="ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as "
-                    "this pod.")
+        None, description="ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same "
+                          "namespace as this pod.")
 
 
 class ClientIPConfig(K8sModel, defer_build=True):
@@ -421,9 +406,8 @@ class ConfigMapNodeConfigSource(K8sModel, defer_build=True):
     """ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node."""
 
     kubelet_config_key: Optional[str] = Field(
-        None,
-        description="KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the "
-                    "KubeletConfiguration structure This field is required in all cases.")
+        None, description="KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the "
+                          "KubeletConfiguration structure This field is required in all cases.")
     name: Optional[str] = Field(None, description="Name is the metadata.name of the referenced ConfigMap.")
     namespace: Optional[str] = Field(
         None, description="Namespace is the metadata.namespace of the referenced ConfigMap.")
@@ -502,15 +486,13 @@ class EnvVarSource(K8sModel, defer_build=True):
 
     config_map_key_ref: Optional[ConfigMapKeySelector] = Field(None, description="Selects a key of a ConfigMap.")
     field_ref: Optional[ObjectFieldSelector] = Field(
-        None,
-        description="Selects a field of the pod: supports metadata.name, metadata.namespace, "
-                    "`metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, "
-                    "spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.")
+        None, description="Selects a field of the pod: supports metadata.name, metadata.namespace, "
+                          "`metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, "
+                          "spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.")
     resource_field_ref: Optional[ResourceFieldSelector] = Field(
-        None,
-        description="Selects a resource of the container: only resources limits and requests (limits.cpu, "
-                    "limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and "
-                    "requests.ephemeral-storage) are currently supported.")
+        None, description="Selects a resource of the container: only resources limits and requests (limits.cpu, "
+                          "limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and "
+                          "requests.ephemeral-storage) are currently supported.")
     secret_key_ref: Optional[SecretKeySelector] = Field(
         None, description="Selects a key of a secret in the pod's namespace")
 
@@ -520,9 +502,8 @@ class EnvVar(K8sModel, defer_build=True):
 
     name: Optional[str] = Field(None, description="Name of the environment variable.")
     value: Optional[str] = Field(
-        None,
-        description="Variable references $(VAR_NAME) are expanded using the previously defined environment variables "
-                    "in the container and any service environment variables.")
+        None, description="Variable references $(VAR_NAME) are expanded using the previously defined environment "
+                          "variables in the container and any service environment variables.")
     value_from: Optional[EnvVarSource] = Field(None, description="Source for the environment variable's value.")
 
 
@@ -579,9 +560,8 @@ class LifecycleHandler(K8sModel, defer_build=True):
     exec: Optional[ExecAction] = Field(None, description="Exec specifies the action to take.")
     http_get: Optional[HTTPGetAction] = Field(None, description="HTTPGet specifies the http request to perform.")
     tcp_socket: Optional[TCPSocketAction] = Field(
-        None,
-        description="Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for the backward "
-                    "compatibility.")
+        None, description="Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for the backward "
+                          "compatibility.")
 
 
 class Lifecycle(K8sModel, defer_build=True):
@@ -590,9 +570,9 @@ class Lifecycle(K8sModel, defer_build=True):
     post_start: Optional[LifecycleHandler] = Field(
         None, description="PostStart is called immediately after a container is created.")
     pre_stop: Optional[LifecycleHandler] = Field(
-        None,
-        description="PreStop is called immediately before a container is terminated due to an API request or "
-                    "management event such as liveness/startup probe failure, preemption, resource contention, etc.")
+        None, description="PreStop is called immediately before a container is terminated due to an API request or "
+                          "management event such as liveness/startup probe failure, preemption, resource contention, "
+                          "etc.")
 
 
 class GRPCAction(K8sModel, defer_build=True):
@@ -600,27 +580,26 @@ class GRPCAction(K8sModel, defer_build=True):
 
     port: Optional[int] = int_field(bits=32, description="Port number of the gRPC service.")
     service: Optional[str] = Field(
-        None,
-        description="Service is the name of the service to place in the gRPC HealthCheckRequest (see "
-                    "https://github.com/grpc/grpc/blob/master/doc/health-checking.md).")
+        None, description="Service is the name of the service to place in the gRPC HealthCheckRequest (see "
+                          "https://github.com/grpc/grpc/blob/master/doc/health-checking.md).")
 
 
 class Probe(K8sModel, defer_build=True):
-    """Probe describes a health check to be performed against a container to determine whether it is alive or ready to
-    receive traffic."""
+    """Probe describes a health check to be performed against a container to determine whether it is alive or ready
+    to receive traffic."""
 
     exec: Optional[ExecAction] = Field(None, description="Exec specifies the action to take.")
     failure_threshold: Optional[int] = int_field(
-        bits=32,
-        description="Minimum consecutive failures for the probe to be considered failed after having succeeded.")
+        bits=32, description="Minimum consecutive failures for the probe to be considered failed after having "
+                             "succeeded.")
     grpc: Optional[GRPCAction] = Field(None, description="GRPC specifies an action involving a GRPC port.")
     http_get: Optional[HTTPGetAction] = Field(None, description="HTTPGet specifies the http request to perform.")
     initial_delay_seconds: Optional[int] = int_field(
         bits=32, description="Number of seconds after the container has started before liveness probes are initiated.")
     period_seconds: Optional[int] = int_field(bits=32, description="How often (in seconds) to perform the probe.")
     success_threshold: Optional[int] = int_field(
-        bits=32,
-        description="Minimum consecutive successes for the probe to be considered successful after having failed.")
+        bits=32, description="Minimum consecutive successes for the probe to be considered successful after having "
+                             "failed.")
     tcp_socket: Optional[TCPSocketAction] = Field(
         None, description="TCPSocket specifies an action involving a TCP port.")
     termination_grace_period_seconds: Optional[int] = int_field(
@@ -653,9 +632,8 @@ class ResourceClaim(K8sModel, defer_build=True):
     """ResourceClaim references one entry in PodSpec.ResourceClaims."""
 
     name: Optional[str] = Field(
-        None,
-        description="Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is "
-                    "used.")
+        None, description="Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this "
+                          "field is used.")
 
 
 class ResourceRequirements(K8sModel, defer_build=True):
@@ -692,10 +670,9 @@ class WindowsSecurityContextOptions(K8sModel, defer_build=True):
     """WindowsSecurityContextOptions contain Windows-specific options and credentials."""
 
     gmsa_credential_spec: Optional[str] = Field(
-        None,
-        description="GMSACredentialSpec is where the GMSA admission webhook "
-                    "(https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential "
-                    "spec named by the GMSACredentialSpecName field.")
+        None, description="GMSACredentialSpec is where the GMSA admission webhook "
+                          "(https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA "
+                          "credential spec named by the GMSACredentialSpecName field.")
     gmsa_credential_spec_name: Optional[str] = Field(
         None, description="GMSACredentialSpecName is the name of the GMSA credential spec to use.")
     host_process: Optional[bool] = Field(
@@ -708,9 +685,8 @@ class SecurityContext(K8sModel, defer_build=True):
     """SecurityContext holds security configuration that will be applied to a container."""
 
     allow_privilege_escalation: Optional[bool] = Field(
-        None,
-        description="AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent "
-                    "process.")
+        None, description="AllowPrivilegeEscalation controls whether a process can gain more privileges than its "
+                          "parent process.")
     capabilities: Optional[Capabilities] = Field(
         None, description="The capabilities to add/drop when running containers.")
     privileged: Optional[bool] = Field(None, description="Run container in privileged mode.")
@@ -743,9 +719,8 @@ class VolumeMount(K8sModel, defer_build=True):
     mount_path: Optional[str] = Field(
         None, description="Path within the container at which the volume should be mounted.")
     mount_propagation: Optional[str] = Field(
-        None,
-        description="mountPropagation determines how mounts are propagated from the host to container and the other "
-                    "way around.")
+        None, description="mountPropagation determines how mounts are propagated from the host to container and the "
+                          "other way around.")
     name: Optional[str] = Field(None, description="This must match the Name of a Volume.")
     read_only: Optional[bool] = Field(
         None, description="Mounted read-only if true, read-write otherwise (false or unspecified).")
@@ -787,13 +762,11 @@ class Container(K8sModel, defer_build=True):
     stdin: Optional[bool] = Field(
         None, description="Whether this container should allocate a buffer for stdin in the container runtime.")
     stdin_once: Optional[bool] = Field(
-        None,
-        description="Whether the container runtime should close the stdin channel after it has been opened by a "
-                    "single attach.")
+        None, description="Whether the container runtime should close the stdin channel after it has been opened by a "
+                          "single attach.")
     termination_message_path: Optional[str] = Field(
-        None,
-        description="Optional: Path at which the file to which the container's termination message will be written is "
-                    "mounted into the container's filesystem.")
+        None, description="Optional: Path at which the file to which the container's termination message will be "
+                          "written is mounted into the container's filesystem.")
     termination_message_policy: Optional[str] = Field(
         None, description="Indicate how the termination message should be populated.")
     tty: Optional[bool] = Field(
@@ -861,22 +834,20 @@ class ContainerStatus(K8sModel, defer_build=True):
     image_id: Optional[str] = Field(
         None, alias="imageID", description="ImageID is the image ID of the container's image.")
     last_state: Optional[ContainerState] = Field(
-        None,
-        description="LastTerminationState holds the last termination state of the container to help debug container "
-                    "crashes and restarts.")
+        None, description="LastTerminationState holds the last termination state of the container to help debug "
+                          "container crashes and restarts.")
     name: Optional[str] = Field(None, description="Name is a DNS_LABEL representing the unique name of the container.")
     ready: Optional[bool] = Field(
         None, description="Ready specifies whether the container is currently passing its readiness check.")
     resources: Optional[ResourceRequirements] = Field(
-        None,
-        description="Resources represents the compute resource requests and limits that have been successfully "
-                    "enacted on the running container after it has been started or has been successfully resized.")
+        None, description="Resources represents the compute resource requests and limits that have been successfully "
+                          "enacted on the running container after it has been started or has been successfully "
+                          "resized.")
     restart_count: Optional[int] = int_field(
         bits=32, description="RestartCount holds the number of times the container has been restarted.")
     started: Optional[bool] = Field(
-        None,
-        description="Started indicates whether the container has finished its postStart lifecycle hook and passed its "
-                    "startup probe.")
+        None, description="Started indicates whether the container has finished its postStart lifecycle hook and "
+                          "passed its startup probe.")
     state: Optional[ContainerState] = Field(
         None, description="State holds details about the container's current condition.")
 
@@ -891,17 +862,15 @@ class DownwardAPIVolumeFile(K8sModel, defer_build=True):
     """DownwardAPIVolumeFile represents information to create the file containing the pod field"""
 
     field_ref: Optional[ObjectFieldSelector] = Field(
-        None,
-        description="Required: Selects a field of the pod: only annotations, labels, name and namespace are supported.")
+        None, description="Required: Selects a field of the pod: only annotations, labels, name and namespace are "
+                          "supported.")
     mode: Optional[int] = int_field(
-        bits=32,
-        description="Optional: mode bits used to set permissions on this file, must be an octal value between 0000 "
-                    "and 0777 or a decimal value between 0 and 511.")
+        bits=32, description="Optional: mode bits used to set permissions on this file, must be an octal value "
+                             "between 0000 and 0777 or a decimal value between 0 and 511.")
     path: Optional[str] = Field(None, description="Required: Path is the relative path name of the file to be created.")
     resource_field_ref: Optional[ResourceFieldSelector] = Field(
-        None,
-        description="Selects a resource of the container: only resources limits and requests (limits.cpu, "
-                    "limits.memory, requests.cpu and requests.memory) are currently supported.")
+        None, description="Selects a resource of the container: only resources limits and requests (limits.cpu, "
+                          "limits.memory, requests.cpu and requests.memory) are currently supported.")
 
 
 class DownwardAPIProjection(K8sModel, defer_build=True):
@@ -985,8 +954,8 @@ class EndpointsList(K8sModel, defer_build=True):
 
 
 class EphemeralContainer(K8sModel, defer_build=True):
-    """An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities
-    such as debugging."""
+    """An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated
+    activities such as debugging."""
 
     args: Optional[list[str]] = list_field(description="Arguments to the entrypoint.")
     command: Optional[list[str]] = list_field(description="Entrypoint array.")
@@ -1009,25 +978,22 @@ class EphemeralContainer(K8sModel, defer_build=True):
     resources: Optional[ResourceRequirements] = Field(
         None, description="Resources are not allowed for ephemeral containers.")
     restart_policy: Optional[str] = Field(
-        None,
-        description="Restart policy for the container to manage the restart behavior of each container within a pod.")
+        None, description="Restart policy for the container to manage the restart behavior of each container within a "
+                          "pod.")
     security_context: Optional[SecurityContext] = Field(
-        None,
-        description="Optional: SecurityContext defines the security options the ephemeral container should be run "
-                    "with.")
+        None, description="Optional: SecurityContext defines the security options the ephemeral container should be "
+                          "run with.")
     startup_probe: Optional[Probe] = Field(None, description="Probes are not allowed for ephemeral containers.")
     stdin: Optional[bool] = Field(
         None, description="Whether this container should allocate a buffer for stdin in the container runtime.")
     stdin_once: Optional[bool] = Field(
-        None,
-        description="Whether the container runtime should close the stdin channel after it has been opened by a "
-                    "single attach.")
+        None, description="Whether the container runtime should close the stdin channel after it has been opened by a "
+                          "single attach.")
     target_container_name: Optional[str] = Field(
         None, description="If set, the name of the container from PodSpec that this ephemeral container targets.")
     termination_message_path: Optional[str] = Field(
-        None,
-        description="Optional: Path at which the file to which the container's termination message will be written is "
-                    "mounted into the container's filesystem.")
+        None, description="Optional: Path at which the file to which the container's termination message will be "
+                          "written is mounted into the container's filesystem.")
     termination_message_policy: Optional[str] = Field(
         None, description="Indicate how the termination message should be populated.")
     tty: Optional[bool] = Field(
@@ -1059,10 +1025,9 @@ class TypedObjectReference(K8sModel, defer_build=True):
     kind: Optional[str] = Field(None, description="Kind is the type of resource being referenced")
     name: Optional[str] = Field(None, description="Name is the name of resource being referenced")
     namespace: Optional[str] = Field(
-        None,
-        description="Namespace is the namespace of resource being referenced Note that when a namespace is specified, "
-                    "a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow "
-                    "that namespace's owner to accept the reference.")
+        None, description="Namespace is the namespace of resource being referenced Note that when a namespace is "
+                          "specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent "
+                          "namespace to allow that namespace's owner to accept the reference.")
 
 
 class PersistentVolumeClaimSpec(K8sModel, defer_build=True):
@@ -1072,15 +1037,13 @@ class PersistentVolumeClaimSpec(K8sModel, defer_build=True):
     access_modes: Optional[list[str]] = list_field(
         description="accessModes contains the desired access modes the volume should have.")
     data_source: Optional[TypedLocalObjectReference] = Field(
-        None,
-        description="dataSource field can be used to specify either: * An existing VolumeSnapshot object "
-                    "(snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the "
-                    "provisioner or an external controller can support the specified data source, it will create a "
-                    "new volume based on the contents of the specified data source.")
+        None, description="dataSource field can be used to specify either: * An existing VolumeSnapshot object "
+                          "(snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the "
+                          "provisioner or an external controller can support the specified data source, it will "
+                          "create a new volume based on the contents of the specified data source.")
     data_source_ref: Optional[TypedObjectReference] = Field(
-        None,
-        description="dataSourceRef specifies the object from which to populate the volume with data, if a non-empty "
-                    "volume is desired.")
+        None, description="dataSourceRef specifies the object from which to populate the volume with data, if a "
+                          "non-empty volume is desired.")
     resources: Optional[ResourceRequirements] = Field(
         None, description="resources represents the minimum resources the volume should have.")
     selector: Optional[LabelSelector] = Field(
@@ -1124,8 +1087,8 @@ class FCVolumeSource(K8sModel, defer_build=True):
 
 
 class FlexPersistentVolumeSource(K8sModel, defer_build=True):
-    """FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an
-    exec based plugin."""
+    """FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using
+    an exec based plugin."""
 
     driver: Optional[str] = Field(None, description="driver is the name of the driver to use for this volume.")
     fs_type: Optional[str] = Field(None, description="fsType is the Filesystem type to mount.")
@@ -1133,9 +1096,8 @@ class FlexPersistentVolumeSource(K8sModel, defer_build=True):
         description="options is Optional: this field holds extra command options if any.")
     read_only: Optional[bool] = Field(None, description="readOnly is Optional: defaults to false (read/write).")
     secret_ref: Optional[SecretReference] = Field(
-        None,
-        description="secretRef is Optional: SecretRef is reference to the secret object containing sensitive "
-                    "information to pass to the plugin scripts.")
+        None, description="secretRef is Optional: SecretRef is reference to the secret object containing sensitive "
+                          "information to pass to the plugin scripts.")
 
 
 class FlexVolumeSource(K8sModel, defer_build=True):
@@ -1147,18 +1109,16 @@ class FlexVolumeSource(K8sModel, defer_build=True):
         description="options is Optional: this field holds extra command options if any.")
     read_only: Optional[bool] = Field(None, description="readOnly is Optional: defaults to false (read/write).")
     secret_ref: Optional[LocalObjectReference] = Field(
-        None,
-        description="secretRef is Optional: secretRef is reference to the secret object containing sensitive "
-                    "information to pass to the plugin scripts.")
+        None, description="secretRef is Optional: secretRef is reference to the secret object containing sensitive "
+                          "information to pass to the plugin scripts.")
 
 
 class FlockerVolumeSource(K8sModel, defer_build=True):
     """Represents a Flocker volume mounted by the Flocker agent."""
 
     dataset_name: Optional[str] = Field(
-        None,
-        description="datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should "
-                    "be considered as deprecated")
+        None, description="datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker "
+                          "should be considered as deprecated")
     dataset_uuid: Optional[str] = Field(
         None, alias="datasetUUID", description="datasetUUID is the UUID of the dataset.")
 
@@ -1205,7 +1165,8 @@ class GlusterfsVolumeSource(K8sModel, defer_build=True):
 
 
 class HostAlias(K8sModel, defer_build=True):
-    """HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file."""
+    """HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts
+    file."""
 
     hostnames: Optional[list[str]] = list_field(description="Hostnames for the above IP address.")
     ip: Optional[str] = Field(None, description="IP address of the host file entry.")
@@ -1222,9 +1183,8 @@ class HostPathVolumeSource(K8sModel, defer_build=True):
 
     path: Optional[str] = Field(None, description="path of the directory on the host.")
     type: Optional[str] = Field(
-        None,
-        description="type for HostPath Volume Defaults to \"\" More info: "
-                    "https://kubernetes.io/docs/concepts/storage/volumes#hostpath")
+        None, description="type for HostPath Volume Defaults to \"\" More info: "
+                          "https://kubernetes.io/docs/concepts/storage/volumes#hostpath")
 
 
 class ISCSIPersistentVolumeSource(K8sModel, defer_build=True):
@@ -1321,17 +1281,15 @@ class PortStatus(K8sModel, defer_build=True):
     """PortStatus."""
 
     error: Optional[str] = Field(
-        None,
-        description="Error is to record the problem with the service port The format of the error shall comply with "
-                    "the following rules: - built-in error values shall be specified in this file and those shall use "
-                    "CamelCase names - cloud provider specific error values must have names that comply with the "
-                    "format foo.example.com/CamelCase.")
+        None, description="Error is to record the problem with the service port The format of the error shall comply "
+                          "with the following rules: - built-in error values shall be specified in this file and "
+                          "those shall use CamelCase names - cloud provider specific error values must have names "
+                          "that comply with the format foo.example.com/CamelCase.")
     port: Optional[int] = int_field(
         bits=32, description="Port is the port number of the service port of which status is recorded here")
     protocol: Optional[str] = Field(
-        None,
-        description="Protocol is the protocol of the service port of which status is recorded here The supported "
-                    "values are: \"TCP\", \"UDP\", \"SCTP\"")
+        None, description="Protocol is the protocol of the service port of which status is recorded here The "
+                          "supported values are: \"TCP\", \"UDP\", \"SCTP\"")
 
 
 class LoadBalancerIngress(K8sModel, defer_build=True):
@@ -1339,17 +1297,14 @@ class LoadBalancerIngress(K8sModel, defer_build=True):
     should be sent to an ingress point."""
 
     hostname: Optional[str] = Field(
-        None,
-        description="Hostname is set for load-balancer ingress points that are DNS based (typically AWS "
-                    "load-balancers)")
+        None, description="Hostname is set for load-balancer ingress points that are DNS based (typically AWS "
+                          "load-balancers)")
     ip: Optional[str] = Field(
-        None,
-        description="IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack "
-                    "load-balancers)")
+        None, description="IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack "
+                          "load-balancers)")
     ip_mode: Optional[str] = Field(
-        None,
-        description="IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field "
-                    "is specified.")
+        None, description="IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip "
+                          "field is specified.")
     ports: Optional[list[PortStatus]] = list_field(
         description="Ports is a list of records of service ports If used, every port defined in the service should "
                     "have an entry in it")
@@ -1399,9 +1354,8 @@ class NodeSpec(K8sModel, defer_build=True):
     """NodeSpec describes the attributes that a node is created with."""
 
     config_source: Optional[NodeConfigSource] = Field(
-        None,
-        description="Deprecated: Previously used to specify the source of the node's configuration for the "
-                    "DynamicKubeletConfig feature.")
+        None, description="Deprecated: Previously used to specify the source of the node's configuration for the "
+                          "DynamicKubeletConfig feature.")
     external_id: Optional[str] = Field(
         None, alias="externalID", description="Deprecated. Not all kubelets will set this field.")
     pod_cidr: Optional[str] = Field(
@@ -1446,9 +1400,8 @@ class NodeConfigStatus(K8sModel, defer_build=True):
     error: Optional[str] = Field(
         None, description="Error describes any problems reconciling the Spec.ConfigSource to the Active config.")
     last_known_good: Optional[NodeConfigSource] = Field(
-        None,
-        description="LastKnownGood reports the checkpointed config the node will fall back to when it encounters an "
-                    "error attempting to use the Assigned config.")
+        None, description="LastKnownGood reports the checkpointed config the node will fall back to when it "
+                          "encounters an error attempting to use the Assigned config.")
 
 
 class NodeDaemonEndpoints(K8sModel, defer_build=True):
@@ -1463,9 +1416,8 @@ class NodeSystemInfo(K8sModel, defer_build=True):
     architecture: Optional[str] = Field(None, description="The Architecture reported by the node")
     boot_id: Optional[str] = Field(None, alias="bootID", description="Boot ID reported by the node.")
     container_runtime_version: Optional[str] = Field(
-        None,
-        description="ContainerRuntime Version reported by the node through runtime remote API (e.g. "
-                    "containerd://1.4.2).")
+        None, description="ContainerRuntime Version reported by the node through runtime remote API (e.g. "
+                          "containerd://1.4.2).")
     kernel_version: Optional[str] = Field(
         None, description="Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).")
     kube_proxy_version: Optional[str] = Field(None, description="KubeProxy Version reported by the node.")
@@ -1544,9 +1496,8 @@ class PortworxVolumeSource(K8sModel, defer_build=True):
     """PortworxVolumeSource represents a Portworx volume resource."""
 
     fs_type: Optional[str] = Field(
-        None,
-        description="fSType represents the filesystem type to mount Must be a filesystem type supported by the host "
-                    "operating system.")
+        None, description="fSType represents the filesystem type to mount Must be a filesystem type supported by the "
+                          "host operating system.")
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
     volume_id: Optional[str] = Field(
         None, alias="volumeID", description="volumeID uniquely identifies a Portworx volume")
@@ -1559,14 +1510,12 @@ class QuobyteVolumeSource(K8sModel, defer_build=True):
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the Quobyte volume to be mounted with read-only permissions.")
     registry: Optional[str] = Field(
-        None,
-        description="registry represents a single or multiple Quobyte Registry services specified as a string as "
-                    "host:port pair (multiple entries are separated with commas) which acts as the central registry "
-                    "for volumes")
+        None, description="registry represents a single or multiple Quobyte Registry services specified as a string "
+                          "as host:port pair (multiple entries are separated with commas) which acts as the central "
+                          "registry for volumes")
     tenant: Optional[str] = Field(
-        None,
-        description="tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte "
-                    "volumes, value is set by the plugin")
+        None, description="tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned "
+                          "Quobyte volumes, value is set by the plugin")
     user: Optional[str] = Field(None, description="user to map volume access to Defaults to serivceaccount user")
     volume: Optional[str] = Field(
         None, description="volume is a string that references an already created Quobyte volume by name.")
@@ -1601,17 +1550,15 @@ class ScaleIOPersistentVolumeSource(K8sModel, defer_build=True):
     ssl_enabled: Optional[bool] = Field(
         None, description="sslEnabled is the flag to enable/disable SSL communication with Gateway, default false")
     storage_mode: Optional[str] = Field(
-        None,
-        description="storageMode indicates whether the storage for a volume should be ThickProvisioned or "
-                    "ThinProvisioned.")
+        None, description="storageMode indicates whether the storage for a volume should be ThickProvisioned or "
+                          "ThinProvisioned.")
     storage_pool: Optional[str] = Field(
         None, description="storagePool is the ScaleIO Storage Pool associated with the protection domain.")
     system: Optional[str] = Field(
         None, description="system is the name of the storage system as configured in ScaleIO.")
     volume_name: Optional[str] = Field(
-        None,
-        description="volumeName is the name of a volume already created in the ScaleIO system that is associated with "
-                    "this volume source.")
+        None, description="volumeName is the name of a volume already created in the ScaleIO system that is "
+                          "associated with this volume source.")
 
 
 class StorageOSPersistentVolumeSource(K8sModel, defer_build=True):
@@ -1646,9 +1593,8 @@ class PersistentVolumeSpec(K8sModel, defer_build=True):
     access_modes: Optional[list[str]] = list_field(
         description="accessModes contains all ways the volume can be mounted.")
     aws_elastic_block_store: Optional[AWSElasticBlockStoreVolumeSource] = Field(
-        None,
-        description="awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host "
-                    "machine and then exposed to the pod.")
+        None, description="awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host "
+                          "machine and then exposed to the pod.")
     azure_disk: Optional[AzureDiskVolumeSource] = Field(
         None, description="azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.")
     azure_file: Optional[AzureFilePersistentVolumeSource] = Field(
@@ -1665,28 +1611,23 @@ class PersistentVolumeSpec(K8sModel, defer_build=True):
     csi: Optional[CSIPersistentVolumeSource] = Field(
         None, description="csi represents storage that is handled by an external CSI driver (Beta feature).")
     fc: Optional[FCVolumeSource] = Field(
-        None,
-        description="fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then "
-                    "exposed to the pod.")
+        None, description="fc represents a Fibre Channel resource that is attached to a kubelet's host machine and "
+                          "then exposed to the pod.")
     flex_volume: Optional[FlexPersistentVolumeSource] = Field(
-        None,
-        description="flexVolume represents a generic volume resource that is provisioned/attached using an exec based "
-                    "plugin.")
+        None, description="flexVolume represents a generic volume resource that is provisioned/attached using an exec "
+                          "based plugin.")
     flocker: Optional[FlockerVolumeSource] = Field(
-        None,
-        description="flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod "
-                    "for its usage.")
+        None, description="flocker represents a Flocker volume attached to a kubelet's host machine and exposed to "
+                          "the pod for its usage.")
     gce_persistent_disk: Optional[GCEPersistentDiskVolumeSource] = Field(
-        None,
-        description="gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine "
-                    "and then exposed to the pod.")
+        None, description="gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host "
+                          "machine and then exposed to the pod.")
     glusterfs: Optional[GlusterfsPersistentVolumeSource] = Field(
         None, description="glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod.")
     host_path: Optional[HostPathVolumeSource] = Field(None, description="hostPath represents a directory on the host.")
     iscsi: Optional[ISCSIPersistentVolumeSource] = Field(
-        None,
-        description="iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then "
-                    "exposed to the pod.")
+        None, description="iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and "
+                          "then exposed to the pod.")
     local: Optional[LocalVolumeSource] = Field(
         None, description="local represents directly-attached storage with node affinity")
     mount_options: Optional[list[str]] = list_field(
@@ -1695,13 +1636,11 @@ class PersistentVolumeSpec(K8sModel, defer_build=True):
     node_affinity: Optional[VolumeNodeAffinity] = Field(
         None, description="nodeAffinity defines constraints that limit what nodes this volume can be accessed from.")
     persistent_volume_reclaim_policy: Optional[str] = Field(
-        None,
-        description="persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its "
-                    "claim.")
+        None, description="persistentVolumeReclaimPolicy defines what happens to a persistent volume when released "
+                          "from its claim.")
     photon_persistent_disk: Optional[PhotonPersistentDiskVolumeSource] = Field(
-        None,
-        description="photonPersistentDisk represents a PhotonController persistent disk attached and mounted on "
-                    "kubelets host machine")
+        None, description="photonPersistentDisk represents a PhotonController persistent disk attached and mounted on "
+                          "kubelets host machine")
     portworx_volume: Optional[PortworxVolumeSource] = Field(
         None, description="portworxVolume represents a portworx volume attached and mounted on kubelets host machine")
     quobyte: Optional[QuobyteVolumeSource] = Field(
@@ -1714,13 +1653,11 @@ class PersistentVolumeSpec(K8sModel, defer_build=True):
     storage_class_name: Optional[str] = Field(
         None, description="storageClassName is the name of StorageClass to which this persistent volume belongs.")
     storageos: Optional[StorageOSPersistentVolumeSource] = Field(
-        None,
-        description="storageOS represents a StorageOS volume that is attached to the kubelet's host machine and "
-                    "mounted into the pod More info: https://examples.k8s.io/volumes/storageos/README.md")
+        None, description="storageOS represents a StorageOS volume that is attached to the kubelet's host machine and "
+                          "mounted into the pod More info: https://examples.k8s.io/volumes/storageos/README.md")
     volume_mode: Optional[str] = Field(
-        None,
-        description="volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain "
-                    "in raw block state.")
+        None, description="volumeMode defines if a volume is intended to be used with a formatted filesystem or to "
+                          "remain in raw block state.")
     vsphere_volume: Optional[VsphereVirtualDiskVolumeSource] = Field(
         None, description="vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine")
 
@@ -1729,18 +1666,16 @@ class PersistentVolumeStatus(K8sModel, defer_build=True):
     """PersistentVolumeStatus is the current status of a persistent volume."""
 
     last_phase_transition_time: Optional[str] = Field(
-        None,
-        description="lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically "
-                    "resets to current time everytime a volume phase transitions.")
+        None, description="lastPhaseTransitionTime is the time the phase transitioned from one to another and "
+                          "automatically resets to current time everytime a volume phase transitions.")
     message: Optional[str] = Field(
-        None,
-        description="message is a human-readable message indicating details about why the volume is in this state.")
+        None, description="message is a human-readable message indicating details about why the volume is in this "
+                          "state.")
     phase: Optional[str] = Field(
         None, description="phase indicates if a volume is available, bound to a claim, or released by a claim.")
     reason: Optional[str] = Field(
-        None,
-        description="reason is a brief CamelCase string that describes any failure and is meant for machine parsing "
-                    "and tidy display in the CLI.")
+        None, description="reason is a brief CamelCase string that describes any failure and is meant for machine "
+                          "parsing and tidy display in the CLI.")
 
 
 class PersistentVolume(K8sModel, defer_build=True):
@@ -1766,9 +1701,8 @@ class PersistentVolumeClaimCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="message is the human-readable message indicating details about last transition.")
     reason: Optional[str] = Field(
-        None,
-        description="reason is a unique, this should be a short, machine understandable string that gives the reason "
-                    "for condition's last transition.")
+        None, description="reason is a unique, this should be a short, machine understandable string that gives the "
+                          "reason for condition's last transition.")
     status: Optional[str] = None
     type: Optional[str] = None
 
@@ -1820,9 +1754,8 @@ class PersistentVolumeClaimVolumeSource(K8sModel, defer_build=True):
     """PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace."""
 
     claim_name: Optional[str] = Field(
-        None,
-        description="claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this "
-                    "volume.")
+        None, description="claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using "
+                          "this volume.")
     read_only: Optional[bool] = Field(None, description="readOnly Will force the ReadOnly setting in VolumeMounts.")
 
 
@@ -1891,9 +1824,8 @@ class PodSecurityContext(K8sModel, defer_build=True):
     fs_group: Optional[int] = int_field(
         description="A special supplemental group that applies to all containers in a pod.")
     fs_group_change_policy: Optional[str] = Field(
-        None,
-        description="fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before "
-                    "being exposed inside Pod.")
+        None, description="fsGroupChangePolicy defines behavior of changing ownership and permission of the volume "
+                          "before being exposed inside Pod.")
     run_as_group: Optional[int] = int_field(description="The GID to run the entrypoint of the container process.")
     run_as_non_root: Optional[bool] = Field(
         None, description="Indicates that the container must run as a non-root user.")
@@ -1913,8 +1845,8 @@ class PodSecurityContext(K8sModel, defer_build=True):
 
 
 class Toleration(K8sModel, defer_build=True):
-    """The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the
-    matching operator <operator>."""
+    """The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using
+    the matching operator <operator>."""
 
     effect: Optional[str] = Field(None, description="Effect indicates the taint effect to match.")
     key: Optional[str] = Field(None, description="Key is the taint key that the toleration applies to.")
@@ -1937,17 +1869,15 @@ class TopologySpreadConstraint(K8sModel, defer_build=True):
     min_domains: Optional[int] = int_field(
         bits=32, description="MinDomains indicates a minimum number of eligible domains.")
     node_affinity_policy: Optional[str] = Field(
-        None,
-        description="NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating "
-                    "pod topology spread skew.")
+        None, description="NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when "
+                          "calculating pod topology spread skew.")
     node_taints_policy: Optional[str] = Field(
-        None,
-        description="NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread "
-                    "skew.")
+        None, description="NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology "
+                          "spread skew.")
     topology_key: Optional[str] = Field(None, description="TopologyKey is the key of node labels.")
     when_unsatisfiable: Optional[str] = Field(
-        None,
-        description="WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint.")
+        None, description="WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread "
+                          "constraint.")
 
 
 class SecretProjection(K8sModel, defer_build=True):
@@ -2020,17 +1950,15 @@ class ScaleIOVolumeSource(K8sModel, defer_build=True):
     ssl_enabled: Optional[bool] = Field(
         None, description="sslEnabled Flag enable/disable SSL communication with Gateway, default false")
     storage_mode: Optional[str] = Field(
-        None,
-        description="storageMode indicates whether the storage for a volume should be ThickProvisioned or "
-                    "ThinProvisioned.")
+        None, description="storageMode indicates whether the storage for a volume should be ThickProvisioned or "
+                          "ThinProvisioned.")
     storage_pool: Optional[str] = Field(
         None, description="storagePool is the ScaleIO Storage Pool associated with the protection domain.")
     system: Optional[str] = Field(
         None, description="system is the name of the storage system as configured in ScaleIO.")
     volume_name: Optional[str] = Field(
-        None,
-        description="volumeName is the name of a volume already created in the ScaleIO system that is associated with "
-                    "this volume source.")
+        None, description="volumeName is the name of a volume already created in the ScaleIO system that is "
+                          "associated with this volume source.")
 
 
 class SecretVolumeSource(K8sModel, defer_build=True):
@@ -2064,9 +1992,8 @@ class Volume(K8sModel, defer_build=True):
     """Volume represents a named volume in a pod that may be accessed by any container in the pod."""
 
     aws_elastic_block_store: Optional[AWSElasticBlockStoreVolumeSource] = Field(
-        None,
-        description="awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host "
-                    "machine and then exposed to the pod.")
+        None, description="awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host "
+                          "machine and then exposed to the pod.")
     azure_disk: Optional[AzureDiskVolumeSource] = Field(
         None, description="azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.")
     azure_file: Optional[AzureFileVolumeSource] = Field(
@@ -2078,9 +2005,8 @@ class Volume(K8sModel, defer_build=True):
     config_map: Optional[ConfigMapVolumeSource] = Field(
         None, description="configMap represents a configMap that should populate this volume")
     csi: Optional[CSIVolumeSource] = Field(
-        None,
-        description="csi (Container Storage Interface) represents ephemeral storage that is handled by certain "
-                    "external CSI drivers (Beta feature).")
+        None, description="csi (Container Storage Interface) represents ephemeral storage that is handled by certain "
+                          "external CSI drivers (Beta feature).")
     downward_api: Optional[DownwardAPIVolumeSource] = Field(
         None, alias="downwardAPI",
         description="downwardAPI represents downward API about the pod that should populate this volume")
@@ -2089,44 +2015,36 @@ class Volume(K8sModel, defer_build=True):
     ephemeral: Optional[EphemeralVolumeSource] = Field(
         None, description="ephemeral represents a volume that is handled by a cluster storage driver.")
     fc: Optional[FCVolumeSource] = Field(
-        None,
-        description="fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then "
-                    "exposed to the pod.")
+        None, description="fc represents a Fibre Channel resource that is attached to a kubelet's host machine and "
+                          "then exposed to the pod.")
     flex_volume: Optional[FlexVolumeSource] = Field(
-        None,
-        description="flexVolume represents a generic volume resource that is provisioned/attached using an exec based "
-                    "plugin.")
+        None, description="flexVolume represents a generic volume resource that is provisioned/attached using an exec "
+                          "based plugin.")
     flocker: Optional[FlockerVolumeSource] = Field(
         None, description="flocker represents a Flocker volume attached to a kubelet's host machine.")
     gce_persistent_disk: Optional[GCEPersistentDiskVolumeSource] = Field(
-        None,
-        description="gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine "
-                    "and then exposed to the pod.")
+        None, description="gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host "
+                          "machine and then exposed to the pod.")
     git_repo: Optional[GitRepoVolumeSource] = Field(
         None, description="gitRepo represents a git repository at a particular revision.")
     glusterfs: Optional[GlusterfsVolumeSource] = Field(
         None, description="glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime.")
     host_path: Optional[HostPathVolumeSource] = Field(
-        None,
-        description="hostPath represents a pre-existing file or directory on the host machine that is directly "
-                    "exposed to the container.")
+        None, description="hostPath represents a pre-existing file or directory on the host machine that is directly "
+                          "exposed to the container.")
     iscsi: Optional[ISCSIVolumeSource] = Field(
-        None,
-        description="iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then "
-                    "exposed to the pod.")
+        None, description="iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and "
+                          "then exposed to the pod.")
     name: Optional[str] = Field(None, description="name of the volume.")
     nfs: Optional[NFSVolumeSource] = Field(
-        None,
-        description="nfs represents an NFS mount on the host that shares a pod's lifetime More info: "
-                    "https://kubernetes.io/docs/concepts/storage/volumes#nfs")
+        None, description="nfs represents an NFS mount on the host that shares a pod's lifetime More info: "
+                          "https://kubernetes.io/docs/concepts/storage/volumes#nfs")
     persistent_volume_claim: Optional[PersistentVolumeClaimVolumeSource] = Field(
-        None,
-        description="persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same "
-                    "namespace.")
+        None, description="persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the "
+                          "same namespace.")
     photon_persistent_disk: Optional[PhotonPersistentDiskVolumeSource] = Field(
-        None,
-        description="photonPersistentDisk represents a PhotonController persistent disk attached and mounted on "
-                    "kubelets host machine")
+        None, description="photonPersistentDisk represents a PhotonController persistent disk attached and mounted on "
+                          "kubelets host machine")
     portworx_volume: Optional[PortworxVolumeSource] = Field(
         None, description="portworxVolume represents a portworx volume attached and mounted on kubelets host machine")
     projected: Optional[ProjectedVolumeSource] = Field(
@@ -2154,17 +2072,15 @@ class PodSpec(K8sModel, defer_build=True):
                     "system will actively try to mark it failed and kill associated containers.")
     affinity: Optional[Affinity] = Field(None, description="If specified, the pod's scheduling constraints")
     automount_service_account_token: Optional[bool] = Field(
-        None,
-        description="AutomountServiceAccountToken indicates whether a service account token should be automatically "
-                    "mounted.")
+        None, description="AutomountServiceAccountToken indicates whether a service account token should be "
+                          "automatically mounted.")
     containers: Optional[list[Container]] = list_field(
         patch_strategy="merge", patch_merge_key="name", description="List of containers belonging to the pod.")
     dns_config: Optional[PodDNSConfig] = Field(None, description="Specifies the DNS parameters of a pod.")
     dns_policy: Optional[str] = Field(None, description="Set DNS policy for the pod.")
     enable_service_links: Optional[bool] = Field(
-        None,
-        description="EnableServiceLinks indicates whether information about services should be injected into pod's "
-                    "environment variables, matching the syntax of Docker links.")
+        None, description="EnableServiceLinks indicates whether information about services should be injected into "
+                          "pod's environment variables, matching the syntax of Docker links.")
     ephemeral_containers: Optional[list[EphemeralContainer]] = list_field(
         patch_strategy="merge", patch_merge_key="name", description="List of ephemeral containers run in this pod.")
     host_aliases: Optional[list[HostAlias]] = list_field(
@@ -2176,9 +2092,8 @@ class PodSpec(K8sModel, defer_build=True):
     host_pid: Optional[bool] = Field(None, alias="hostPID", description="Use the host's pid namespace.")
     host_users: Optional[bool] = Field(None, description="Use the host's user namespace.")
     hostname: Optional[str] = Field(
-        None,
-        description="Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a "
-                    "system-defined value.")
+        None, description="Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a "
+                          "system-defined value.")
     image_pull_secrets: Optional[list[LocalObjectReference]] = list_field(
         patch_strategy="merge", patch_merge_key="name",
         description="ImagePullSecrets is an optional list of references to secrets in the same namespace to use for "
@@ -2205,9 +2120,8 @@ class PodSpec(K8sModel, defer_build=True):
                     "allowed to start.")
     restart_policy: Optional[str] = Field(None, description="Restart policy for all containers within the pod.")
     runtime_class_name: Optional[str] = Field(
-        None,
-        description="RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used "
-                    "to run this pod.")
+        None, description="RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be "
+                          "used to run this pod.")
     scheduler_name: Optional[str] = Field(
         None, description="If specified, the pod will be dispatched by specified scheduler.")
     scheduling_gates: Optional[list[PodSchedulingGate]] = list_field(
@@ -2226,9 +2140,8 @@ class PodSpec(K8sModel, defer_build=True):
     share_process_namespace: Optional[bool] = Field(
         None, description="Share a single process namespace between all of the containers in a pod.")
     subdomain: Optional[str] = Field(
-        None,
-        description="If specified, the fully qualified Pod hostname will be \"<hostname>.<subdomain>.<pod "
-                    "namespace>.svc.<cluster domain>\".")
+        None, description="If specified, the fully qualified Pod hostname will be \"<hostname>.<subdomain>.<pod "
+                          "namespace>.svc.<cluster domain>\".")
     termination_grace_period_seconds: Optional[int] = int_field(
         description="Optional duration in seconds the pod needs to terminate gracefully.")
     tolerations: Optional[list[Toleration]] = list_field(description="If specified, the pod's tolerations.")
@@ -2266,9 +2179,8 @@ class PodResourceClaimStatus(K8sModel, defer_build=True):
 
     name: Optional[str] = Field(None, description="Name uniquely identifies this resource claim inside the pod.")
     resource_claim_name: Optional[str] = Field(
-        None,
-        description="ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the "
-                    "namespace of the Pod.")
+        None, description="ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the "
+                          "namespace of the Pod.")
 
 
 class PodStatus(K8sModel, defer_build=True):
@@ -2290,9 +2202,8 @@ class PodStatus(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="A human readable message indicating details about why the pod is in this condition.")
     nominated_node_name: Optional[str] = Field(
-        None,
-        description="nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be "
-                    "scheduled right away as preemption victims receive their graceful termination periods.")
+        None, description="nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot "
+                          "be scheduled right away as preemption victims receive their graceful termination periods.")
     phase: Optional[str] = Field(
         None, description="The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle.")
     pod_ip: Optional[str] = Field(None, alias="podIP", description="podIP address allocated to the pod.")
@@ -2300,10 +2211,9 @@ class PodStatus(K8sModel, defer_build=True):
         patch_strategy="merge", patch_merge_key="ip", alias="podIPs",
         description="podIPs holds the IP addresses allocated to the pod.")
     qos_class: Optional[str] = Field(
-        None,
-        description="The Quality of Service (QOS) classification assigned to the pod based on resource requirements "
-                    "See PodQOSClass type for available QOS classes More info: "
-                    "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes")
+        None, description="The Quality of Service (QOS) classification assigned to the pod based on resource "
+                          "requirements See PodQOSClass type for available QOS classes More info: "
+                          "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes")
     reason: Optional[str] = Field(
         None, description="A brief CamelCase message indicating details about why the pod is in this state.")
     resize: Optional[str] = Field(None, description="Status of resources resize desired for pod's containers.")
@@ -2368,9 +2278,9 @@ class ResourceQuotaSpec(K8sModel, defer_build=True):
     hard: Optional[dict[str, Quantity]] = map_field(
         description="hard is the set of desired hard limits for each named resource.")
     scope_selector: Optional[ScopeSelector] = Field(
-        None,
-        description="scopeSelector is also a collection of filters like scopes that must match each object tracked by "
-                    "a quota but expressed using ScopeSelectorOperator in combination with possible values.")
+        None, description="scopeSelector is also a collection of filters like scopes that must match each object "
+                          "tracked by a quota but expressed using ScopeSelectorOperator in combination with possible "
+                          "values.")
     scopes: Optional[list[str]] = list_field(
         description="A collection of filters that must match each object tracked by a quota.")
 
@@ -2414,8 +2324,8 @@ class ServicePort(K8sModel, defer_build=True):
     app_protocol: Optional[str] = Field(None, description="The application protocol for this port.")
     name: Optional[str] = Field(None, description="The name of this port within the service.")
     node_port: Optional[int] = int_field(
-        bits=32,
-        description="The port on each node on which this service is exposed when type is NodePort or LoadBalancer.")
+        bits=32, description="The port on each node on which this service is exposed when type is NodePort or "
+                             "LoadBalancer.")
     port: Optional[int] = int_field(bits=32, description="The port that will be exposed by this service.")
     protocol: Optional[str] = Field(None, description="The IP protocol for this port.")
     target_port: Optional[IntOrString] = Field(
@@ -2433,33 +2343,30 @@ class ServiceSpec(K8sModel, defer_build=True):
     """ServiceSpec describes the attributes that a user creates on a service."""
 
     allocate_load_balancer_node_ports: Optional[bool] = Field(
-        None,
-        description="allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services "
-                    "with type LoadBalancer.")
+        None, description="allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for "
+                          "services with type LoadBalancer.")
     cluster_ip: Optional[str] = Field(
         None, alias="clusterIP",
         description="clusterIP is the IP address of the service and is usually assigned randomly.")
     cluster_ips: Optional[list[str]] = list_field(
-        alias="clusterIPs",
-        description="ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.")
+        alias="clusterIPs", description="ClusterIPs is a list of IP addresses assigned to this service, and are "
+                                        "usually assigned randomly.")
     external_ips: Optional[list[str]] = list_field(
         alias="externalIPs",
         description="externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic "
                     "for this service.")
     external_name: Optional[str] = Field(
-        None,
-        description="externalName is the external reference that discovery mechanisms will return as an alias for "
-                    "this service (e.g. a DNS CNAME record).")
+        None, description="externalName is the external reference that discovery mechanisms will return as an alias "
+                          "for this service (e.g. a DNS CNAME record).")
     external_traffic_policy: Optional[str] = Field(
-        None,
-        description="externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the "
-                    "Service's \"externally-facing\" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs).")
+        None, description="externalTrafficPolicy describes how nodes distribute service traffic they receive on one "
+                          "of the Service's \"externally-facing\" addresses (NodePorts, ExternalIPs, and LoadBalancer "
+                          "IPs).")
     health_check_node_port: Optional[int] = int_field(
         bits=32, description="healthCheckNodePort specifies the healthcheck nodePort for the service.")
     internal_traffic_policy: Optional[str] = Field(
-        None,
-        description="InternalTrafficPolicy describes how nodes distribute service traffic they receive on the "
-                    "ClusterIP.")
+        None, description="InternalTrafficPolicy describes how nodes distribute service traffic they receive on the "
+                          "ClusterIP.")
     ip_families: Optional[list[str]] = list_field(
         description="IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service.")
     ip_family_policy: Optional[str] = Field(
@@ -2475,12 +2382,11 @@ class ServiceSpec(K8sModel, defer_build=True):
         list_type="map", map_keys=["port", "protocol"], patch_strategy="merge", patch_merge_key="port",
         description="The list of ports that are exposed by this service.")
     publish_not_ready_addresses: Optional[bool] = Field(
-        None,
-        description="publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service "
-                    "should disregard any indications of ready/not-ready.")
+        None, description="publishNotReadyAddresses indicates that any agent which deals with endpoints for this "
+                          "Service should disregard any indications of ready/not-ready.")
     selector: Optional[dict[str, str]] = map_field(
-        map_type="atomic",
-        description="Route service traffic to pods with label keys and values matching this selector.")
+        map_type="atomic", description="Route service traffic to pods with label keys and values matching this "
+                                       "selector.")
     session_affinity: Optional[str] = Field(None, description="Supports \"ClientIP\" and \"None\".")
     session_affinity_config: Optional[SessionAffinityConfig] = Field(
         None, description="sessionAffinityConfig contains the configurations of session affinity.")

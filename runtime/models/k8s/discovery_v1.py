@@ -2,8 +2,9 @@
 """discovery.k8s.io/v1 models generated from Kubernetes v1.28's OpenAPI: EndpointSlice and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -14,20 +15,18 @@ from runtime.models.events import ObjectReference
 from runtime.models.meta import ListMeta, ObjectMeta
 
 __all__ = [
-    "EndpointConditions", "ForZone", "EndpointHints", "Endpoint", "EndpointPort", "EndpointSlice", "EndpointSliceList"]
+    "Endpoint", "EndpointConditions", "EndpointHints", "EndpointPort", "EndpointSlice", "EndpointSliceList", "ForZone"]
 
 
 class EndpointConditions(K8sModel, defer_build=True):
     """EndpointConditions represents the current condition of an endpoint."""
 
     ready: Optional[bool] = Field(
-        None,
-        description="ready indicates that this endpoint is prepared to receive traffic, according to whatever system "
-                    "is managing the endpoint.")
+        None, description="ready indicates that this endpoint is prepared to receive traffic, according to whatever "
+                          "system is managing the endpoint.")
     serving: Optional[bool] = Field(
-        None,
-        description="serving is identical to ready except that it is set regardless of the terminating state of "
-                    "endpoints.")
+        None, description="serving is identical to ready except that it is set regardless of the terminating state of "
+                          "endpoints.")
     terminating: Optional[bool] = Field(None, description="terminating indicates that this endpoint is terminating.")
 
 

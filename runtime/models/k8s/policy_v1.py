@@ -2,8 +2,9 @@
 """policy/v1 models generated from Kubernetes v1.28's OpenAPI: Eviction, PodDisruptionBudget and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -14,8 +15,8 @@ from runtime.models.meta import Condition, DeleteOptions, LabelSelector, ListMet
 from runtime.models.scalars import IntOrString
 
 __all__ = [
-    "Eviction", "PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus", "PodDisruptionBudget",
-    "PodDisruptionBudgetList"]
+    "Eviction", "PodDisruptionBudget", "PodDisruptionBudgetList", "PodDisruptionBudgetSpec",
+    "PodDisruptionBudgetStatus"]
 
 
 class Eviction(K8sModel, defer_build=True):
@@ -33,20 +34,17 @@ class PodDisruptionBudgetSpec(K8sModel, defer_build=True):
     """PodDisruptionBudgetSpec is a description of a PodDisruptionBudget."""
 
     max_unavailable: Optional[IntOrString] = Field(
-        None,
-        description="An eviction is allowed if at most \"maxUnavailable\" pods selected by \"selector\" are "
-                    "unavailable after the eviction, i.e. even in absence of the evicted pod.")
+        None, description="An eviction is allowed if at most \"maxUnavailable\" pods selected by \"selector\" are "
+                          "unavailable after the eviction, i.e. even in absence of the evicted pod.")
     min_available: Optional[IntOrString] = Field(
-        None,
-        description="An eviction is allowed if at least \"minAvailable\" pods selected by \"selector\" will still be "
-                    "available after the eviction, i.e. even in the absence of the evicted pod.")
+        None, description="An eviction is allowed if at least \"minAvailable\" pods selected by \"selector\" will "
+                          "still be available after the eviction, i.e. even in the absence of the evicted pod.")
     selector: Optional[LabelSelector] = Field(
         None, json_schema_extra={"x-kubernetes-patch-strategy": "replace"},
         description="Label query over pods whose evictions are managed by the disruption budget.")
     unhealthy_pod_eviction_policy: Optional[str] = Field(
-        None,
-        description="UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for "
-                    "eviction.")
+        None, description="UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be "
+                          "considered for eviction.")
 
 
 class PodDisruptionBudgetStatus(K8sModel, defer_build=True):

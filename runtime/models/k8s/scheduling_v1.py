@@ -2,8 +2,9 @@
 """scheduling.k8s.io/v1 models generated from Kubernetes v1.28's OpenAPI: PriorityClass and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -21,13 +22,11 @@ class PriorityClass(K8sModel, defer_build=True):
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
     description: Optional[str] = Field(
-        None,
-        description="description is an arbitrary string that usually provides guidelines on when this priority class "
-                    "should be used.")
+        None, description="description is an arbitrary string that usually provides guidelines on when this priority "
+                          "class should be used.")
     global_default: Optional[bool] = Field(
-        None,
-        description="globalDefault specifies whether this PriorityClass should be considered as the default priority "
-                    "for pods that do not have any priority class.")
+        None, description="globalDefault specifies whether this PriorityClass should be considered as the default "
+                          "priority for pods that do not have any priority class.")
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(None, description="Standard object's metadata.")
@@ -45,6 +44,5 @@ class PriorityClassList(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ListMeta] = Field(
-        None,
-        description="Standard list metadata More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+        None, description="Standard list metadata More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")

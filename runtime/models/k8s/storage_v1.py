@@ -2,8 +2,9 @@
 """storage.k8s.io/v1 models generated from Kubernetes v1.28's OpenAPI: StorageClass and the types they use.
 
 Every field is optional (the decoder reports no missing field; validation does) and strict as Kubernetes' decoder;
-list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first use
-(`defer_build`): importing costs only the class definitions. Regenerate with `python -m runtime.models.codegen`."""
+list and map semantics are declared on the fields (`runtime.models.base`). Schemas are built at a class's first
+use (`defer_build`): importing costs only the class definitions. Regenerate with `python -m
+runtime.models.codegen`."""
 
 from typing import Optional
 
@@ -37,9 +38,8 @@ class StorageClass(K8sModel, defer_build=True):
                     "class.")
     provisioner: Optional[str] = Field(None, description="provisioner indicates the type of the provisioner.")
     reclaim_policy: Optional[str] = Field(
-        None,
-        description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this "
-                    "storage class.")
+        None, description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of "
+                          "this storage class.")
     volume_binding_mode: Optional[str] = Field(
         None, description="volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.")
 
@@ -53,6 +53,5 @@ class StorageClassList(K8sModel, defer_build=True):
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ListMeta] = Field(
-        None,
-        description="Standard list metadata More info: "
-                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+        None, description="Standard list metadata More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
