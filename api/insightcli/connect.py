@@ -30,7 +30,6 @@ import httpx
 import yaml
 
 from runtime.machinery import errors
-from runtime.client.http import http_client
 from runtime.client.kubeconfig import KubeConfig, KubeConfigError, load_kubeconfig
 
 __all__ = ["APIResource", "Resolved", "Connection", "kubeconfig_path", "FIELD_MANAGER"]
@@ -104,6 +103,10 @@ class Connection:
 
     def __init__(self, config: KubeConfig, namespace: str, transport: httpx.AsyncBaseTransport | None = None,
                  timeout: float = 30.0) -> None:
+        # late import: the HTTP client (and the scheme under it) only once a command connects, so that
+        # `miniplane --help`, which lists these commands, starts fast
+        from runtime.client.http import http_client
+
         self.http = http_client(config, "miniplane-insight/0.1", timeout, transport,
                                 headers={"Accept": "application/json"})
         self.namespace = namespace

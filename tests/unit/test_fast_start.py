@@ -40,6 +40,13 @@ def test_parsing_the_command_line_loads_neither_the_server_nor_the_client():
     assert [m for m in loaded if m.split(".")[0] in HEAVY] == []
 
 
+def test_listing_every_command_loads_no_client():
+    # `miniplane --help` lists the insight commands too: their parsers, not the client they connect with.
+    loaded = loaded_by("api.cli, api.insightcli")
+    assert "runtime.client.http" not in loaded and "pydantic" not in loaded
+    assert [m for m in server_code(loaded) if m not in COMMAND_LINE and not m.startswith("api.insightcli")] == []
+
+
 def test_the_controllers_command_loads_no_server_code_when_it_runs():
     loaded = loaded_by(CONTROLLERS_RUN)
     assert [m for m in server_code(loaded) if m not in COMMAND_LINE and m.split(".")[0] != "controllers"] == []
