@@ -34,6 +34,10 @@ asked from the server) and runs one `Manager` with the built-in controllers (unl
 `builtin=False`) and every module's until SIGINT or SIGTERM, which stop it in whatever state it
 is, informers synced or not (`run_until_signalled`). `miniplane controllers` (`api.cli`) says
 their errors in one line.
+
+Importing this module loads the standard library and trio only, so that parsing a command line
+(`--help`) is fast: the client, the manager, the built-in controllers and Hypercorn are imported by
+the function that runs or serves them (tests/unit/test_fast_start.py counts it).
 """
 
 from __future__ import annotations
