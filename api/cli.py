@@ -391,7 +391,8 @@ def _run_controllers(config: KubeConfig, modules: list[ModuleType], args: argpar
                      election: LeaderElectionConfig | None) -> int:
     """Controllers until signalled, then 0; raises what stopped them (a server that does not answer)."""
     run_out_of_process(config, modules, builtin=args.builtin, leader_election=election,
-                       metrics_bind_address=args.metrics_bind_address)
+                       metrics_bind_address=args.metrics_bind_address,
+                       health_probe_bind_address=args.health_probe_bind_address)
     return 0
 
 

@@ -164,13 +164,15 @@ async def serve_metrics(registry: CollectorRegistry, bind_address: str, *,
 async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, builtin: bool = True,
                           domain: str | None = None, protobuf: bool = False,
                           leader_election: LeaderElectionConfig | None = None,
-                          metrics_bind_address: str = "0", transport: httpx.AsyncBaseTransport | None = None,
+                          metrics_bind_address: str = "0", health_probe_bind_address: str = "0",
+                          transport: httpx.AsyncBaseTransport | None = None,
                           task_status: trio.TaskStatus[Manager] = trio.TASK_STATUS_IGNORED) -> None:
     """Run the built-in controllers (if `builtin`) and each module's over HTTP until cancelled.
 
     started() with the manager once its informers synced (with
     `leader_election`, before it leads), and its metrics served when
-    `metrics_bind_address` is not "0". Raises the client's errors when the
+    `metrics_bind_address` is not "0", its `/healthz` and `/readyz` when `health_probe_bind_address` is not
+    "0" (served before the informers sync: `/readyz` says what it waits for). Raises the client's errors when the
     server cannot be reached at start (`TransportError` naming the server).
     `transport`: the HTTP client's (a test's in-process server).
     """
@@ -180,6 +182,7 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
     from runtime.client.interface import TransportError
     from runtime.controller.customkinds import CustomKindsFollower
     from runtime.controller.manager import Manager
+    from runtime.controller.probes import serve_probes
 
     if domain is None:
         try:
@@ -198,6 +201,8 @@ async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, 
         async with trio.open_nursery() as nursery:
             if metrics_bind_address not in ("", "0"):
                 await nursery.start(serve_metrics, manager.metrics.registry, metrics_bind_address)
+            if health_probe_bind_address not in ("", "0"):
+                await nursery.start(serve_probes, manager, health_probe_bind_address)
             await nursery.start(manager.run)
             log.info("controllers running against %s", config.server)
             task_status.started(manager)
@@ -264,7 +269,8 @@ def _said(exc: Exception) -> str:
 
 def run_out_of_process(config: KubeConfig, modules: Sequence[ModuleType], builtin: bool = True, *,
                        domain: str | None = None, protobuf: bool = False,
-                       leader_election: LeaderElectionConfig | None = None, metrics_bind_address: str = "0") -> None:
+                       leader_election: LeaderElectionConfig | None = None, metrics_bind_address: str = "0",
+                       health_probe_bind_address: str = "0") -> None:
     """Run controllers against the server of `config` until SIGINT/SIGTERM, then return (graceful stop).
 
     Raises what the run raises (inside trio's exception groups): the
@@ -272,7 +278,8 @@ def run_out_of_process(config: KubeConfig, modules: Sequence[ModuleType], builti
     """
     trio.run(run_until_signalled, partial(run_controllers, config, modules, builtin=builtin, domain=domain,
                                           protobuf=protobuf, leader_election=leader_election,
-                                          metrics_bind_address=metrics_bind_address))
+                                          metrics_bind_address=metrics_bind_address,
+                                          health_probe_bind_address=health_probe_bind_address))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -298,14 +305,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     run_out_of_process(config, loaded, builtin=not args.no_builtin, domain=args.api_domain, protobuf=args.protobuf,
-                       leader_election=election, metrics_bind_address=args.metrics_bind_address)
+                       leader_election=election, metrics_bind_address=args.metrics_bind_address,
+                       health_probe_bind_address=args.health_probe_bind_address)
     return 0
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add `--metrics-bind-address` (controller-runtime's name) to `parser`."""
+    """Add `--metrics-bind-address` and `--health-probe-bind-address` (controller-runtime's names) to `parser`."""
     parser.add_argument("--metrics-bind-address", default="0",
                         help="serve /metrics (plain HTTP) at HOST:PORT; :PORT listens everywhere; 0 serves none")
+    parser.add_argument("--health-probe-bind-address", default="0",
+                        help="serve /healthz and /readyz (plain HTTP; ready once the informers synced and, with "
+                             "--leader-elect, a leader is known) at HOST:PORT; 0 serves none")
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")

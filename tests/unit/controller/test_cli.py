@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import signal
+import socket
 import sys
 import textwrap
 from functools import partial
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 
@@ -162,3 +164,16 @@ async def test_a_signal_stops_the_controllers_while_informers_never_sync(nursery
         signal.signal(signum, previous)
         sys.modules.pop("gizmos", None)
     assert redelivered == []
+
+
+async def test_health_probes_are_served_out_of_process_once_asked(nursery, tmp_path):
+    server = await start_server(nursery, tmp_path)
+    with socket.socket() as probe:  # a free port the command is then told to bind (it says no URL back)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    await nursery.start(partial(run_controllers, load_kubeconfig(server.kubeconfig), [],
+                                health_probe_bind_address=f"127.0.0.1:{port}"))
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        healthz, readyz = await client.get("/healthz"), await client.get("/readyz?verbose")
+    assert (healthz.status_code, healthz.text) == (200, "ok")
+    assert readyz.status_code == 200 and "[+]informers ok" in readyz.text
