@@ -100,7 +100,8 @@ from runtime.server.tokens import TokenSigner
 from runtime.pytest_plugin import miniplane_controllers, miniplane_domain, miniplane_env
 
 __all__ = ["ADMIN", "BUILTIN_CONTROLLERS", "TEST_SERVER", "TestEnv", "ServedTestEnv", "open_test_env",
-           "threaded_test_env", "wait_for_object", "wait_aggregated", "wait_established", "fresh_namespace", "drop_namespace",
+           "threaded_test_env", "wait_for_object", "wait_aggregated", "wait_established", "fresh_namespace",
+           "drop_namespace",
            "miniplane_env", "miniplane_domain", "miniplane_controllers"]
 
 #: Allowed everything (system:masters), like the server's admin token.

@@ -61,7 +61,8 @@ async def test_second(miniplane_session_env, miniplane_session_client, miniplane
         assert before["metadata"].get("deletionTimestamp")
     except errors.NotFound:
         pass
-    apples = await miniplane_session_client.list(miniplane_session_client.scheme.by_kind("Apple"), namespace=miniplane_session_namespace)
+    apples = await miniplane_session_client.list(miniplane_session_client.scheme.by_kind("Apple"),
+                                                 namespace=miniplane_session_namespace)
     assert apples.items == []
 '''
 
@@ -141,7 +142,8 @@ def miniplane_session_options():
     user_project.makepyfile(test_session_override='''
 async def test_domain(miniplane_session_env, miniplane_session_client):
     assert miniplane_session_env.domain == "svc.io" and miniplane_session_env.crds == ()
-    assert (await miniplane_session_client.get(miniplane_session_client.scheme.by_kind("Namespace"), "default"))["metadata"]["name"] == "default"
+    default = await miniplane_session_client.get(miniplane_session_client.scheme.by_kind("Namespace"), "default")
+    assert default["metadata"]["name"] == "default"
 ''')
     user_project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 

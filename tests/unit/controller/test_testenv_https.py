@@ -55,7 +55,8 @@ async def test_the_env_serves_https_on_loopback_with_a_kubeconfig_of_its_ca_and_
         assert b"BEGIN CERTIFICATE" in env.ca_pem
         async with env.http_client() as http:
             made = await http.create(config_map("over-https", "default", a="1"))
-        assert (await env.client.get(env.scheme.by_kind("ConfigMap"), "over-https", namespace="default"))["data"] == {"a": "1"}
+        stored = await env.client.get(env.scheme.by_kind("ConfigMap"), "over-https", namespace="default")
+        assert stored["data"] == {"a": "1"}
         assert made["metadata"]["uid"]
         folder = env.kubeconfig.parent
     assert not folder.exists()  # its CA key and token went with the env
@@ -139,7 +140,8 @@ async def test_kr8s_creates_patches_and_lists():
         with trio.fail_after(DEADLINE):
             out = await trio.to_thread.run_sync(lambda: asyncio.run(kr8s_session(str(env.kubeconfig))))
         assert out["data"] == {"a": "1", "b": "2"} and "kube-system" in out["namespaces"]
-        assert (await env.client.get(env.scheme.by_kind("ConfigMap"), "kr8s", namespace="default"))["data"] == {"a": "1", "b": "2"}
+        stored = await env.client.get(env.scheme.by_kind("ConfigMap"), "kr8s", namespace="default")
+        assert stored["data"] == {"a": "1", "b": "2"}
 
 
 # ---- lightkube (its AsyncClient under trio, through httpx and anyio) --------------------------------------
