@@ -8,7 +8,9 @@ official `kubernetes` client (sync, in a thread), kubernetes_asyncio and kr8s
 httpx and anyio), kopf's `KopfRunner` (its own thread and loop) running a
 handler on a CRD the env loaded with `crds=`, and kubectl. Then the server's
 own rules over the port: an anonymous caller is refused as `miniplane serve`
-refuses it, and `threaded_test_env` serves from a background thread.
+refuses it, a service account's token Secret carries the env's CA and its
+token authenticates a caller RBAC limits; and `threaded_test_env` serves
+from a background thread.
 
 No autojump_clock here: the env waits on real network I/O from threads.
 """
@@ -16,6 +18,7 @@ No autojump_clock here: the env waits on real network I/O from threads.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import ssl
 import subprocess
@@ -71,6 +74,26 @@ async def test_an_anonymous_caller_over_https_is_refused_as_by_miniplane_serve()
         assert answer.status_code == 403 and answer.json()["reason"] == "Forbidden"
         assert 'User "system:anonymous" cannot list resource "namespaces"' in answer.json()["message"]
         assert version.status_code == 200
+
+
+async def test_a_service_account_token_secret_carries_the_env_ca_and_authenticates_rbac_limited_over_https():
+    async with open_test_env(https=True) as env:
+        await env.client.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                 "metadata": {"name": "robot", "namespace": "default"}})
+        await env.client.create({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                                 "metadata": {"name": "robot-token", "namespace": "default",
+                                              "annotations": {"kubernetes.io/service-account.name": "robot"}}})
+        with trio.fail_after(DEADLINE):
+            secret = await env.wait_for(env.scheme.by_kind("Secret"), "robot-token",
+                                        lambda o: (o or {}).get("data", {}).get("token"), namespace="default")
+        assert base64.b64decode(secret["data"]["ca.crt"]) == env.ca_pem  # what clients trust the env by
+        token = base64.b64decode(secret["data"]["token"]).decode()
+        verify = ssl.create_default_context(cadata=env.ca_pem.decode())
+        async with httpx.AsyncClient(base_url=env.url, verify=verify,
+                                     headers={"Authorization": f"Bearer {token}"}) as robot:
+            refused = await robot.get("/api/v1/namespaces/default/secrets")
+        assert refused.status_code == 403
+        assert 'User "system:serviceaccount:default:robot" cannot list' in refused.json()["message"]
 
 
 # ---- the official kubernetes client (sync: in a thread) -------------------------------------------------
