@@ -38,7 +38,10 @@ module, or by `@pytest.mark.parametrize`):
   folders, created and Established before the test (ini paths are relative
   to the ini file, command-line paths to the working directory);
 - `miniplane_https` / `--miniplane-https`: serve the function-scoped env over
-  HTTPS too (false).
+  HTTPS too (false);
+- `miniplane_admission` (a fixture only: its values are objects): the
+  admission plug-ins the env's registry runs after each kind's own
+  (`runtime.server.registry.AdmissionPlugin`; none by default).
 
 The session env takes the ini and command-line options through the
 session-scoped fixture `miniplane_session_options` (a dict of
@@ -54,7 +57,7 @@ from typing import Any, AsyncIterator, Iterator
 import pytest
 
 __all__ = ["pytest_addoption", "miniplane_domain", "miniplane_controllers", "miniplane_crds", "miniplane_https",
-           "miniplane_env", "miniplane_client", "miniplane_kubeconfig", "miniplane_namespace",
+           "miniplane_admission", "miniplane_env", "miniplane_client", "miniplane_kubeconfig", "miniplane_namespace",
            "miniplane_session_options", "miniplane_session_env", "miniplane_session_kubeconfig",
            "miniplane_session_client", "miniplane_session_namespace"]
 
@@ -131,20 +134,28 @@ def miniplane_https(request: pytest.FixtureRequest) -> bool:
     return bool(_option(request.config, "miniplane_https"))
 
 
+@pytest.fixture
+def miniplane_admission() -> list[Any]:
+    """The admission plug-ins `miniplane_env`'s registry runs (none); override it to test with some."""
+    return []
+
+
 # ---- function scope -----------------------------------------------------------------------------------
 
 @pytest.fixture
 async def miniplane_env(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """pytest-trio fixture: a running `TestEnv` (see `open_test_env`) under `miniplane_domain`, with the
-    built-in controllers unless `miniplane_controllers` is False, the CRDs of `miniplane_crds`, served over
-    HTTPS when `miniplane_https` is True or the test asks for `miniplane_kubeconfig`.
+    built-in controllers unless `miniplane_controllers` is False, the CRDs of `miniplane_crds`, the admission
+    plug-ins of `miniplane_admission`, served over HTTPS when `miniplane_https` is True or the test asks for
+    `miniplane_kubeconfig`.
 
     The options are looked up by name, so a suite that imports only this fixture gets their defaults.
     """
     https = _fixture_or(request, "miniplane_https", False) or "miniplane_kubeconfig" in request.fixturenames
     async with _testing().open_test_env(domain=_fixture_or(request, "miniplane_domain", DEFAULT_DOMAIN),
                                         controllers=_fixture_or(request, "miniplane_controllers", True),
-                                        crds=_fixture_or(request, "miniplane_crds", []), https=https) as env:
+                                        crds=_fixture_or(request, "miniplane_crds", []), https=https,
+                                        admission=_fixture_or(request, "miniplane_admission", [])) as env:
         yield env
 
 
@@ -171,7 +182,8 @@ async def miniplane_namespace(miniplane_env: Any) -> str:
 @pytest.fixture(scope="session")
 def miniplane_session_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The arguments of the session's `threaded_test_env` (domain, controllers, crds): the ini and
-    command-line options; override this fixture (session scope) to change them."""
+    command-line options; override this fixture (session scope) to change them (any of `open_test_env`'s,
+    e.g. `admission`)."""
     return {"domain": _option(request.config, "miniplane_domain"),
             "controllers": _option(request.config, "miniplane_controllers"),
             "crds": list(_option(request.config, "miniplane_crds"))}

@@ -66,7 +66,11 @@ Caveats:
     (the layering rule of docs/design.md), so importing this module loads
     none of them. Over HTTPS, do not use `autojump_clock`: while the test
     waits on a client's network I/O (in a thread) trio sees every task
-    blocked and jumps its clock, so timeouts fire at once.
+    blocked and jumps its clock, so timeouts fire at once. The official
+    `kubernetes` client reads `KUBECONFIG` when it is imported, not when it
+    loads a config: give it the path (`new_client_from_config(path)`), and
+    give kopf a login handler that reads the variable when called
+    (`kopf.login_with_kubeconfig`, as tests/unit/controller/test_testenv_https.py).
 """
 
 from __future__ import annotations

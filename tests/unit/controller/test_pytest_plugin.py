@@ -120,6 +120,16 @@ def miniplane_controllers():
 @pytest.fixture
 def miniplane_crds():
     return []
+
+@pytest.fixture
+def miniplane_admission():
+    from runtime.machinery import errors
+    from runtime.server.registry import AdmissionPlugin
+
+    def deny(request):
+        if request.obj["metadata"]["name"] == "denied":
+            raise errors.BadRequest("denied by the suite's plug-in")
+    return [AdmissionPlugin("deny", deny)]
 ''')
     user_project.makepyfile(test_override='''
 import pytest
@@ -127,6 +137,9 @@ import pytest
 @pytest.mark.parametrize("miniplane_domain", ["svc.io"])
 async def test_overridden(miniplane_env, miniplane_domain):
     assert miniplane_env.controllers is None and miniplane_env.scheme.domain == "svc.io"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "denied"}}
+    with pytest.raises(Exception, match="denied by the suite's plug-in"):
+        await miniplane_env.client.create(namespace)
 ''')
     user_project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 

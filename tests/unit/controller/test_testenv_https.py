@@ -38,7 +38,9 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap as LightConfigMap
 
 from runtime.controller.testing import open_test_env, threaded_test_env
+from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType
+from runtime.server.registry import AdmissionPlugin
 
 #: Wall-clock bound of each client's session (a loaded 2-core machine).
 DEADLINE = 60
@@ -94,6 +96,22 @@ async def test_a_service_account_token_secret_carries_the_env_ca_and_authenticat
             refused = await robot.get("/api/v1/namespaces/default/secrets")
         assert refused.status_code == 403
         assert 'User "system:serviceaccount:default:robot" cannot list' in refused.json()["message"]
+
+
+def deny_named_denied(request) -> None:
+    if request.operation == "create" and request.obj["metadata"]["name"] == "denied":
+        raise errors.BadRequest("the test's admission plug-in denies objects named denied")
+
+
+async def test_the_envs_admission_plugins_answer_a_client_over_https():
+    async with open_test_env(https=True, admission=[AdmissionPlugin("deny", deny_named_denied)]) as env:
+        async with env.http_client() as http:
+            with pytest.raises(errors.BadRequest, match="denies objects named denied"):
+                await http.create(config_map("denied", "default"))
+            await http.create(config_map("allowed", "default"))
+        listed = await env.client.list(env.scheme.by_kind("ConfigMap"), namespace="default")
+        assert [o["metadata"]["name"] for o in listed.items if o["metadata"]["name"] != "kube-root-ca.crt"] \
+            == ["allowed"]
 
 
 # ---- the official kubernetes client (sync: in a thread) -------------------------------------------------
