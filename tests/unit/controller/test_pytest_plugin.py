@@ -80,6 +80,13 @@ def test_the_package_registers_the_plugin_as_a_pytest11_entry_point():
     assert [e.value for e in points] == ["runtime.pytest_plugin"]
 
 
+def test_the_plugins_default_domain_is_the_schemes():
+    from runtime.machinery.scheme import DEFAULT_DOMAIN
+    from runtime.pytest_plugin import DEFAULT_DOMAIN as PLUGIN_DEFAULT
+
+    assert PLUGIN_DEFAULT == DEFAULT_DOMAIN
+
+
 def test_loading_the_plugin_loads_nothing_of_the_server():
     script = ("import sys, runtime.pytest_plugin; "
               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('runtime', 'api', 'controllers')))")
