@@ -86,4 +86,5 @@ async def test_kopf_runs_the_tenant_operator_as_its_service_account(server, tmp_
         with KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose", operator]) as runner:
             await check_tenant_lifecycle(client, "kopf-shop", settle=SETTLE)
     assert runner.exception is None and runner.exit_code == 0, runner.output
+    assert "Handler 'release' succeeded" in runner.output  # kopf's log: it released its finalizer
     assert "forbidden" not in runner.output.lower(), runner.output
