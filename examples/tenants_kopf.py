@@ -79,7 +79,8 @@ def create_or_replace(create: Callable[..., Any], replace: Callable[..., Any], *
 @kopf.on.create("example.com", "v1", "tenants")
 @kopf.on.update("example.com", "v1", "tenants")
 def provision(name: str, body: kopf.Body, spec: kopf.Spec, patch: kopf.Patch, **_: Any) -> None:
-    core, rbac, namespace = kubernetes.client.CoreV1Api(), kubernetes.client.RbacAuthorizationV1Api(), namespace_of(name)
+    core, rbac = kubernetes.client.CoreV1Api(), kubernetes.client.RbacAuthorizationV1Api()
+    namespace = namespace_of(name)
     try:
         current = core.read_namespace(namespace)
     except ApiException as exc:
