@@ -6,7 +6,7 @@
 
 each with a kubeconfig holding the token of the ServiceAccount of
 manifests/tenants-controller-rbac.yaml (`kubectl create token`), pass
-`check_tenant_lifecycle` (tests/examples/test_tenants.py): owned namespace,
+`check_tenant_lifecycle` (tests/support/tenants.py): owned namespace,
 RoleBinding and ServiceAccount, Ready and its observedGeneration, events,
 and a deletion held by the finalizer until the namespace is gone. Nothing
 either does is refused (the controllers' log holds no "forbidden").
@@ -26,7 +26,7 @@ from runtime.client.http import open_http_client
 from runtime.client.interface import Client
 from runtime.client.kubeconfig import load_kubeconfig, write_kubeconfig
 from runtime.machinery import errors
-from tests.examples.test_tenants import check_tenant_lifecycle, install_crd, rbac_objects
+from tests.support.tenants import check_tenant_lifecycle, install_crd, rbac_objects
 from tests.support.kubectl import Kubectl
 from tests.support.served import served
 from tests.support.server import Server

@@ -31,3 +31,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+async def read_lines(stream: trio.abc.ReceiveStream, until: str | None = None) -> list[str]:
+    """Lines from `stream` up to one starting with `until`, or up to EOF when `until` is None."""
+    lines: list[str] = []
+    buffer = b""
+    while True:
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            return lines
+        buffer += chunk
+        *complete, buffer = buffer.split(b"\n")
+        for line in complete:
+            lines.append(line.decode())
+            if until is not None and line.decode().startswith(until):
+                return lines

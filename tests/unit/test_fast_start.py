@@ -3,7 +3,7 @@ runs without server code, and the defaults written out for that are still their 
 
 `miniplane controllers --help` cost 2.4 s of CPU: `import api.cli` loaded 250 project modules, the server's
 assembly, its kinds and the insight client among them. Each count is taken in a fresh interpreter
-(`tests/unit/test_layout.py`'s `loaded_by`); bench/bench_start.py measures the times.
+(`tests.support.footprint.loaded_by`); bench/bench_start.py measures the times.
 """
 
 from __future__ import annotations
@@ -18,14 +18,10 @@ from runtime.machinery.crds import is_custom, kinds_of
 from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.server.tokens import DEFAULT_ISSUER
 from tests.support.crds import widget_crd
-from tests.unit.test_layout import loaded_by, project_modules, server_code
+from tests.support.footprint import COMMAND_LINE, loaded_by, project_modules, server_code
 
 #: Parsing `miniplane`'s command line loads 10 project modules (it loaded 250).
 MAX_COMMAND_LINE_MODULES = 12
-#: The command line's modules under SERVER_CODE's names: they parse the flags (`serve`'s, `controllers`'), and
-#: load no server.
-COMMAND_LINE = ["api", "api.cli", "api.serveoptions", "controllers", "controllers.cli", "runtime.server",
-                "runtime.server.featuregates"]
 #: What `miniplane controllers` imports once it runs: the command, the HTTP client, the built-in controllers
 #: and the follower of custom kinds.
 CONTROLLERS_RUN = "api.cli, controllers.cli, controllers.builtin, runtime.controller.customkinds, runtime.client.http"

@@ -35,18 +35,15 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from runtime.models.catalog import BUILTIN_KINDS
 from runtime.models.codegen import MARKER as GENERATED_MARKER
+from tests.support.footprint import PACKAGES, loaded_by, project_modules, server_code
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("runtime", "api", "controllers")
 #: Every folder of Python the project writes: the packages, and what tests, measures and shows them.
 WRITTEN = (*PACKAGES, "tests", "bench", "examples")
 KIND_NAMES = {info.kind for info in BUILTIN_KINDS}
@@ -538,32 +535,6 @@ def test_every_package_has_a_contract_docstring_and_exports(init: Path):
 #: The HTTP client loaded 121 project modules while the scheme imported every kind's strategy; a client-side
 #: import may load a third of that (issue 36).
 MAX_CLIENT_MODULES = 40
-#: What only the server needs: its packages, and the libraries of its strategies, CEL, tokens and serving.
-SERVER_CODE = ("runtime.server", "api", "controllers", "celpy", "jwt", "re2", "cryptography", "quart", "quart_trio",
-               "hypercorn", "sqlite3")
-
-
-def loaded_by(module: str) -> list[str]:
-    """Every module a fresh interpreter has loaded once it imported `module`."""
-    script = textwrap.dedent(f"""
-        import sys
-        import {module}
-        print("\\n".join(sorted(sys.modules)))
-    """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
-    return out.stdout.split()
-
-
-def server_code(loaded: list[str]) -> list[str]:
-    """The modules of `loaded` that are server code (SERVER_CODE and what is inside it)."""
-    return [m for m in loaded if any(m == s or m.startswith(s + ".") for s in SERVER_CODE)]
-
-
-def project_modules(loaded: list[str]) -> list[str]:
-    """The project's own modules of `loaded`: the generated protobuf package aside, as every rule here."""
-    return [m for m in loaded if m.split(".")[0] in PACKAGES and "proto" not in m.split(".")]
-
-
 def test_the_footprint_rules_fail_on_a_planted_footprint():
     planted = ["runtime", "runtime.server", "runtime.server.kinds.crd", "celpy", "jwt.api_jwt", "apiary", "re2x",
                "runtime.client.http", "httpx", "api.app", "runtime.machinery.serializer.proto.core_v1_pb2"]

@@ -16,9 +16,8 @@ from runtime.client.kubeconfig import load_kubeconfig
 from tests.support.crds import widget_crd
 from tests.support.server import start_server
 from tests.support.serverproc import ROOT
-from tests.unit.controller.test_cli_signals import read_lines
-from tests.unit.test_fast_start import COMMAND_LINE
-from tests.unit.test_layout import server_code
+from tests.support.cli import read_lines
+from tests.support.footprint import COMMAND_LINE, server_code
 
 # Prints every loaded module once the CRD's kind is on the scheme (the follower registered it).
 FOOTPRINT_MODULE = textwrap.dedent('''

@@ -10,6 +10,7 @@ import trio
 
 from runtime.client.kubeconfig import load_kubeconfig
 from runtime.client.http import open_http_client
+from tests.support.cli import read_lines
 from tests.support.server import start_server
 from tests.support.serverproc import controllers_process
 
@@ -28,22 +29,6 @@ SLOW_MODULE = textwrap.dedent('''
 
         manager.controller("slow").for_(manager.scheme.by_kind("Role")).complete(reconcile)
 ''')
-
-
-async def read_lines(stream: trio.abc.ReceiveStream, until: str | None = None) -> list[str]:
-    """Lines from `stream` up to one starting with `until`, or up to EOF when `until` is None."""
-    lines: list[str] = []
-    buffer = b""
-    while True:
-        chunk = await stream.receive_some(4096)
-        if not chunk:
-            return lines
-        buffer += chunk
-        *complete, buffer = buffer.split(b"\n")
-        for line in complete:
-            lines.append(line.decode())
-            if until is not None and line.decode().startswith(until):
-                return lines
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
