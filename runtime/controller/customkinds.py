@@ -18,8 +18,14 @@ give it a client whose scheme is a server's (an in-process `LocalClient`):
 the server already follows its CRDs, and the informer, which lags behind
 the server, would briefly serve an older schema.
 
+Without the permission to list customresourcedefinitions (a least-privilege
+controller identity: controller-runtime needs no such rule), `run()` logs one
+WARNING saying the scheme will not follow custom kinds and why, is
+started() and returns: the manager and the controllers run on, knowing the
+kinds they name themselves (`bind_kind`) but not the server's others.
+
 Caveats:
-    It needs `list` and `watch` on customresourcedefinitions. It follows the
+    It needs `list` and `watch` on customresourcedefinitions to follow. It follows the
     CRDs, not discovery: kinds served by other means (aggregated APIs) are
     not followed, and miniplane has none.
 """
@@ -27,16 +33,20 @@ Caveats:
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import trio
 
 from runtime.client.interface import Client
 from runtime.controller.informer import Informer, ObjectEvent
+from runtime.machinery import errors
 from runtime.machinery.crds import is_established, kinds_of
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["CustomKindsFollower"]
+
+log = logging.getLogger(__name__)
 
 
 class CustomKindsFollower:
@@ -75,7 +85,18 @@ class CustomKindsFollower:
             self.scheme.unregister(rt)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Follow the CRDs until cancelled; started() once the first list is registered."""
+        """Follow the CRDs until cancelled; started() once the first list is registered.
+
+        A Forbidden first list (no `list` on customresourcedefinitions): one WARNING, started(), and
+        return, never retrying (the informer would retry it forever and never be started()).
+        """
+        try:
+            await self.client.list(self.informer.kind, limit=1)
+        except errors.Forbidden as exc:
+            log.warning("custom-kinds: the client's scheme will not follow the server's custom kinds: "
+                        "listing customresourcedefinitions was refused (%s)", exc)
+            task_status.started()
+            return
         await self.informer.run(task_status=task_status)
 
 
