@@ -14,12 +14,25 @@ state.
 Objects are dicts or typed model instances (a model with `metadata`, as
 `runtime.client` returns for a model class); a write returns the same form.
 
+A cleanup that must wait (a dependent still going) returns a `Result`: the
+finalizer stays and `handle_finalizer` returns that Result for the reconcile
+to return, so the key comes back (`Result(requeue_after=5)`: in 5 s; also on
+the next event of a watched kind).
+
 Example (inside a reconcile)::
 
+    async def cleanup(obj) -> Result | None:
+        if await dependents_remain(obj):
+            return Result(requeue_after=5)   # not done yet: keep the finalizer, come back
+        return None                          # done: release the object
+
     obj = await client.get(rt, key.name, namespace=key.namespace)
-    obj = await handle_finalizer(client, obj, "example.com/cleanup", cleanup)
-    if obj is None or is_terminating(obj):
-        return Result()     # released (or still cleaning up elsewhere)
+    outcome = await handle_finalizer(client, obj, "example.com/cleanup", cleanup)
+    if isinstance(outcome, Result):
+        return outcome      # cleanup waits
+    if outcome is None or is_terminating(outcome):
+        return None         # released (or another finalizer's business)
+    obj = outcome           # live, with the finalizer: reconcile it
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ from typing import Any, Awaitable, Callable, Mapping
 from pydantic import BaseModel
 
 from runtime.client.interface import MERGE_PATCH, Client, Kind, object_meta
+from runtime.controller.controller import Result
 
 __all__ = ["has_finalizer", "is_terminating", "ensure_finalizer", "remove_finalizer", "handle_finalizer"]
 
@@ -95,19 +109,32 @@ async def remove_finalizer(client: Client, obj: Any, name: str) -> Any:
 
 
 async def handle_finalizer(client: Client, obj: Any, name: str,
-                           cleanup: Callable[[Any], Awaitable[None]]) -> Any | None:
+                           cleanup: Callable[[Any], Awaitable[Result | None]]) -> Any | Result | None:
     """Own finalizer `name` on `obj`: ensure it while the object lives; cleanup, then release on delete.
 
-    Live object: adds the finalizer if missing; returns the object.
-    Terminating object carrying `name`: awaits `cleanup(obj)` (which must be
-    idempotent: it may run again after a crash), then removes the finalizer;
-    returns the object as written. Terminating without `name`: returns
-    None (nothing of ours to do). An exception from `cleanup` propagates and
-    the finalizer stays, so the object is not removed before its cleanup.
+    Returns, by the object's state and what `cleanup` returned:
+
+    - live object: the object as now stored, with the finalizer (added if
+      missing); `cleanup` is not called;
+    - terminating, carrying `name`: awaits `cleanup(obj)` (which must be
+      idempotent: it may run again after a crash or a requeue);
+      - `cleanup` returned None (done): removes the finalizer and returns the
+        object as written (the server removes it once no finalizer is left);
+      - `cleanup` returned a `Result` (not done yet): the finalizer stays and
+        that Result is returned, for the reconcile to return
+        (`Result(requeue_after=s)`: come back in `s` seconds);
+    - terminating without `name`: None (nothing of ours to do).
+
+    An exception from `cleanup` propagates and the finalizer stays (the
+    reconcile is retried with backoff), so the object is never removed
+    before its cleanup. Raises Conflict when the object changed since `obj`
+    was read, NotFound when it is gone.
     """
     if not is_terminating(obj):
         return await ensure_finalizer(client, obj, name)
     if not has_finalizer(obj, name):
         return None
-    await cleanup(obj)
+    outcome = await cleanup(obj)
+    if isinstance(outcome, Result):
+        return outcome
     return await remove_finalizer(client, obj, name)

@@ -118,3 +118,40 @@ async def test_finalizer_helpers_work_on_typed_objects():
         assert cleaned == ["typed"]
         with pytest.raises(errors.NotFound):
             await env.client.get(models.Role, "typed", namespace="default")
+
+
+async def test_a_cleanup_returning_a_result_keeps_the_finalizer_and_the_reconcile_returns_it(autojump_clock):
+    """Cleanup says "not done yet" with Result(requeue_after=5): the Role stays, the key comes back in 5 s."""
+    async with open_test_env() as env:
+        roles = env.scheme.by_kind("Role")
+        calls: list[float] = []
+        outcomes: list[object] = []
+
+        async def cleanup(obj: dict) -> Result | None:
+            calls.append(trio.current_time())
+            still_there = await env.client.get(roles, obj["metadata"]["name"], namespace="default")
+            assert has_finalizer(still_there, FINALIZER)  # kept while the cleanup waits
+            return Result(requeue_after=5) if trio.current_time() - calls[0] < 10 else None
+
+        async def reconcile(key: ObjectKey) -> Result | None:
+            try:
+                obj = await env.client.get(roles, key.name, namespace=key.namespace)
+            except errors.NotFound:
+                return None
+            outcome = await handle_finalizer(env.client, obj, FINALIZER, cleanup)
+            if is_terminating(obj):
+                outcomes.append(outcome)
+            return outcome if isinstance(outcome, Result) else None
+
+        manager = env.manager()
+        manager.controller().for_(roles).complete(reconcile)
+        await env.start(manager)
+        await env.client.create(role("waits"))
+        await env.wait_for(roles, "waits", lambda o: o and has_finalizer(o, FINALIZER), namespace="default")
+        await env.client.delete(roles, "waits", namespace="default")
+        with trio.fail_after(60):
+            await env.wait_for(roles, "waits", lambda o: o is None, namespace="default")
+        # Called on the delete's events, then every 5 s until done at 10 s; the Role stayed meanwhile.
+        assert sorted({round(t - calls[0]) for t in calls}) == [0, 5, 10]
+        assert outcomes[:-1] == [Result(requeue_after=5)] * (len(calls) - 1)
+        assert isinstance(outcomes[-1], dict) and not outcomes[-1]["metadata"].get("finalizers")  # as written
