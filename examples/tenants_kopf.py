@@ -46,6 +46,7 @@ def namespace_of(tenant: str) -> str:
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.finalizer = FINALIZER
+    settings.scanning.disabled = True  # the Tenant kind is known at start: no need to list CRDs (not granted)
     kubernetes.config.load_kube_config()
 
 
