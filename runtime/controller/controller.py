@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 import trio
 
-from runtime.client.interface import ObjectKey, key_of, object_meta
+from runtime.client.interface import Kind, ObjectKey, key_of, object_meta
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.controller.metrics import ControllerMetrics
 from runtime.controller.ratelimit import RateLimiter, default_controller_rate_limiter
@@ -241,7 +241,7 @@ class Controller:
         return ControllerStatistics(c.reconciles, c.errors, c.terminal_errors, c.requeues_after, c.crashes,
                                     self.queue.statistics() if self.queue is not None else None, c.conflicts)
 
-    async def watch(self, kind: ResourceType, map: MapFunc = enqueue_object, *predicates: Predicate,
+    async def watch(self, kind: Kind, map: MapFunc = enqueue_object, *predicates: Predicate,
                     replay: bool = True) -> Source:
         """Add a source of `kind`'s events, mapped to keys by `map`, kept by `predicates` (`Builder.watches`).
 
@@ -412,6 +412,9 @@ class Builder:
     - `build(reconcile)`: as `complete`, returning the `Controller` (for `Controller.watch` once running).
 
     Informers come from the manager's shared factory (one per kind per process).
+    A kind is a `ResourceType` or a model class (a built-in model, a bound
+    custom one, a generated one), resolved as the client resolves kinds
+    (`InformerFactory.resource`): `.for_(Tenant).owns(Namespace)`.
     """
 
     def __init__(self, informers: "InformerFactory", add: Callable[[Controller], None], name: str = "") -> None:
@@ -420,7 +423,7 @@ class Builder:
         self._name = name
         self._primary: ResourceType | None = None
         self._sources: list[Source] = []
-        self._owned: list[tuple[ResourceType, tuple[Predicate, ...], bool]] = []
+        self._owned: list[tuple[Kind, tuple[Predicate, ...], bool]] = []
         self._predicates: list[Predicate] = []
         self._options: dict[str, Any] = {}
         self.controller: Controller | None = None
@@ -429,18 +432,18 @@ class Builder:
         self._name = name
         return self
 
-    def for_(self, kind: ResourceType, *predicates: Predicate) -> "Builder":
+    def for_(self, kind: Kind, *predicates: Predicate) -> "Builder":
         if self._primary is not None:
             raise ValueError("for_() may be called only once")
-        self._primary = kind
+        self._primary = self._informers.resource(kind)
         self._sources.append(Source(self._informers.informer(kind), enqueue_object, predicates))
         return self
 
-    def owns(self, kind: ResourceType, *predicates: Predicate, only_controller: bool = True) -> "Builder":
+    def owns(self, kind: Kind, *predicates: Predicate, only_controller: bool = True) -> "Builder":
         self._owned.append((kind, predicates, only_controller))
         return self
 
-    def watches(self, kind: ResourceType, map: MapFunc, *predicates: Predicate, replay: bool = True) -> "Builder":
+    def watches(self, kind: Kind, map: MapFunc, *predicates: Predicate, replay: bool = True) -> "Builder":
         """Reconcile the keys `map` gives for each event of `kind` that `predicates` keep.
 
         `replay=False`: when the controller starts, the cached objects of

@@ -34,7 +34,11 @@ at least resourceVersion `rv` (read-your-writes after a client write).
 `resync_period` re-delivers every object as MODIFIED with `old is obj`.
 
 `InformerFactory` hands out one informer per kind (and namespace/selector)
-per process and runs them all.
+per process and runs them all. It names a kind as the client does: a
+`ResourceType` or a model class (a built-in model of `runtime.models`, one
+bound by `runtime.client.typed.bind_kind`, a generated one of
+`runtime.models.k8s`); `informers.typed(Model)` is that informer's cache read
+as `Model` instances (a `TypedCache`).
 
 Example::
 
@@ -65,12 +69,14 @@ import logging
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 import trio
+from pydantic import BaseModel
 
 from runtime.machinery import errors
-from runtime.client.interface import ClientError, ObjectKey, Reader, key_of, object_meta
+from runtime.client.interface import ClientError, Kind, ObjectKey, Reader, key_of, object_meta
+from runtime.client.typed import TypedCache, bound_kind
 from runtime.controller.ratelimit import ItemExponentialRateLimiter
 from runtime.machinery.resourceversion import is_at_least
 from runtime.machinery.scheme import ResourceType
@@ -81,6 +87,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
 
 NAMESPACE_INDEX = "namespace"
 
@@ -469,26 +477,47 @@ class InformerFactory:
         self._backoff = ItemExponentialRateLimiter(base=1.0, cap=60.0)
         self.restarts = 0
 
-    def informer(self, kind: ResourceType, *, namespace: str = "", label_selector: str = "",
+    def resource(self, kind: Kind) -> ResourceType:
+        """The ResourceType of `kind`, resolved as the client resolves kinds (`Reader.resource`) but without
+        asking whether it is served yet (a controller may start before its CRD exists). Raises ValueError
+        for a model class that names no kind."""
+        if isinstance(kind, ResourceType):
+            return kind
+        rt = bound_kind(kind) or self.client.scheme.by_model(kind)
+        if rt is None or rt.virtual:
+            raise ValueError(f"{kind!r} is not a stored kind of this scheme (bind it: runtime.client.typed.bind_kind)")
+        return rt
+
+    def informer(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
                  field_selector: str = "") -> Informer:
-        """The shared informer for these arguments (started at once if the factory is running)."""
-        key = (kind.storage_prefix, namespace, label_selector, field_selector)
+        """The shared informer for these arguments (started at once if the factory is running).
+
+        `kind`: a ResourceType or a model class (`resource()`); both name the same shared informer.
+        """
+        rt = self.resource(kind)
+        key = (rt.storage_prefix, namespace, label_selector, field_selector)
         informer = self._informers.get(key)
         if informer is None:
-            informer = Informer(self.client, kind, namespace=namespace, label_selector=label_selector,
+            informer = Informer(self.client, rt, namespace=namespace, label_selector=label_selector,
                                 field_selector=field_selector, resync_period=self.resync_period)
             self._informers[key] = informer
             if self._nursery is not None:
                 self._nursery.start_soon(self._run_one, informer)
         return informer
 
+    def typed(self, model: type[M], *, namespace: str = "", label_selector: str = "",
+              field_selector: str = "") -> TypedCache[M]:
+        """The shared informer of `model`'s kind, its cache read as `model` instances."""
+        return TypedCache(self.informer(model, namespace=namespace, label_selector=label_selector,
+                                        field_selector=field_selector), model)
+
     def informers(self) -> list[Informer]:
         return list(self._informers.values())
 
-    def find(self, kind: ResourceType, *, namespace: str = "", label_selector: str = "",
+    def find(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
              field_selector: str = "") -> Informer | None:
         """The shared informer for these arguments if one was created, else None (never creates one)."""
-        return self._informers.get((kind.storage_prefix, namespace, label_selector, field_selector))
+        return self._informers.get((self.resource(kind).storage_prefix, namespace, label_selector, field_selector))
 
     @property
     def running(self) -> bool:
