@@ -9,9 +9,10 @@ For each Tenant the controller keeps:
 - in it a RoleBinding `tenant-admins` of `spec.admins` to ClusterRole
   `admin`, and a ServiceAccount `tenant-robot`, both owned by the Tenant and
   brought back when changed or deleted (`create_or_update`);
-- a finalizer `example.com/tenant-namespace`: a deleted Tenant deletes its
-  namespace and stays until the namespace is gone (the namespace controller
-  empties it first), looking again every `WAIT_SECONDS` and whenever the
+- a finalizer `example.com/tenant-namespace` (`handle_finalizer`): a deleted
+  Tenant deletes its namespace and stays until the namespace is gone (the
+  namespace controller empties it first): the cleanup returns
+  `Result(requeue_after=WAIT_SECONDS)` until then, and runs whenever the
   namespace changes; then the finalizer goes and so does the Tenant;
 - a `Ready` condition (`set_status_condition`: its lastTransitionTime moves
   only when its status does; its observedGeneration is the spec's
@@ -32,11 +33,10 @@ The same operator written for kopf is examples/tenants_kopf.py.
 
 from __future__ import annotations
 
-from runtime.client.interface import ObjectKey, ignore_not_found
-from runtime.client.typed import CustomResource, KubeModel, TypedCache, bind_kind
+from runtime.client.typed import CustomResource, KubeModel, bind_kind
 from runtime.controller import (
-    Manager, OperationResult, Result, create_or_update, ensure_finalizer, has_finalizer, is_status_condition_true,
-    is_terminating, remove_finalizer, set_controller_reference, set_status_condition,
+    Manager, ObjectKey, OperationResult, Result, create_or_update, ensure_finalizer, handle_finalizer,
+    ignore_not_found, is_status_condition_true, is_terminating, set_controller_reference, set_status_condition,
 )
 from runtime.models import Condition, Namespace, ObjectMeta, RoleBinding, RoleRef, ServiceAccount, Subject
 
@@ -74,7 +74,7 @@ def namespace_of(tenant: str) -> str:
 def setup(manager: Manager) -> None:
     """Add the Tenant controller to `manager` (the `miniplane controllers --module` convention)."""
     client, scheme, rbac = manager.client, manager.scheme, manager.scheme.rbac_group
-    tenants = TypedCache(manager.informers.informer(TENANTS), Tenant)
+    tenants = manager.informers.typed(Tenant)
     recorder = manager.event_recorder(FIELD_MANAGER)
 
     async def report(tenant: Tenant, ready: bool, reason: str, message: str) -> None:
@@ -86,21 +86,23 @@ def setup(manager: Manager) -> None:
             if ready and not was_ready:
                 recorder.event(tenant, "Normal", "Ready", message)
 
-    async def finalize(tenant: Tenant, name: str) -> Result | None:
-        with ignore_not_found():  # a namespace gone skips the block: the Tenant may go
+    async def finalize(tenant: Tenant) -> Result | None:
+        """The finalizer's cleanup: delete the namespace; not done (a Result: come back) until it is gone."""
+        name = namespace_of(tenant.metadata.name)
+        with ignore_not_found():  # a namespace gone skips the block: done, the finalizer goes
             namespace = await client.get(Namespace, name)
             if not is_terminating(namespace):
                 await client.delete(Namespace, name)
                 recorder.event(tenant, "Normal", "NamespaceDeleting", f"deleting namespace {name}")
             await report(tenant, False, "Deleting", f"waiting for namespace {name} to be gone")
             return Result(requeue_after=WAIT_SECONDS)
-        await remove_finalizer(client, tenant, FINALIZER)
         return None
 
     async def reconcile(key: ObjectKey) -> Result | None:
         tenant, name = tenants.get(key), namespace_of(key.name)
-        if tenant is None or is_terminating(tenant):
-            return await finalize(tenant, name) if tenant and has_finalizer(tenant, FINALIZER) else None
+        if tenant is None or is_terminating(tenant):  # gone, or deleted: cleanup, then release the finalizer
+            waiting = await handle_finalizer(client, tenant, FINALIZER, finalize) if tenant else None
+            return waiting if isinstance(waiting, Result) else None
         tenant = await ensure_finalizer(client, tenant, FINALIZER)
 
         def owned(obj: Namespace | ServiceAccount) -> None:
@@ -123,6 +125,5 @@ def setup(manager: Manager) -> None:
         await report(tenant, True, "Provisioned", f"namespace {name} with its admins and robot is in place")
         return None
 
-    kinds = scheme.by_kind
-    manager.controller("tenants").for_(TENANTS).owns(kinds("Namespace")).owns(kinds("RoleBinding")) \
-        .owns(kinds("ServiceAccount")).complete(reconcile)
+    manager.controller("tenants").for_(Tenant).owns(Namespace).owns(RoleBinding).owns(ServiceAccount) \
+        .complete(reconcile)
