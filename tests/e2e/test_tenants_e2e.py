@@ -20,13 +20,13 @@ from typing import Any, Iterator
 
 import kubernetes
 import pytest
-from kopf.testing import KopfRunner
 
 import examples.tenants as example
 from runtime.client.http import open_http_client
 from runtime.client.interface import Client
 from runtime.client.kubeconfig import load_kubeconfig, write_kubeconfig
 from runtime.machinery import errors
+from tests.support.kopfrunner import kopf_runner
 from tests.support.tenants import check_tenant_lifecycle, install_crd, rbac_objects
 from tests.support.kubectl import Kubectl
 from tests.support.served import served
@@ -86,7 +86,7 @@ async def test_kopf_runs_the_tenant_operator_as_its_service_account(server, tmp_
         # The official client read $KUBECONFIG when imported (before this test): tell it too.
         monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", kubeconfig)
         operator = str(ROOT / "examples" / "tenants_kopf.py")
-        with KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose", operator]) as runner:
+        with kopf_runner(operator) as runner:
             await check_tenant_lifecycle(client, "kopf-shop", settle=SETTLE)
     assert runner.exception is None and runner.exit_code == 0, runner.output
     assert "Handler 'release' succeeded" in runner.output  # kopf's log: it released its finalizer

@@ -26,7 +26,6 @@ import httpx
 import kubernetes
 import pytest
 import trio
-from kopf.testing import KopfRunner
 
 import examples.tenants as example
 from runtime.client.http import HTTPClient
@@ -34,6 +33,7 @@ from runtime.client.kubeconfig import KubeConfig, write_kubeconfig
 from runtime.controller import Manager
 from runtime.controller.testing import TestEnv, open_test_env
 from runtime.machinery.scheme import Scheme
+from tests.support.kopfrunner import kopf_runner
 from tests.support.tenants import check_tenant_lifecycle, install_crd, rbac_objects
 
 __all__: list[str] = []
@@ -93,7 +93,7 @@ async def test_the_kopf_operator_runs_over_https_as_its_service_account(env, tmp
     monkeypatch.setenv("KUBECONFIG", kubeconfig)
     # The official client (kopf's login, the example's calls) read $KUBECONFIG when imported: tell it too.
     monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", kubeconfig)
-    runner = KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose", str(OPERATOR)])
+    runner = kopf_runner(str(OPERATOR))
     async with env.http_client() as admin:
         with trio.fail_after(TEST_DEADLINE):
             await trio.to_thread.run_sync(runner.__enter__)  # its thread serves while this trio run serves it

@@ -21,7 +21,6 @@ import asyncio
 import base64
 import json
 import ssl
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import lightkube
 import pytest
 import trio
 import yaml
+from kopf import OperatorRegistry
 from kopf.testing import KopfRunner
 from kubernetes import client as kube_client, config as kube_config, watch as kube_watch
 from lightkube.models.meta_v1 import ObjectMeta
@@ -252,7 +252,8 @@ async def test_kopf_runner_handles_an_object_of_a_crd_loaded_by_crds(tmp_path, m
         monkeypatch.setenv("KUBECONFIG", str(env.kubeconfig))
         await env.client.create({"apiVersion": "example.com/v1", "kind": "Greeting",
                                  "metadata": {"name": "world", "namespace": "default"}, "spec": {"name": "world"}})
-        runner = KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose", str(tmp_path / "handler.py")])
+        runner = KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose", str(tmp_path / "handler.py")],
+                            registry=OperatorRegistry())  # its own: kopf.on registers into the default one
         with trio.fail_after(DEADLINE):
             await trio.to_thread.run_sync(runner.__enter__)
             try:
