@@ -427,7 +427,10 @@ def threaded_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True,
     try:
         yield served
     finally:
-        trio.from_thread.run_sync(stop.set, trio_token=token)
+        try:
+            trio.from_thread.run_sync(stop.set, trio_token=token)
+        except trio.RunFinishedError:
+            pass  # the env's run ended already (it crashed): its error, in `failed`, is raised below
         thread.join(THREAD_SECONDS)
         if thread.is_alive():
             raise RuntimeError(f"the threaded test env did not stop within {THREAD_SECONDS} s")
