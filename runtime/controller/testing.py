@@ -101,12 +101,17 @@ from runtime.machinery import errors
 from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.server.storage import MemoryStore
 from runtime.server.tokens import TokenSigner
-from runtime.pytest_plugin import miniplane_controllers, miniplane_domain, miniplane_env
 
 __all__ = ["ADMIN", "BUILTIN_CONTROLLERS", "TEST_SERVER", "TestEnv", "ServedTestEnv", "open_test_env",
            "threaded_test_env", "wait_for_object", "wait_aggregated", "wait_established", "fresh_namespace",
-           "drop_namespace",
-           "miniplane_env", "miniplane_domain", "miniplane_controllers"]
+           "drop_namespace"]
+
+try:  # the fixtures, re-exported where pytest is installed (a test extra: the env itself needs no pytest)
+    from runtime.pytest_plugin import miniplane_controllers, miniplane_domain, miniplane_env
+except ImportError:  # pragma: no cover - exercised in a child interpreter without pytest
+    pass
+else:
+    __all__ += ["miniplane_env", "miniplane_domain", "miniplane_controllers"]
 
 #: Allowed everything (system:masters), like the server's admin token.
 ADMIN = UserInfo("admin", uid="admin", groups=("system:masters", "system:authenticated"))
