@@ -53,7 +53,7 @@ from runtime.machinery.options import (
     PatchType, WriteOptions, patch_content_type,
 )
 from runtime.machinery.scheme import ResourceType, Scheme
-from runtime.client.typed import bound_kind, bound_kind_of
+from runtime.client.typed import bound_kind_of, kind_of_model
 
 __all__ = [
     "ObjectKey", "WatchEvent", "ObjectList", "Kind", "Obj", "WatchStream",
@@ -253,7 +253,7 @@ class BaseClient(abc.ABC):
         by `runtime.client.typed.bind_kind`). Raises ValueError if unknown."""
         if isinstance(kind, ResourceType):
             return kind
-        rt = bound_kind(kind) or self.scheme.by_model(kind)
+        rt = kind_of_model(kind, self.scheme)
         if rt is None or rt.virtual:
             raise ValueError(f"{kind!r} is not a stored kind of this scheme")
         return rt

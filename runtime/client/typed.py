@@ -54,13 +54,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from runtime.models.base import K8sModel
 from runtime.models.k8s import KINDS
 from runtime.models.meta import ObjectMeta
-from runtime.machinery.scheme import ResourceType
+from runtime.machinery.scheme import ResourceType, Scheme
 
 if TYPE_CHECKING:
     from runtime.client.interface import ObjectKey
     from runtime.controller.informer import Informer
 
-__all__ = ["KubeModel", "CustomResource", "bind_kind", "bound_kind", "bound_kind_of", "TypedCache"]
+__all__ = ["KubeModel", "CustomResource", "bind_kind", "bound_kind", "bound_kind_of", "kind_of_model", "TypedCache"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -104,6 +104,13 @@ def bind_kind(model: type[BaseModel], api_version: str, plural: str, *, kind: st
 def bound_kind(model: type[BaseModel]) -> ResourceType | None:
     """The kind `model` was bound to by `bind_kind`, else a generated built-in model's kind (None if neither)."""
     return _BOUND.get(model) or _generated_kind(model)
+
+
+def kind_of_model(model: type[BaseModel], scheme: Scheme) -> ResourceType | None:
+    """The kind a model class names for a client of `scheme`: its `bind_kind` binding, else the scheme's kind
+    of that model (a served built-in: its group under the scheme's domain, its storage key), else a generated
+    model's Kubernetes facts (a kind this scheme does not serve); None if none."""
+    return _BOUND.get(model) or scheme.by_model(model) or _generated_kind(model)
 
 
 def bound_kind_of(api_version: str, kind: str) -> ResourceType | None:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 from pydantic import BaseModel
 
 from runtime.client.interface import MERGE_PATCH, Client, Kind, ObjectKey
-from runtime.client.typed import bound_kind, bound_kind_of
+from runtime.client.typed import bound_kind_of, kind_of_model
 from runtime.machinery import errors
 from runtime.machinery.patch import create_merge_patch
 from runtime.machinery.scheme import Scheme
@@ -194,7 +194,7 @@ async def create_or_patch(client: Client, obj: Any, mutate: MutateFn) -> Operati
 
 def _reference(owner: Any, scheme: Scheme) -> dict[str, Any]:
     if isinstance(owner, BaseModel):
-        rt = bound_kind(type(owner)) or scheme.by_model(type(owner))
+        rt = kind_of_model(type(owner), scheme)
         if rt is None:
             raise ValueError(f"{type(owner).__name__} is neither bound to a kind nor a kind of the scheme")
         api_version, kind = rt.api_version, rt.kind

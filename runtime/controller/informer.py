@@ -76,7 +76,7 @@ from pydantic import BaseModel
 
 from runtime.machinery import errors
 from runtime.client.interface import ClientError, Kind, ObjectKey, Reader, key_of, object_meta
-from runtime.client.typed import TypedCache, bound_kind
+from runtime.client.typed import TypedCache, kind_of_model
 from runtime.controller.ratelimit import ItemExponentialRateLimiter
 from runtime.machinery.resourceversion import is_at_least
 from runtime.machinery.scheme import ResourceType
@@ -483,7 +483,7 @@ class InformerFactory:
         for a model class that names no kind."""
         if isinstance(kind, ResourceType):
             return kind
-        rt = bound_kind(kind) or self.client.scheme.by_model(kind)
+        rt = kind_of_model(kind, self.client.scheme)
         if rt is None or rt.virtual:
             raise ValueError(f"{kind!r} is not a stored kind of this scheme (bind it: runtime.client.typed.bind_kind)")
         return rt

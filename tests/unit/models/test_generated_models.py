@@ -15,9 +15,10 @@ from pydantic import ValidationError
 
 from runtime.client.http import HTTPClient
 from runtime.client.kubeconfig import KubeConfig
-from runtime.client.typed import bound_kind, bound_kind_of
+from runtime.client.typed import bound_kind, bound_kind_of, kind_of_model
+from runtime.controller.controllerutil import set_controller_reference
 from runtime.machinery.patch.schema import ListNode, schema_for
-from runtime.machinery.scheme import Scheme
+from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.models.k8s.apps_v1 import Deployment
 from runtime.models.k8s.batch_v1 import CronJob, Job
 from runtime.models.k8s.core_v1 import Node, Pod, Service
@@ -153,3 +154,27 @@ def test_a_dict_of_a_generated_kind_finds_the_same_kind():
     assert bound_kind_of("batch/v1", "Job") == bound_kind(Job)
     assert bound_kind_of("batch/v1", "Job").model is Job
     assert bound_kind_of("batch/v1", "NoSuchKind") is None
+
+
+class _ServingDeployments(Scheme):
+    """A scheme that serves the generated Deployment model under its own domain (as issue 38's will)."""
+
+    def __init__(self) -> None:
+        super().__init__("svc.io")
+        self.served = ResourceType.of("apps.svc.io/v1", "Deployment", "deployments", namespaced=True,
+                                      model=Deployment)
+
+    def by_model(self, model):
+        return self.served if model is Deployment else super().by_model(model)
+
+
+def test_a_scheme_that_serves_a_generated_model_names_its_kind_before_the_kubernetes_facts():
+    # Before: the facts (apps/v1) won over the scheme's kind, so requests, informers and owner references
+    # named a group the scheme does not serve.
+    scheme = _ServingDeployments()
+    assert kind_of_model(Deployment, scheme) is scheme.served
+    assert kind_of_model(Job, scheme).api_version == "batch/v1"  # not served: the Kubernetes facts
+    owner = Deployment.model_validate({"metadata": {"name": "web", "namespace": "shop", "uid": "u-1"}})
+    dependent = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "shop"}}
+    set_controller_reference(owner, dependent, scheme)
+    assert dependent["metadata"]["ownerReferences"][0]["apiVersion"] == "apps.svc.io/v1"
