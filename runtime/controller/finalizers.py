@@ -28,7 +28,7 @@ Example (inside a reconcile)::
 
     obj = await client.get(rt, key.name, namespace=key.namespace)
     outcome = await handle_finalizer(client, obj, "example.com/cleanup", cleanup)
-    if isinstance(outcome, Result):
+    if isinstance(outcome, Result) and (outcome.requeue or outcome.requeue_after is not None):
         return outcome      # cleanup waits
     if outcome is None or is_terminating(outcome):
         return None         # released (or another finalizer's business)
@@ -120,9 +120,11 @@ async def handle_finalizer(client: Client, obj: Any, name: str,
       idempotent: it may run again after a crash or a requeue);
       - `cleanup` returned None (done): removes the finalizer and returns the
         object as written (the server removes it once no finalizer is left);
-      - `cleanup` returned a `Result` (not done yet): the finalizer stays and
-        that Result is returned, for the reconcile to return
-        (`Result(requeue_after=s)`: come back in `s` seconds);
+      - `cleanup` returned a `Result` that asks for another run (not done
+        yet: `requeue_after` or `requeue`): the finalizer stays and that
+        Result is returned, for the reconcile to return
+        (`Result(requeue_after=s)`: come back in `s` seconds); an empty
+        `Result()` is done, as None (a reconcile's "nothing more");
     - terminating without `name`: None (nothing of ours to do).
 
     An exception from `cleanup` propagates and the finalizer stays (the
@@ -135,6 +137,6 @@ async def handle_finalizer(client: Client, obj: Any, name: str,
     if not has_finalizer(obj, name):
         return None
     outcome = await cleanup(obj)
-    if isinstance(outcome, Result):
+    if isinstance(outcome, Result) and (outcome.requeue or outcome.requeue_after is not None):
         return outcome
     return await remove_finalizer(client, obj, name)

@@ -155,3 +155,22 @@ async def test_a_cleanup_returning_a_result_keeps_the_finalizer_and_the_reconcil
         assert sorted({round(t - calls[0]) for t in calls}) == [0, 5, 10]
         assert outcomes[:-1] == [Result(requeue_after=5)] * (len(calls) - 1)
         assert isinstance(outcomes[-1], dict) and not outcomes[-1]["metadata"].get("finalizers")  # as written
+
+
+async def test_a_cleanup_returning_an_empty_result_is_done_and_releases_the_finalizer():
+    """`Result()` is a reconcile's "nothing more": a cleanup returning it is done, as one returning None (it
+    kept the finalizer and returned the Result, which asks for no run: the object stayed for good)."""
+    async with open_test_env(controllers=False) as env:
+        roles = env.scheme.by_kind("Role")
+        obj = await ensure_finalizer(env.client, await env.client.create(role("done")), FINALIZER)
+        await env.client.delete(roles, "done", namespace="default")
+        terminating = await env.client.get(roles, "done", namespace="default")
+
+        async def cleanup(obj: dict) -> Result:
+            return Result()
+
+        released = await handle_finalizer(env.client, terminating, FINALIZER, cleanup)
+        assert isinstance(released, dict) and not has_finalizer(released, FINALIZER)
+        with pytest.raises(errors.NotFound):
+            await env.client.get(roles, "done", namespace="default")
+        assert obj["metadata"]["finalizers"] == [FINALIZER]
