@@ -14,9 +14,11 @@ The reconciler contract (controller-runtime's `pkg/reconcile`):
 - Raising an exception: logged, retried with per-key exponential backoff
   (`WorkQueue.add_rate_limited`; client-go's default limiter: 5 ms doubling
   to 1000 s, 10 qps overall). Raising `TerminalError`: logged, not retried
-  until the next event for the key. A `Conflict` (a write from a stale cache
-  read) is retried the same way but logged at DEBUG, without a traceback:
-  the next run reads the newer state (controller-runtime logs it as an error).
+  until the next event for the key. A `Conflict` or `AlreadyExists` (a write
+  from a stale cache read: an update of an older version, a create of what
+  the cache did not hold yet) is retried the same way but logged at DEBUG,
+  without a traceback: the next run reads the newer state
+  (controller-runtime logs it as an error).
 - A key is never reconciled by two workers at once; up to
   `max_concurrent_reconciles` different keys run in parallel.
 
@@ -181,7 +183,7 @@ class Source:
 @dataclass(frozen=True)
 class ControllerStatistics:
     """Reconciles run, failed (retried), terminal failures, timed requeues, crashes; the queue's numbers;
-    `conflicts`, the failures (counted in `errors` too) that were a Conflict."""
+    `conflicts`, the failures (counted in `errors` too) that were a Conflict or an AlreadyExists."""
 
     reconciles: int
     errors: int
@@ -367,13 +369,13 @@ class Controller:
             self._counts.terminal_errors += 1
             queue.forget(key)
             log.error("%s: reconcile of %s failed for good: %s", self.name, key, exc)
-        except errors.Conflict as exc:  # written from a stale read (the cache lags): the next run reads anew
+        except (errors.Conflict, errors.AlreadyExists) as exc:  # a stale read's write (the cache lags): read anew
             outcome = "error"
             self._counts.errors += 1
             self._counts.conflicts += 1
             queue.add_rate_limited(key)
-            log.debug("%s: reconcile of %s hit a conflict, requeued (retry %d): %s", self.name, key,
-                      queue.num_requeues(key), exc)
+            log.debug("%s: reconcile of %s hit a conflict (%s), requeued (retry %d): %s", self.name, key,
+                      type(exc).__name__, queue.num_requeues(key), exc)
         except Exception as exc:
             outcome = "error"
             self._counts.errors += 1

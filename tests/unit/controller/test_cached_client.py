@@ -193,3 +193,31 @@ async def test_a_conflict_from_a_stale_cache_requeues_the_key_quietly_with_backo
         assert not [r for r in records if r.levelno >= logging.ERROR]
         conflicts = [r for r in records if r.levelno == logging.DEBUG and "conflict" in r.getMessage()]
         assert len(conflicts) == 1 and conflicts[0].exc_info is None
+
+
+async def test_an_already_exists_from_a_stale_cache_requeues_the_key_quietly_too(autojump_clock, caplog):
+    """A create of what the cache did not hold yet (create_or_update over the cache: NotFound there, then the
+    server has it) fails AlreadyExists, the stale cache's other face: requeued at DEBUG, as a Conflict."""
+    async with open_test_env() as env:
+        manager = Manager(env.client_as(ADMIN))
+        rt = env.scheme.by_kind("ConfigMap")
+        runs: list[ObjectKey] = []
+
+        async def reconcile(key: ObjectKey) -> Result | None:
+            runs.append(key)
+            if len(runs) == 1:
+                raise errors.AlreadyExists('configmaps "a-copy" already exists', name="a-copy", kind="configmaps")
+            return None
+
+        manager.controller("copier").for_(rt).complete(reconcile)
+        await env.client.create(config_map("a"))
+        caplog.set_level(logging.DEBUG, logger="runtime.controller.controller")
+        await env.start(manager)
+        with trio.fail_after(30):
+            while len(runs) < 2:
+                await trio.sleep(0.1)
+        assert manager.controllers["copier"].statistics().conflicts == 1 and runs[0] == runs[1]
+        records = [r for r in caplog.records if r.name == "runtime.controller.controller"]
+        assert not [r for r in records if r.levelno >= logging.ERROR]
+        quiet = [r for r in records if r.levelno == logging.DEBUG and "AlreadyExists" in r.getMessage()]
+        assert len(quiet) == 1 and quiet[0].exc_info is None
