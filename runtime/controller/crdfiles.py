@@ -9,7 +9,9 @@ Raises ValueError naming the file for a path that does not exist, a file
 that does not parse, or a document that is not a CustomResourceDefinition
 of `scheme`'s API group (`apiextensions.svc.io/v1` under the default domain;
 a manifest written for a cluster, `apiextensions.k8s.io/v1`, needs an env
-of domain `k8s.io`). Pure: no server is asked (`runtime.controller.testing`
+of domain `k8s.io`). envtest passes over documents that are no CRD and, by
+default, paths that do not exist; here both are refused, since a mistyped
+path or a stray manifest would otherwise test nothing, silently. Pure: no server is asked (`runtime.controller.testing`
 creates them and waits until they are Established).
 """
 

@@ -87,14 +87,19 @@ class CustomKindsFollower:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Follow the CRDs until cancelled; started() once the first list is registered.
 
-        A Forbidden first list (no `list` on customresourcedefinitions): one WARNING, started(), and
-        return, never retrying (the informer would retry it forever and never be started()).
+        A Forbidden first list or watch (no `list` or `watch` on customresourcedefinitions): one WARNING,
+        started(), and return, never retrying (the informer would retry it forever and never be started()).
         """
+        verb = "listing"
         try:
-            await self.client.list(self.informer.kind, limit=1)
+            page = await self.client.list(self.informer.kind, limit=1)
+            verb = "watching"
+            async with self.client.watch(self.informer.kind, resource_version=page.resource_version,
+                                         timeout_seconds=1):
+                pass  # opened: allowed (the informer opens its own)
         except errors.Forbidden as exc:
             log.warning("custom-kinds: the client's scheme will not follow the server's custom kinds: "
-                        "listing customresourcedefinitions was refused (%s)", exc)
+                        "%s customresourcedefinitions was refused (%s)", verb, exc)
             task_status.started()
             return
         await self.informer.run(task_status=task_status)

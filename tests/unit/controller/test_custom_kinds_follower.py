@@ -53,3 +53,25 @@ async def test_a_forbidden_crd_list_stops_the_follower_with_one_warning_and_neve
         assert "will not follow the server's custom kinds" in warnings[0]
         assert "customresourcedefinitions" in warnings[0] and "forbidden" in warnings[0]
         assert manager.statistics().runnables["custom-kinds"].restarts == 0
+
+
+async def test_a_forbidden_crd_watch_stops_the_follower_too(autojump_clock, caplog):
+    """May list CRDs but not watch them: the informer's watch would be refused forever (and its start never
+    come); the follower says so once and steps aside."""
+    caplog.set_level(logging.WARNING, logger="runtime.controller.customkinds")
+    async with open_test_env(domain="k8s.io") as env:
+        rbac = "rbac.authorization.k8s.io/v1"
+        await env.client.create({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": "crd-lister"},
+                                 "rules": [{"apiGroups": ["apiextensions.k8s.io"],
+                                            "resources": ["customresourcedefinitions"], "verbs": ["list"]}]})
+        await env.client.create({"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": "crd-lister"},
+                                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                             "name": "crd-lister"},
+                                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                               "name": WATCHER.name}]})
+        manager = env.manager(user=WATCHER)
+        manager.add("custom-kinds", CustomKindsFollower(manager.client), needs_leader=False)
+        with trio.fail_after(30):
+            await env.start(manager)
+        warnings = [r.getMessage() for r in caplog.records if r.name == "runtime.controller.customkinds"]
+        assert len(warnings) == 1 and "watching customresourcedefinitions was refused" in warnings[0], warnings
