@@ -120,15 +120,13 @@ def _file_module_name(path: Path) -> str:
 def metrics_app(registry: CollectorRegistry) -> Any:
     """An ASGI app answering `GET /metrics` with `registry`'s exposition (404 elsewhere)."""
     # late import: Prometheus' exposition only when metrics are served (a fast start)
+    from runtime.controller.plainhttp import answer_lifespan
     from prometheus_client import generate_latest
     from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+            return await answer_lifespan(receive, send)
         found = scope["path"] == "/metrics" and scope["method"] in ("GET", "HEAD")
         body = generate_latest(registry) if found else b"404 page not found\n"
         await send({"type": "http.response.start", "status": 200 if found else 404,
@@ -141,24 +139,12 @@ def metrics_app(registry: CollectorRegistry) -> Any:
 async def serve_metrics(registry: CollectorRegistry, bind_address: str, *,
                         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve `registry` at `http://BIND/metrics` until cancelled; started() with the URL."""
-    # late import: Hypercorn only when metrics are served (a fast start)
-    from hypercorn.config import Config as HypercornConfig
-    from hypercorn.trio import serve as hypercorn_serve
+    # late import: the runtime's controller package only when metrics are served (a fast --help)
+    from runtime.controller.plainhttp import serve_plain_http
 
-    host, _, port = bind_address.rpartition(":")
-    config = HypercornConfig()
-    config.bind = [f"{host or '0.0.0.0'}:{port}"]
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.graceful_timeout = 1
-
-    async def serving(task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        await hypercorn_serve(metrics_app(registry), config, task_status=task_status)
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serving)
-        url = f"{binds[0]}/metrics"
-        log.info("serving metrics at %s", url)
-        task_status.started(url)
+        base = await nursery.start(partial(serve_plain_http, metrics_app(registry), bind_address, what="metrics"))
+        task_status.started(f"{base}/metrics")
 
 
 async def run_controllers(config: KubeConfig, modules: Sequence[ModuleType], *, builtin: bool = True,

@@ -44,6 +44,8 @@ from urllib.parse import parse_qs
 
 import trio
 
+from runtime.controller.plainhttp import answer_lifespan, serve_plain_http
+
 if TYPE_CHECKING:
     from runtime.controller.manager import Manager
 
@@ -122,10 +124,7 @@ def probes_app(manager: "Manager") -> Any:
     """An ASGI app answering `/healthz` and `/readyz` for `manager` (404 elsewhere; see the module docs)."""
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+            return await answer_lifespan(receive, send)
         if scope["method"] in ("GET", "HEAD"):
             status, body = _route(manager, scope["path"], scope.get("query_string", b"").decode("latin-1"))
         else:
@@ -141,20 +140,5 @@ async def serve_probes(manager: "Manager", bind_address: str, *,
                        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve `manager`'s probes at `http://BIND/healthz` and `/readyz` until cancelled; started() with the
     base URL (`http://host:port`). `bind_address` is `HOST:PORT` (`:PORT`: every interface; port 0: any)."""
-    # late import: only serving needs hypercorn, and importing runtime.controller stays light
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
-    host, _, port = bind_address.rpartition(":")
-    config = Config()
-    config.bind = [f"{host or '0.0.0.0'}:{port}"]
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.graceful_timeout = 1
-
-    async def serving(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-        await serve(probes_app(manager), config, task_status=task_status)
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serving)
-        log.info("serving health probes at %s/healthz and /readyz", binds[0])
-        task_status.started(binds[0])
+    return await serve_plain_http(probes_app(manager), bind_address, what="health probes (/healthz, /readyz)",
+                                  task_status=task_status)
