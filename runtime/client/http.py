@@ -34,7 +34,6 @@ import httpx
 
 from runtime.machinery import errors
 from runtime.client.interface import BaseClient, DecodeError, ObjectList, TransportError, WatchEvent, WatchStream
-from runtime.machinery.serializer import protobuf
 from runtime.machinery.options import ListOptions, ParsedDeleteOptions, WriteOptions
 from runtime.client.kubeconfig import KubeConfig, ssl_context
 from runtime.machinery.scheme import DEFAULT_DOMAIN, ResourceType, Scheme
@@ -112,9 +111,12 @@ class HTTPClient(BaseClient):
         media = (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         try:
             if media == PROTOBUF or (media.startswith("application/vnd.") and media.endswith(".protobuf")):
+                # late import: the Protobuf codec (~30 ms) only for a Protobuf answer
+                from runtime.machinery.serializer import protobuf
+
                 return protobuf.decode(raw)
             return json.loads(raw)
-        except (ValueError, protobuf.ProtobufError) as exc:
+        except ValueError as exc:  # a ProtobufError is one
             raise DecodeError(f"cannot decode the {media or 'untyped'} answer: {exc}") from None
 
     async def _request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
@@ -136,8 +138,12 @@ class HTTPClient(BaseClient):
         return self._decode(response, raw)
 
     def _body(self, obj: dict[str, Any]) -> tuple[bytes, str]:
-        if self.protobuf and protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
-            return protobuf.encode(obj), PROTOBUF
+        if self.protobuf:
+            # late import: the Protobuf codec (~30 ms) only for a client that sends Protobuf
+            from runtime.machinery.serializer import protobuf
+
+            if protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
+                return protobuf.encode(obj), PROTOBUF
         return json.dumps(obj, separators=(",", ":")).encode(), "application/json"
 
     @staticmethod
@@ -250,6 +256,9 @@ class HTTPClient(BaseClient):
             raise DecodeError(f"bad watch event: {exc}") from None
 
     async def _protobuf_events(self, response: httpx.Response, path: str) -> AsyncIterator[WatchEvent]:
+        # late import: the Protobuf codec (~30 ms) only for a Protobuf watch stream
+        from runtime.machinery.serializer import protobuf
+
         buffer = b""
         async for chunk in self._chunks(response, path):
             buffer += chunk

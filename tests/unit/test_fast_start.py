@@ -25,6 +25,11 @@ MAX_COMMAND_LINE_MODULES = 12
 #: What `miniplane controllers` imports once it runs: the command, the HTTP client, the built-in controllers
 #: and the follower of custom kinds.
 CONTROLLERS_RUN = "api.cli, controllers.cli, controllers.builtin, runtime.controller.customkinds, runtime.client.http"
+#: What the controllers' run loads of the project: 76 modules (89 with the patch engine and the Protobuf codec).
+MAX_CONTROLLERS_RUN_MODULES = 80
+#: Modules only a rare call needs, loaded by it: the patch engine (create_or_patch), the Protobuf codec.
+RARE_PATHS = ("runtime.machinery.patch", "runtime.machinery.serializer.protobuf", "runtime.machinery.serializer.proto",
+              "google.protobuf")
 #: Libraries only the server or a served endpoint needs, besides SERVER_CODE's.
 HEAVY = ("pydantic", "httpx", "yaml", "hypercorn", "prometheus_client")
 
@@ -47,6 +52,14 @@ def test_the_controllers_command_loads_no_server_code_when_it_runs():
     loaded = loaded_by(CONTROLLERS_RUN)
     assert [m for m in server_code(loaded) if m not in COMMAND_LINE and m.split(".")[0] != "controllers"] == []
     assert "runtime.client.http" in loaded and "controllers.gc" in loaded  # what it counts was loaded
+
+
+def test_the_controllers_command_loads_no_patch_engine_nor_protobuf_codec_when_it_runs():
+    # Each is loaded late, by the rare call that needs it (create_or_patch; a Protobuf request or answer):
+    # together they cost a controller's start ~75 ms of CPU.
+    loaded = loaded_by(CONTROLLERS_RUN)
+    assert [m for m in loaded if m.startswith(RARE_PATHS)] == []
+    assert len(project_modules(loaded)) <= MAX_CONTROLLERS_RUN_MODULES, project_modules(loaded)
 
 
 def test_controllers_help_exits_0_with_the_commands_flags(capsys):
