@@ -47,7 +47,7 @@ Caveats:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,7 @@ from runtime.models.base import K8sModel
 from runtime.models.k8s import KINDS
 from runtime.models.meta import ObjectMeta
 from runtime.machinery.scheme import ResourceType, Scheme
+from runtime.machinery.storedobject import copy_json
 
 if TYPE_CHECKING:
     from runtime.client.interface import ObjectKey
@@ -137,16 +138,6 @@ def _generated_kind(model: type[BaseModel]) -> ResourceType | None:
     return rt
 
 
-def _copied(value: Any) -> Any:
-    # Cached objects are JSON-shaped and shared (never to be changed): a model keeps the values of its `Any` and
-    # `dict[str, Any]` fields as they are, so it validates a copy. A walk is several times faster than deepcopy.
-    if isinstance(value, dict):
-        return {k: _copied(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copied(v) for v in value]
-    return value
-
-
 class TypedCache(Generic[M]):
     """An informer's cache read as `model` instances (each read validates a fresh instance: change it freely)."""
 
@@ -157,15 +148,15 @@ class TypedCache(Generic[M]):
     def get(self, key: "ObjectKey | str") -> M | None:
         """The cached object of `key` as a model, None if absent."""
         obj = self.informer.get(key)
-        return None if obj is None else self.model.model_validate(_copied(obj))
+        return None if obj is None else self.model.model_validate(copy_json(obj))
 
     def list(self, namespace: str | None = None) -> list[M]:
         """The cached objects (of `namespace` when given) as models, in no particular order."""
-        return [self.model.model_validate(_copied(o)) for o in self.informer.list(namespace)]
+        return [self.model.model_validate(copy_json(o)) for o in self.informer.list(namespace)]
 
     def by_index(self, index: str, value: str) -> list[M]:
         """`Informer.by_index` as models."""
-        return [self.model.model_validate(_copied(o)) for o in self.informer.by_index(index, value)]
+        return [self.model.model_validate(copy_json(o)) for o in self.informer.by_index(index, value)]
 
     def __repr__(self) -> str:
         return f"<TypedCache {self.model.__name__} of {self.informer!r}>"

@@ -54,6 +54,7 @@ from runtime.controller.informer import Informer, InformerFactory
 from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.machinery.selectors import SelectorError, parse_field_selector, parse_label_selector
+from runtime.machinery.storedobject import copy_json
 
 __all__ = ["CachedClient", "CachedClientStatistics"]
 
@@ -67,15 +68,6 @@ class CachedClientStatistics:
 
     cache_reads: int
     server_reads: int
-
-
-def _copied(value: Any) -> Any:
-    # Cached objects are JSON-shaped: dicts, lists and scalars. A walk is several times faster than deepcopy.
-    if isinstance(value, dict):
-        return {k: _copied(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copied(v) for v in value]
-    return value
 
 
 class CachedClient:
@@ -119,7 +111,7 @@ class CachedClient:
 
     @staticmethod
     def _answer(rt: ResourceType, model: type[BaseModel] | None, obj: dict[str, Any]) -> Any:
-        fresh = _copied(obj)
+        fresh = copy_json(obj)
         fresh.setdefault("apiVersion", rt.api_version)
         fresh.setdefault("kind", rt.kind)
         return fresh if model is None else model.model_validate(fresh)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from runtime.machinery.errors import InternalError
 
-__all__ = ["StoredObject", "CorruptObject", "ObjectEncoder", "decode_stored", "dumps_json", "loads_json",
+__all__ = ["StoredObject", "copy_json", "CorruptObject", "ObjectEncoder", "decode_stored", "dumps_json", "loads_json",
            "object_key"]
 
 
@@ -37,6 +37,16 @@ def loads_json(data: bytes | bytearray | str) -> Any:
     elif not isinstance(data, str):
         raise TypeError(f"the JSON object must be str or bytes, not {type(data).__name__}")
     return _DECODER.decode(data)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-shaped value (dicts, lists, scalars), several times quicker than `copy.deepcopy`:
+    what a cache hands out, free to change (the informer caches' objects are shared)."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    return value
 
 
 class StoredObject:
