@@ -1,8 +1,8 @@
 """The generator of `runtime.models.k8s`: pydantic models for the built-in kinds, from Kubernetes' OpenAPI.
 
 `python -m runtime.models.codegen` reads the OpenAPI v3 documents
-kube-apiserver v1.28 serves (`../shared/kubernetes/openapi-v1.28/v3/`,
-`--source` to point elsewhere) and writes one module per group-version into
+kube-apiserver v1.28 serves (`../shared/kubernetes/openapi-v1.28/v3/` beside
+the checkout, else `/work/shared/...`; `--source` to point elsewhere) and writes one module per group-version into
 `runtime/models/k8s/` (`--out`), plus the package's `KINDS` table. `plan`
 decides what is generated where (and which definitions reuse miniplane's
 hand-written models); `render` writes the source by its rules. The output is
@@ -20,8 +20,12 @@ from runtime.models.codegen.render import MARKER, render_module, render_package
 __all__ = ["DEFAULT_SOURCE", "DEFAULT_OUT", "generate", "MARKER"]
 
 _ROOT = Path(__file__).resolve().parents[3]
-#: The OpenAPI v3 documents of Kubernetes v1.28 (shared data beside the project).
-DEFAULT_SOURCE = _ROOT.parent / "shared" / "kubernetes" / "openapi-v1.28" / "v3"
+_DOCUMENTS = Path("kubernetes") / "openapi-v1.28" / "v3"
+#: Where the shared data may be: beside this checkout, else the machine's (a clone elsewhere, as CI's).
+_SHARED = (_ROOT.parent / "shared", Path("/work/shared"))
+#: The OpenAPI v3 documents of Kubernetes v1.28: the first of `_SHARED` that holds them (else the first's path,
+#: for the error that says it is missing).
+DEFAULT_SOURCE = next((d / _DOCUMENTS for d in _SHARED if (d / _DOCUMENTS).is_dir()), _SHARED[0] / _DOCUMENTS)
 #: Where the generated package lives.
 DEFAULT_OUT = _ROOT / "runtime" / "models" / "k8s"
 
