@@ -5,15 +5,25 @@ kinds' facts are `runtime.models.catalog`, a custom kind's are read from its
 CRD (`runtime.server.kinds.customresource`). Its behaviour is a strategy of
 `runtime.server.kinds`, bound by the scheme. Data only: imports no other
 project module.
+
+A kind's model may be given by reference, `"module:Class"` (the catalog's
+are), and is imported when first asked for (`info.model`): a client that
+never decodes an insight kind never builds its models. `names_model(cls)`
+says whether a class is the kind's model without importing it.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-__all__ = ["KindInfo", "STORED_VERBS", "STATUS_VERBS"]
+__all__ = ["KindInfo", "ModelRef", "STORED_VERBS", "STATUS_VERBS"]
+
+#: A model class, or its `"module:Class"` reference (imported when first asked for).
+ModelRef = type[BaseModel] | str
 
 #: Verbs of a stored kind's resource.
 STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -35,8 +45,8 @@ class KindInfo:
     plural: str
     singular: str
     namespaced: bool
-    model: type[BaseModel]
-    list_model: type[BaseModel] | None = None
+    model_ref: ModelRef
+    list_model_ref: ModelRef | None = None
     short_names: tuple[str, ...] = ()
     verbs: tuple[str, ...] = STORED_VERBS
     categories: tuple[str, ...] = ()
@@ -45,6 +55,29 @@ class KindInfo:
     group: str | None = None
     version: str = "v1"
 
+    @property
+    def model(self) -> type[BaseModel]:
+        return _resolved(self.model_ref)
+
+    @property
+    def list_model(self) -> type[BaseModel] | None:
+        return None if self.list_model_ref is None else _resolved(self.list_model_ref)
+
+    def names_model(self, model: type) -> bool:
+        """Whether `model` is this kind's model (a reference is compared by name: nothing is imported)."""
+        ref = self.model_ref
+        return ref is model if not isinstance(ref, str) else ref == f"{model.__module__}:{model.__qualname__}"
+
     def subresource_verbs(self, name: str) -> tuple[str, ...] | None:
         """The verbs of subresource `name`, None when the kind has no such subresource."""
         return dict(self.subresources).get(name)
+
+
+def _resolved(ref: ModelRef) -> type[BaseModel]:
+    return ref if not isinstance(ref, str) else _imported(ref)
+
+
+@functools.cache
+def _imported(ref: str) -> type[BaseModel]:
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -248,7 +248,7 @@ class Scheme:
 
     def by_model(self, model: type[BaseModel]) -> ResourceType | None:
         """The kind a model class is bound to (the first served version)."""
-        return next((t for t in self.types if t.model is model), None)
+        return next((t for t in self.types if t.info.names_model(model)), None)
 
     def stored_types(self) -> list[ResourceType]:
         return [t for t in self.types if not t.virtual]

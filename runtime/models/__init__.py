@@ -13,38 +13,50 @@ engines and the OpenAPI generator read.
 model, verbs), which every `Scheme` serves.
 """
 
-from runtime.models.base import Base64, K8sModel, list_field, map_field
-from runtime.models.meta import (
-    Condition, DeleteOptions, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
-    ObjectMeta, OwnerReference, Preconditions, Status, StatusCause, StatusDetails,
-)
-from runtime.models.rbac import (
-    AggregationRule, ClusterRole, ClusterRoleBinding, ClusterRoleBindingList, ClusterRoleList,
-    PolicyRule, Role, RoleBinding, RoleBindingList, RoleList, RoleRef, Subject,
-)
-from runtime.models.authorization import (
-    FieldSelectorAttributes, LabelSelectorAttributes, LocalSubjectAccessReview,
-    NonResourceAttributes, NonResourceRule, ResourceAttributes, ResourceRule,
-    SelectorRequirement, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
-    SelfSubjectRulesReview, SelfSubjectRulesReviewSpec, SubjectAccessReview,
-    SubjectAccessReviewSpec, SubjectAccessReviewStatus, SubjectRulesReviewStatus,
-)
-from runtime.models.authentication import (
-    BoundObjectReference, SelfSubjectReview, SelfSubjectReviewStatus, TokenRequest, TokenRequestSpec,
-    TokenRequestStatus, TokenReview, TokenReviewSpec, TokenReviewStatus, UserInfoModel,
-)
-from runtime.models.core import (
-    ConfigMap, ConfigMapList, LocalObjectReference, Namespace, NamespaceCondition, NamespaceList, NamespaceSpec, NamespaceStatus, ServiceAccount,
-    Secret, SecretList, ServiceAccountList,
-)
-from runtime.models.coordination import Lease, LeaseList, LeaseSpec
-from runtime.models.events import (
-    Event, EventList, EventSeries, EventSource, EventsV1Event, EventsV1EventList, EventsV1EventSeries, ObjectReference,
-)
-from runtime.models.apiextensions import (
-    CustomResourceDefinition, CustomResourceDefinitionList, CustomResourceDefinitionNames,
-    CustomResourceDefinitionSpec, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
-)
+import importlib
+from typing import Any
+
+#: The module each name of `__all__` lives in: imported from there when first asked for (PEP 562), so that
+#: importing one model (or the catalog's facts) does not build them all.
+_MODULES = {
+    "base": (
+        "Base64", "K8sModel", "list_field", "map_field"
+    ),
+    "meta": (
+        "Condition", "DeleteOptions", "LabelSelector", "LabelSelectorRequirement", "ListMeta", "ManagedFieldsEntry",
+        "ObjectMeta", "OwnerReference", "Preconditions", "Status", "StatusCause", "StatusDetails"
+    ),
+    "rbac": (
+        "AggregationRule", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBindingList", "ClusterRoleList",
+        "PolicyRule", "Role", "RoleBinding", "RoleBindingList", "RoleList", "RoleRef", "Subject"
+    ),
+    "authorization": (
+        "FieldSelectorAttributes", "LabelSelectorAttributes", "LocalSubjectAccessReview", "NonResourceAttributes",
+        "NonResourceRule", "ResourceAttributes", "ResourceRule", "SelectorRequirement", "SelfSubjectAccessReview",
+        "SelfSubjectAccessReviewSpec", "SelfSubjectRulesReview", "SelfSubjectRulesReviewSpec",
+        "SubjectAccessReview", "SubjectAccessReviewSpec", "SubjectAccessReviewStatus", "SubjectRulesReviewStatus"
+    ),
+    "authentication": (
+        "BoundObjectReference", "SelfSubjectReview", "SelfSubjectReviewStatus", "TokenRequest", "TokenRequestSpec",
+        "TokenRequestStatus", "TokenReview", "TokenReviewSpec", "TokenReviewStatus", "UserInfoModel"
+    ),
+    "core": (
+        "ConfigMap", "ConfigMapList", "LocalObjectReference", "Namespace", "NamespaceCondition", "NamespaceList",
+        "NamespaceSpec", "NamespaceStatus", "ServiceAccount", "Secret", "SecretList", "ServiceAccountList"
+    ),
+    "coordination": (
+        "Lease", "LeaseList", "LeaseSpec"
+    ),
+    "events": (
+        "Event", "EventList", "EventSeries", "EventSource", "EventsV1Event", "EventsV1EventList",
+        "EventsV1EventSeries", "ObjectReference"
+    ),
+    "apiextensions": (
+        "CustomResourceDefinition", "CustomResourceDefinitionList", "CustomResourceDefinitionNames",
+        "CustomResourceDefinitionSpec", "CustomResourceDefinitionStatus", "CustomResourceDefinitionVersion"
+    ),
+}
+_HOMES = {name: f"runtime.models.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "K8sModel", "Base64", "list_field", "map_field",
@@ -70,3 +82,21 @@ __all__ = [
     "CustomResourceDefinition", "CustomResourceDefinitionList", "CustomResourceDefinitionNames",
     "CustomResourceDefinitionSpec", "CustomResourceDefinitionStatus", "CustomResourceDefinitionVersion",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
+
+def ref(name: str) -> str:
+    """The `"module:Class"` reference of model `name` (a `KindInfo` takes it, importing nothing)."""
+    return f"{_HOMES[name]}:{name}"

@@ -3,8 +3,9 @@
 Data, read by both sides (as Kubernetes' `k8s.io/api/<group>/<version>/register.go`
 beside the types): a client looks a built-in kind up by kind, model or
 apiVersion without loading its behaviour; the server serves each with the
-strategy `runtime.server.kinds.STRATEGIES` names for it. Imports models and
-machinery only.
+strategy `runtime.server.kinds.STRATEGIES` names for it. Names its models
+by reference (`models.ref`, `_m` here), imported when first asked for: a client that
+never decodes a kind never builds its model.
 
 `BUILTIN_KINDS` is every built-in kind in discovery order (core first);
 `REVIEW_KINDS` and `INSIGHT_KINDS` the virtual ones of their families;
@@ -15,8 +16,7 @@ the subresource, never on its own).
 from __future__ import annotations
 
 from runtime import models
-from runtime.machinery.kindinfo import STATUS_VERBS, KindInfo
-from runtime.models import insight
+from runtime.machinery.kindinfo import STATUS_VERBS, KindInfo, ModelRef
 
 __all__ = [
     "BUILTIN_KINDS", "NAMESPACE", "CORE_EVENT", "CONFIG_MAP", "SECRET", "SERVICE_ACCOUNT", "CLUSTER_ROLE",
@@ -27,69 +27,70 @@ __all__ = [
 ]
 
 _CREATE_ONLY = ("create",)
+_m = models.ref  # a model by reference: `"runtime.models.core:Namespace"`
 _RBAC = "rbac.authorization"
 _AUTHZ = "authorization"
 _AUTHN = "authentication"
 
-NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, models.Namespace, models.NamespaceList,
+NAMESPACE = KindInfo("", "Namespace", "namespaces", "namespace", False, _m("Namespace"), _m("NamespaceList"),
                      short_names=("ns",), verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
                      subresources=(("finalize", ("update",)), ("status", STATUS_VERBS)))
-CORE_EVENT = KindInfo("", "Event", "events", "event", True, models.Event, models.EventList, short_names=("ev",))
-CONFIG_MAP = KindInfo("", "ConfigMap", "configmaps", "configmap", True, models.ConfigMap, models.ConfigMapList,
+CORE_EVENT = KindInfo("", "Event", "events", "event", True, _m("Event"), _m("EventList"), short_names=("ev",))
+CONFIG_MAP = KindInfo("", "ConfigMap", "configmaps", "configmap", True, _m("ConfigMap"), _m("ConfigMapList"),
                       short_names=("cm",))
-SECRET = KindInfo("", "Secret", "secrets", "secret", True, models.Secret, models.SecretList)
-SERVICE_ACCOUNT = KindInfo("", "ServiceAccount", "serviceaccounts", "serviceaccount", True, models.ServiceAccount,
-                           models.ServiceAccountList, short_names=("sa",), subresources=(("token", ("create",)),))
+SECRET = KindInfo("", "Secret", "secrets", "secret", True, _m("Secret"), _m("SecretList"))
+SERVICE_ACCOUNT = KindInfo("", "ServiceAccount", "serviceaccounts", "serviceaccount", True, _m("ServiceAccount"),
+                           _m("ServiceAccountList"), short_names=("sa",), subresources=(("token", ("create",)),))
 
-CLUSTER_ROLE = KindInfo(_RBAC, "ClusterRole", "clusterroles", "clusterrole", False, models.ClusterRole,
-                        models.ClusterRoleList)
+CLUSTER_ROLE = KindInfo(_RBAC, "ClusterRole", "clusterroles", "clusterrole", False, _m("ClusterRole"),
+                        _m("ClusterRoleList"))
 CLUSTER_ROLE_BINDING = KindInfo(_RBAC, "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", False,
-                                models.ClusterRoleBinding, models.ClusterRoleBindingList)
-ROLE = KindInfo(_RBAC, "Role", "roles", "role", True, models.Role, models.RoleList)
-ROLE_BINDING = KindInfo(_RBAC, "RoleBinding", "rolebindings", "rolebinding", True, models.RoleBinding,
-                        models.RoleBindingList)
+                                _m("ClusterRoleBinding"), _m("ClusterRoleBindingList"))
+ROLE = KindInfo(_RBAC, "Role", "roles", "role", True, _m("Role"), _m("RoleList"))
+ROLE_BINDING = KindInfo(_RBAC, "RoleBinding", "rolebindings", "rolebinding", True, _m("RoleBinding"),
+                        _m("RoleBindingList"))
 
 SUBJECT_ACCESS_REVIEW = KindInfo(_AUTHZ, "SubjectAccessReview", "subjectaccessreviews", "subjectaccessreview",
-                                 False, models.SubjectAccessReview, verbs=_CREATE_ONLY, virtual=True)
+                                 False, _m("SubjectAccessReview"), verbs=_CREATE_ONLY, virtual=True)
 LOCAL_SUBJECT_ACCESS_REVIEW = KindInfo(_AUTHZ, "LocalSubjectAccessReview", "localsubjectaccessreviews",
-                                       "localsubjectaccessreview", True, models.LocalSubjectAccessReview,
+                                       "localsubjectaccessreview", True, _m("LocalSubjectAccessReview"),
                                        verbs=_CREATE_ONLY, virtual=True)
 SELF_SUBJECT_ACCESS_REVIEW = KindInfo(_AUTHZ, "SelfSubjectAccessReview", "selfsubjectaccessreviews",
-                                      "selfsubjectaccessreview", False, models.SelfSubjectAccessReview,
+                                      "selfsubjectaccessreview", False, _m("SelfSubjectAccessReview"),
                                       verbs=_CREATE_ONLY, virtual=True)
 SELF_SUBJECT_RULES_REVIEW = KindInfo(_AUTHZ, "SelfSubjectRulesReview", "selfsubjectrulesreviews",
-                                     "selfsubjectrulesreview", False, models.SelfSubjectRulesReview,
+                                     "selfsubjectrulesreview", False, _m("SelfSubjectRulesReview"),
                                      verbs=_CREATE_ONLY, virtual=True)
 SELF_SUBJECT_REVIEW = KindInfo(_AUTHN, "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview", False,
-                               models.SelfSubjectReview, verbs=_CREATE_ONLY, virtual=True)
+                               _m("SelfSubjectReview"), verbs=_CREATE_ONLY, virtual=True)
 #: The review kinds, in discovery order.
 REVIEW_KINDS = (SUBJECT_ACCESS_REVIEW, LOCAL_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_ACCESS_REVIEW,
                 SELF_SUBJECT_RULES_REVIEW, SELF_SUBJECT_REVIEW)
 
-TOKEN_REVIEW = KindInfo(_AUTHN, "TokenReview", "tokenreviews", "tokenreview", False, models.TokenReview,
+TOKEN_REVIEW = KindInfo(_AUTHN, "TokenReview", "tokenreviews", "tokenreview", False, _m("TokenReview"),
                         verbs=_CREATE_ONLY, virtual=True)
-TOKEN_REQUEST = KindInfo(_AUTHN, "TokenRequest", "tokenrequests", "tokenrequest", True, models.TokenRequest,
+TOKEN_REQUEST = KindInfo(_AUTHN, "TokenRequest", "tokenrequests", "tokenrequest", True, _m("TokenRequest"),
                          virtual=True, verbs=_CREATE_ONLY)
-LEASE = KindInfo("coordination", "Lease", "leases", "lease", True, models.Lease, models.LeaseList)
-EVENTS_EVENT = KindInfo("events", "Event", "events", "event", True, models.EventsV1Event, models.EventsV1EventList,
+LEASE = KindInfo("coordination", "Lease", "leases", "lease", True, _m("Lease"), _m("LeaseList"))
+EVENTS_EVENT = KindInfo("events", "Event", "events", "event", True, _m("EventsV1Event"), _m("EventsV1EventList"),
                         short_names=("ev",))
 CRD = KindInfo("apiextensions", "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition",
-               False, models.CustomResourceDefinition, models.CustomResourceDefinitionList,
+               False, _m("CustomResourceDefinition"), _m("CustomResourceDefinitionList"),
                short_names=("crd", "crds"), categories=("api-extensions",), subresources=(("status", STATUS_VERBS),))
 
 
-def _insight(kind: str, plural: str, model: type[models.K8sModel]) -> KindInfo:
+def _insight(kind: str, plural: str, model: type[_m("K8sModel")]) -> KindInfo:
     """An insight kind of `insight.<domain>` (`runtime.server.kinds.insight`): asked by a create, never stored."""
     return KindInfo("insight", kind, plural, kind.lower(), False, model, verbs=_CREATE_ONLY,
                     virtual=True, categories=("insight",))
 
 
-ACCESS_EXPLANATION = _insight("AccessExplanation", "accessexplanations", insight.AccessExplanation)
-WHO_CAN = _insight("WhoCan", "whocans", insight.WhoCan)
-ACCESS_MATRIX = _insight("AccessMatrix", "accessmatrices", insight.AccessMatrix)
-RBAC_LINT = _insight("RBACLint", "rbaclints", insight.RBACLint)
-AGGREGATION_GRAPH = _insight("AggregationGraph", "aggregationgraphs", insight.AggregationGraph)
-RBAC_DIFF = _insight("RBACDiff", "rbacdiffs", insight.RBACDiff)
+ACCESS_EXPLANATION = _insight("AccessExplanation", "accessexplanations", "runtime.models.insight:AccessExplanation")
+WHO_CAN = _insight("WhoCan", "whocans", "runtime.models.insight:WhoCan")
+ACCESS_MATRIX = _insight("AccessMatrix", "accessmatrices", "runtime.models.insight:AccessMatrix")
+RBAC_LINT = _insight("RBACLint", "rbaclints", "runtime.models.insight:RBACLint")
+AGGREGATION_GRAPH = _insight("AggregationGraph", "aggregationgraphs", "runtime.models.insight:AggregationGraph")
+RBAC_DIFF = _insight("RBACDiff", "rbacdiffs", "runtime.models.insight:RBACDiff")
 #: The insight kinds, in discovery order.
 INSIGHT_KINDS = (ACCESS_EXPLANATION, WHO_CAN, ACCESS_MATRIX, RBAC_LINT, AGGREGATION_GRAPH, RBAC_DIFF)
 
