@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-__all__ = ["KindInfo", "ModelRef", "STORED_VERBS", "STATUS_VERBS"]
+__all__ = ["KindInfo", "ModelRef", "model_ref_of", "STORED_VERBS", "STATUS_VERBS"]
 
 #: A model class, or its `"module:Class"` reference (imported when first asked for).
 ModelRef = type[BaseModel] | str
@@ -55,22 +55,30 @@ class KindInfo:
     group: str | None = None
     version: str = "v1"
 
-    @property
+    # Cached on the instance (a frozen dataclass lets cached_property write its __dict__): `rt.model` is read
+    # on every write's decode, and is a plain attribute read after the first.
+    @functools.cached_property
     def model(self) -> type[BaseModel]:
         return _resolved(self.model_ref)
 
-    @property
+    @functools.cached_property
     def list_model(self) -> type[BaseModel] | None:
         return None if self.list_model_ref is None else _resolved(self.list_model_ref)
 
-    def names_model(self, model: type) -> bool:
-        """Whether `model` is this kind's model (a reference is compared by name: nothing is imported)."""
-        ref = self.model_ref
-        return ref is model if not isinstance(ref, str) else ref == f"{model.__module__}:{model.__qualname__}"
+    def names_model(self, model: type, ref: str = "") -> bool:
+        """Whether `model` is this kind's model (a reference is compared by name, `ref` if the caller has it:
+        nothing is imported)."""
+        mine = self.model_ref
+        return mine is model if not isinstance(mine, str) else mine == (ref or model_ref_of(model))
 
     def subresource_verbs(self, name: str) -> tuple[str, ...] | None:
         """The verbs of subresource `name`, None when the kind has no such subresource."""
         return dict(self.subresources).get(name)
+
+
+def model_ref_of(model: type) -> str:
+    """The `"module:Class"` reference of a model class."""
+    return f"{model.__module__}:{model.__qualname__}"
 
 
 def _resolved(ref: ModelRef) -> type[BaseModel]:

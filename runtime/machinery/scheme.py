@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 import trio
 from pydantic import BaseModel
 
-from runtime.machinery.kindinfo import KindInfo
+from runtime.machinery.kindinfo import KindInfo, model_ref_of
 from runtime.models.base import K8sModel
 from runtime.models.catalog import BUILTIN_KINDS
 
@@ -248,7 +248,8 @@ class Scheme:
 
     def by_model(self, model: type[BaseModel]) -> ResourceType | None:
         """The kind a model class is bound to (the first served version)."""
-        return next((t for t in self.types if t.info.names_model(model)), None)
+        ref = model_ref_of(model)  # once, not per kind
+        return next((t for t in self.types if t.info.names_model(model, ref)), None)
 
     def stored_types(self) -> list[ResourceType]:
         return [t for t in self.types if not t.virtual]
