@@ -1,0 +1,20 @@
+"""hpa: its kinds' strategies (to be filled in by Kubernetes' rules)."""
+
+from __future__ import annotations
+
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.subresources import StatusSubresource
+
+__all__ = ["HorizontalPodAutoscalerStrategy", "HorizontalPodAutoscalerV1Strategy"]
+
+
+class HorizontalPodAutoscalerStrategy(Strategy):
+    """See the module doc."""
+
+    subresources = {"status": StatusSubresource()}
+
+
+class HorizontalPodAutoscalerV1Strategy(Strategy):
+    """See the module doc."""
+
+    subresources = {"status": StatusSubresource()}

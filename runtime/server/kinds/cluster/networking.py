@@ -1,0 +1,22 @@
+"""networking: its kinds' strategies (to be filled in by Kubernetes' rules)."""
+
+from __future__ import annotations
+
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.subresources import StatusSubresource
+
+__all__ = ["IngressStrategy", "IngressClassStrategy", "NetworkPolicyStrategy"]
+
+
+class IngressStrategy(Strategy):
+    """See the module doc."""
+
+    subresources = {"status": StatusSubresource()}
+
+
+class IngressClassStrategy(Strategy):
+    """See the module doc."""
+
+
+class NetworkPolicyStrategy(Strategy):
+    """See the module doc."""

@@ -1,0 +1,12 @@
+"""scheduling: its kinds' strategies (to be filled in by Kubernetes' rules)."""
+
+from __future__ import annotations
+
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.subresources import StatusSubresource
+
+__all__ = ["PriorityClassStrategy"]
+
+
+class PriorityClassStrategy(Strategy):
+    """See the module doc."""

@@ -1,0 +1,24 @@
+"""storage: its kinds' strategies (to be filled in by Kubernetes' rules)."""
+
+from __future__ import annotations
+
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.subresources import StatusSubresource
+
+__all__ = ["PersistentVolumeStrategy", "PersistentVolumeClaimStrategy", "StorageClassStrategy"]
+
+
+class PersistentVolumeStrategy(Strategy):
+    """See the module doc."""
+
+    subresources = {"status": StatusSubresource()}
+
+
+class PersistentVolumeClaimStrategy(Strategy):
+    """See the module doc."""
+
+    subresources = {"status": StatusSubresource()}
+
+
+class StorageClassStrategy(Strategy):
+    """See the module doc."""

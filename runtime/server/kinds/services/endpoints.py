@@ -1,0 +1,12 @@
+"""endpoints: its kinds' strategies (to be filled in by Kubernetes' rules)."""
+
+from __future__ import annotations
+
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.subresources import StatusSubresource
+
+__all__ = ["EndpointsStrategy"]
+
+
+class EndpointsStrategy(Strategy):
+    """See the module doc."""
