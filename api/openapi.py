@@ -49,6 +49,7 @@ from pydantic import BaseModel
 from runtime import models
 from runtime.machinery.serializer.proto import openapi_v2_pb2 as pb
 from runtime.models.base import field_extensions
+from runtime.models.scalars import IntOrString, Quantity
 from runtime.machinery.options import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from runtime.machinery.scheme import ResourceType, Scheme
 
@@ -68,6 +69,11 @@ _PACKAGES = {"meta": _META, "rbac": "io.k8s.api.rbac.v1", "core": "io.k8s.api.co
              "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
              "insight": "io.miniplane.insight.v1"}
 _RENAMES = {"UserInfoModel": "UserInfo"}
+# Kubernetes' scalars with JSON rules of their own, as its OpenAPI writes them inline.
+_UNION_SCALARS = (
+    (Quantity, {"type": "string", "x-kubernetes-int-or-string": True}),
+    (IntOrString, {"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": True}),
+)
 
 _DATA: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("openapi_descriptions.yaml").read_text("utf-8"))
 
@@ -87,7 +93,9 @@ _FORMATS = {"creationTimestamp", "deletionTimestamp", "lastTransitionTime", "tim
 
 def schema_name(model: type[BaseModel]) -> str:
     """Return the Kubernetes-style schema name of a model, e.g. `io.k8s.api.rbac.v1.ClusterRole`."""
-    package = _PACKAGES[model.__module__.rsplit(".", 1)[-1]]
+    module = model.__module__.rsplit(".", 1)[-1]
+    # A generated module is named after its group and version (`apps_v1`: io.k8s.api.apps.v1).
+    package = _PACKAGES.get(module) or f"io.k8s.api.{module.replace('_', '.')}"
     return f"{package}.{_RENAMES.get(model.__name__, model.__name__)}"
 
 
@@ -178,7 +186,11 @@ class _Schemas:
         """The schema of one annotation; Optional[X] is X (Kubernetes omits, never nulls)."""
         origin, args = typing.get_origin(annotation), typing.get_args(annotation)
         if origin in (typing.Union, pytypes.UnionType):
-            (inner,) = [a for a in args if a is not type(None)]
+            inner_args = tuple(a for a in args if a is not type(None))
+            for scalar, schema in _UNION_SCALARS:
+                if inner_args == typing.get_args(scalar):
+                    return dict(schema)
+            (inner,) = inner_args
             return self.of(inner)
         if origin is list:
             return {"type": "array", "items": self.of(args[0])}

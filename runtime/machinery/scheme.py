@@ -252,11 +252,19 @@ class Scheme:
         return next((t for t in self.types if t.info.names_model(model, ref)), None)
 
     def stored_types(self) -> list[ResourceType]:
-        return [t for t in self.types if not t.virtual]
+        """Every stored kind, one per storage: of the versions served from one storage (a CRD's, or the
+        HorizontalPodAutoscaler's v2 and v1) the first registered."""
+        seen: set[str] = set()
+        out = []
+        for t in self.types:
+            if not t.virtual and t.storage_prefix not in seen:
+                seen.add(t.storage_prefix)
+                out.append(t)
+        return out
 
     def namespaced_types(self) -> list[ResourceType]:
-        """Every stored namespaced kind (namespace deletion discovers them here)."""
-        return [t for t in self.types if t.namespaced and not t.virtual]
+        """Every stored namespaced kind, one per storage (namespace deletion discovers them here)."""
+        return [t for t in self.stored_types() if t.namespaced]
 
     @property
     def namespace_type(self) -> ResourceType:

@@ -23,7 +23,11 @@ __all__ = [
     "CLUSTER_ROLE_BINDING", "ROLE", "ROLE_BINDING", "REVIEW_KINDS", "SUBJECT_ACCESS_REVIEW",
     "LOCAL_SUBJECT_ACCESS_REVIEW", "SELF_SUBJECT_ACCESS_REVIEW", "SELF_SUBJECT_RULES_REVIEW", "SELF_SUBJECT_REVIEW",
     "TOKEN_REVIEW", "TOKEN_REQUEST", "LEASE", "EVENTS_EVENT", "CRD", "INSIGHT_KINDS", "ACCESS_EXPLANATION",
-    "WHO_CAN", "ACCESS_MATRIX", "RBAC_LINT", "AGGREGATION_GRAPH", "RBAC_DIFF",
+    "WHO_CAN", "ACCESS_MATRIX", "RBAC_LINT", "AGGREGATION_GRAPH", "RBAC_DIFF", "WORKLOAD_KINDS", "POD", "SERVICE",
+    "ENDPOINTS", "PERSISTENT_VOLUME_CLAIM", "PERSISTENT_VOLUME", "NODE", "LIMIT_RANGE", "RESOURCE_QUOTA", "DEPLOYMENT",
+    "STATEFUL_SET", "REPLICA_SET", "DAEMON_SET", "CONTROLLER_REVISION", "JOB", "CRON_JOB", "INGRESS", "INGRESS_CLASS",
+    "NETWORK_POLICY", "POD_DISRUPTION_BUDGET", "HORIZONTAL_POD_AUTOSCALER", "HORIZONTAL_POD_AUTOSCALER_V1",
+    "ENDPOINT_SLICE", "PRIORITY_CLASS", "STORAGE_CLASS",
 ]
 
 _CREATE_ONLY = ("create",)
@@ -94,8 +98,85 @@ RBAC_DIFF = _insight("RBACDiff", "rbacdiffs", "runtime.models.insight:RBACDiff")
 #: The insight kinds, in discovery order.
 INSIGHT_KINDS = (ACCESS_EXPLANATION, WHO_CAN, ACCESS_MATRIX, RBAC_LINT, AGGREGATION_GRAPH, RBAC_DIFF)
 
+# The workload kinds (issue 38), served as kube-apiserver serves them with no controller behind them. apps,
+# batch, policy and autoscaling are Kubernetes' legacy groups, named without a domain (`group`); the others
+# take the domain as every other group here.
+_K8S = "runtime.models.k8s"
+
+
+def _k(module: str, kind: str) -> tuple[str, str]:
+    """A generated kind's model and list model, by reference."""
+    return f"{_K8S}.{module}:{kind}", f"{_K8S}.{module}:{kind}List"
+
+
+_STATUS = ("status", STATUS_VERBS)
+_SCALE = ("scale", STATUS_VERBS)
+_ALL = ("all",)
+POD = KindInfo("", "Pod", "pods", "pod", True, *_k("core_v1", "Pod"), short_names=("po",), categories=_ALL,
+               subresources=(("binding", _CREATE_ONLY), ("ephemeralcontainers", STATUS_VERBS),
+                             ("eviction", _CREATE_ONLY), _STATUS))
+SERVICE = KindInfo("", "Service", "services", "service", True, *_k("core_v1", "Service"), short_names=("svc",),
+                   categories=_ALL, subresources=(_STATUS,))
+ENDPOINTS = KindInfo("", "Endpoints", "endpoints", "endpoints", True, *_k("core_v1", "Endpoints"),
+                     short_names=("ep",))
+PERSISTENT_VOLUME_CLAIM = KindInfo("", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim",
+                                   True, *_k("core_v1", "PersistentVolumeClaim"), short_names=("pvc",),
+                                   subresources=(_STATUS,))
+PERSISTENT_VOLUME = KindInfo("", "PersistentVolume", "persistentvolumes", "persistentvolume", False,
+                             *_k("core_v1", "PersistentVolume"), short_names=("pv",), subresources=(_STATUS,))
+NODE = KindInfo("", "Node", "nodes", "node", False, *_k("core_v1", "Node"), short_names=("no",),
+                subresources=(_STATUS,))
+LIMIT_RANGE = KindInfo("", "LimitRange", "limitranges", "limitrange", True, *_k("core_v1", "LimitRange"),
+                       short_names=("limits",))
+RESOURCE_QUOTA = KindInfo("", "ResourceQuota", "resourcequotas", "resourcequota", True,
+                          *_k("core_v1", "ResourceQuota"), short_names=("quota",), subresources=(_STATUS,))
+DEPLOYMENT = KindInfo("", "Deployment", "deployments", "deployment", True, *_k("apps_v1", "Deployment"),
+                      short_names=("deploy",), categories=_ALL, subresources=(_SCALE, _STATUS), group="apps")
+STATEFUL_SET = KindInfo("", "StatefulSet", "statefulsets", "statefulset", True, *_k("apps_v1", "StatefulSet"),
+                        short_names=("sts",), categories=_ALL, subresources=(_SCALE, _STATUS), group="apps")
+REPLICA_SET = KindInfo("", "ReplicaSet", "replicasets", "replicaset", True, *_k("apps_v1", "ReplicaSet"),
+                       short_names=("rs",), categories=_ALL, subresources=(_SCALE, _STATUS), group="apps")
+DAEMON_SET = KindInfo("", "DaemonSet", "daemonsets", "daemonset", True, *_k("apps_v1", "DaemonSet"),
+                      short_names=("ds",), categories=_ALL, subresources=(_STATUS,), group="apps")
+CONTROLLER_REVISION = KindInfo("", "ControllerRevision", "controllerrevisions", "controllerrevision", True,
+                               *_k("apps_v1", "ControllerRevision"), group="apps")
+JOB = KindInfo("", "Job", "jobs", "job", True, *_k("batch_v1", "Job"), categories=_ALL, subresources=(_STATUS,),
+               group="batch")
+CRON_JOB = KindInfo("", "CronJob", "cronjobs", "cronjob", True, *_k("batch_v1", "CronJob"), short_names=("cj",),
+                    categories=_ALL, subresources=(_STATUS,), group="batch")
+INGRESS = KindInfo("networking", "Ingress", "ingresses", "ingress", True, *_k("networking_v1", "Ingress"),
+                   short_names=("ing",), subresources=(_STATUS,))
+INGRESS_CLASS = KindInfo("networking", "IngressClass", "ingressclasses", "ingressclass", False,
+                         *_k("networking_v1", "IngressClass"))
+NETWORK_POLICY = KindInfo("networking", "NetworkPolicy", "networkpolicies", "networkpolicy", True,
+                          *_k("networking_v1", "NetworkPolicy"), short_names=("netpol",))
+POD_DISRUPTION_BUDGET = KindInfo("", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
+                                 *_k("policy_v1", "PodDisruptionBudget"), short_names=("pdb",),
+                                 subresources=(_STATUS,), group="policy")
+# One stored HorizontalPodAutoscaler served as autoscaling/v2 (the storage version, as kube's) and v1.
+HORIZONTAL_POD_AUTOSCALER = KindInfo("", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+                                     "horizontalpodautoscaler", True, *_k("autoscaling_v2", "HorizontalPodAutoscaler"),
+                                     short_names=("hpa",), categories=_ALL, subresources=(_STATUS,),
+                                     group="autoscaling", version="v2")
+HORIZONTAL_POD_AUTOSCALER_V1 = KindInfo("", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+                                        "horizontalpodautoscaler", True,
+                                        *_k("autoscaling_v1", "HorizontalPodAutoscaler"), short_names=("hpa",),
+                                        categories=_ALL, subresources=(_STATUS,), group="autoscaling")
+ENDPOINT_SLICE = KindInfo("discovery", "EndpointSlice", "endpointslices", "endpointslice", True,
+                          *_k("discovery_v1", "EndpointSlice"))
+PRIORITY_CLASS = KindInfo("scheduling", "PriorityClass", "priorityclasses", "priorityclass", False,
+                          *_k("scheduling_v1", "PriorityClass"), short_names=("pc",))
+STORAGE_CLASS = KindInfo("storage", "StorageClass", "storageclasses", "storageclass", False,
+                         *_k("storage_v1", "StorageClass"), short_names=("sc",))
+#: The workload kinds, in discovery order (core's first, then by group as kube-apiserver's discovery).
+WORKLOAD_KINDS = (
+    POD, SERVICE, ENDPOINTS, PERSISTENT_VOLUME_CLAIM, PERSISTENT_VOLUME, NODE, LIMIT_RANGE, RESOURCE_QUOTA,
+    DEPLOYMENT, STATEFUL_SET, REPLICA_SET, DAEMON_SET, CONTROLLER_REVISION,
+    HORIZONTAL_POD_AUTOSCALER, HORIZONTAL_POD_AUTOSCALER_V1, JOB, CRON_JOB,
+    INGRESS, INGRESS_CLASS, NETWORK_POLICY, POD_DISRUPTION_BUDGET, ENDPOINT_SLICE, PRIORITY_CLASS, STORAGE_CLASS,
+)
 #: Every built-in kind, in discovery order (core first): what a `Scheme` serves unless told otherwise.
 BUILTIN_KINDS: tuple[KindInfo, ...] = (
     NAMESPACE, CORE_EVENT, CONFIG_MAP, SECRET, SERVICE_ACCOUNT, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE,
-    ROLE_BINDING, *REVIEW_KINDS, TOKEN_REVIEW, LEASE, EVENTS_EVENT, CRD, *INSIGHT_KINDS,
+    ROLE_BINDING, *REVIEW_KINDS, TOKEN_REVIEW, LEASE, EVENTS_EVENT, CRD, *INSIGHT_KINDS, *WORKLOAD_KINDS,
 )

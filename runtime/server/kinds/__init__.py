@@ -5,7 +5,8 @@ small parts, `parts`; subresources that are objects of their own,
 `subresources`), one module per kind family
 (`namespace`, `serviceaccount`, `configmap`, `secret` (with `configdata`, what
 they share), `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
-`insight*`; `customresource` builds
+`insight*`; the workload kinds by family, one package each: `pods`, `services`,
+`apps`, `batch`, `cluster`); `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
 nothing outside this package compares kind names. A kind's facts are data
@@ -45,6 +46,7 @@ from runtime.server.kinds.insight.strategies import INSIGHT_STRATEGIES
 from runtime.server.kinds.secret import SecretStrategy
 from runtime.server.kinds.serviceaccount import ServiceAccountStrategy
 from runtime.server.kinds.tokenreview import TokenReviewStrategy
+from runtime.server.kinds import apps, batch, cluster, pods, services
 
 __all__ = [
     "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
@@ -73,4 +75,28 @@ STRATEGIES: dict[KindInfo, type[Strategy | VirtualStrategy]] = {
     catalog.EVENTS_EVENT: EventsV1EventStrategy,
     catalog.CRD: CustomResourceDefinitionStrategy,
     **INSIGHT_STRATEGIES,
+    catalog.POD: pods.PodStrategy,
+    catalog.SERVICE: services.ServiceStrategy,
+    catalog.ENDPOINTS: services.EndpointsStrategy,
+    catalog.PERSISTENT_VOLUME_CLAIM: cluster.PersistentVolumeClaimStrategy,
+    catalog.PERSISTENT_VOLUME: cluster.PersistentVolumeStrategy,
+    catalog.NODE: cluster.NodeStrategy,
+    catalog.LIMIT_RANGE: cluster.LimitRangeStrategy,
+    catalog.RESOURCE_QUOTA: cluster.ResourceQuotaStrategy,
+    catalog.DEPLOYMENT: apps.DeploymentStrategy,
+    catalog.STATEFUL_SET: apps.StatefulSetStrategy,
+    catalog.REPLICA_SET: apps.ReplicaSetStrategy,
+    catalog.DAEMON_SET: apps.DaemonSetStrategy,
+    catalog.CONTROLLER_REVISION: apps.ControllerRevisionStrategy,
+    catalog.HORIZONTAL_POD_AUTOSCALER: batch.HorizontalPodAutoscalerStrategy,
+    catalog.HORIZONTAL_POD_AUTOSCALER_V1: batch.HorizontalPodAutoscalerV1Strategy,
+    catalog.JOB: batch.JobStrategy,
+    catalog.CRON_JOB: batch.CronJobStrategy,
+    catalog.INGRESS: cluster.IngressStrategy,
+    catalog.INGRESS_CLASS: cluster.IngressClassStrategy,
+    catalog.NETWORK_POLICY: cluster.NetworkPolicyStrategy,
+    catalog.POD_DISRUPTION_BUDGET: pods.PodDisruptionBudgetStrategy,
+    catalog.ENDPOINT_SLICE: services.EndpointSliceStrategy,
+    catalog.PRIORITY_CLASS: cluster.PriorityClassStrategy,
+    catalog.STORAGE_CLASS: cluster.StorageClassStrategy,
 }
