@@ -262,11 +262,14 @@ class _Paths:
     def _op(self, t: ResourceType, action: str, op_id: str, params: tuple[str, ...],
             ok: dict[str, Any], codes: tuple[str, ...], body: dict[str, Any] | None = None,
             gvk: dict[str, str] | None = None) -> dict[str, Any]:
-        group_token = "".join(p.capitalize() for p in (t.info.group_prefix or "core").split("."))
+        # Named after the group without the domain, as kube's (`AppsV1`, `RbacAuthorizationV1`); an absolute
+        # group (apps, a custom kind's) whole.
+        group = (t.info.group if t.info.group is not None else t.info.group_prefix) or "core"
+        group_token = "".join(p.capitalize() for p in group.split("."))
         op: dict[str, Any] = {
             "description": f"{_VERBS[action]} {t.kind}",
             "operationId": f"{_VERBS[action]}{group_token}{t.version.capitalize()}{op_id}",
-            "tags": [f"{t.info.group_prefix or 'core'}_{t.version}"],
+            "tags": [f"{group}_{t.version}"],
             "parameters": [_Q[p] for p in params],
             "responses": {**{c: {"description": _CODES[c], "content": ok} for c in codes},
                           "401": {"description": "Unauthorized"}},

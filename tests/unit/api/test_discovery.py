@@ -40,7 +40,10 @@ def test_group_list_excludes_core_group(scheme: Scheme) -> None:
     names = [g["name"] for g in doc["groups"]]
     assert doc["kind"] == "APIGroupList" and "" not in names
     assert set(names) == {"rbac.authorization.svc.io", "authorization.svc.io", "authentication.svc.io",
-                          "coordination.svc.io", "events.svc.io", "apiextensions.svc.io", "insight.svc.io"}
+                          "coordination.svc.io", "events.svc.io", "apiextensions.svc.io", "insight.svc.io",
+                          # Kubernetes' legacy groups have no domain; the newer ones take it
+                          "apps", "autoscaling", "batch", "policy", "networking.svc.io", "discovery.svc.io",
+                          "scheduling.svc.io", "storage.svc.io"}
 
 
 def test_group_prefers_its_only_version(scheme: Scheme) -> None:
@@ -53,7 +56,15 @@ def test_group_prefers_its_only_version(scheme: Scheme) -> None:
 def test_unserved_group_is_none(scheme: Scheme) -> None:
     assert api_group(scheme, "rbac.authorization.k8s.io") is None
     assert api_group(scheme, "") is None
-    assert api_resource_list(scheme, "apps/v1") is None
+    assert api_resource_list(scheme, "apps/v2") is None
+    assert api_resource_list(scheme, "extensions/v1beta1") is None
+
+
+def test_autoscaling_prefers_v2_and_serves_v1(scheme: Scheme) -> None:
+    doc = api_group(scheme, "autoscaling")
+    assert doc is not None
+    assert [v["version"] for v in doc["versions"]] == ["v2", "v1"]
+    assert doc["preferredVersion"] == {"groupVersion": "autoscaling/v2", "version": "v2"}
 
 
 def test_group_names_follow_the_domain() -> None:
@@ -82,9 +93,14 @@ def test_configmaps_and_secrets_are_discovered_as_kube_apiserver_lists_them(sche
 def test_core_resource_list_has_namespace_and_its_subresources(scheme: Scheme) -> None:
     doc = api_resource_list(scheme, "v1")
     assert doc is not None and doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
+    # kube-apiserver's list, less what needs a kubelet or a controller miniplane does not run (pods/log, exec,
+    # attach, portforward, proxy; replicationcontrollers, podtemplates, componentstatuses, bindings)
     assert [r["name"] for r in doc["resources"]] == [
-        "configmaps", "events", "namespaces", "namespaces/finalize", "namespaces/status", "secrets", "serviceaccounts",
-        "serviceaccounts/token"]
+        "configmaps", "endpoints", "events", "limitranges", "namespaces", "namespaces/finalize", "namespaces/status",
+        "nodes", "nodes/status", "persistentvolumeclaims", "persistentvolumeclaims/status", "persistentvolumes",
+        "persistentvolumes/status", "pods", "pods/binding", "pods/ephemeralcontainers", "pods/eviction",
+        "pods/status", "resourcequotas", "resourcequotas/status", "secrets", "serviceaccounts",
+        "serviceaccounts/token", "services", "services/status"]
     ns = _resource(doc, "namespaces")
     assert ns["singularName"] == "namespace" and ns["namespaced"] is False and ns["kind"] == "Namespace"
     assert ns["shortNames"] == ["ns"] and ns["storageVersionHash"] == "Q3oi5N2YM8M="
