@@ -40,7 +40,7 @@ from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.jobspec import (
     container_cells, default_job_spec, drop_disabled_fields, go_label_selector, go_string_map, immutable,
-    job_spec_errors, nonnegative, selector_cell,
+    job_spec_errors, nonnegative, name_warnings, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
@@ -292,13 +292,7 @@ class JobStrategy(Strategy):
         return errs
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        if old is not None:
-            return []
-        msgs = dns1123_label_errors(new["metadata"].get("name", ""))
-        if not msgs:
-            return []
-        return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
-                f"a DNS label is recommended: [{' '.join(msgs)}]"]
+        return name_warnings(new["metadata"].get("name", "")) if old is None else []
 
     def deletion_finalizers(self, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
         """batch/v1's legacy default: a delete that names no propagation orphans the Job's pods."""

@@ -15,6 +15,8 @@
   and `ValidateImmutableField`.
 - `go_string_map(labels)`, `go_label_selector(selector)`: Go's `%#v` of a `map[string]string` and a
   `metav1.LabelSelector`, as a field error shows those bad values.
+- `name_warnings(name)`: the warning a Job's or CronJob's name that is not a DNS label earns (Pod names
+  and hostnames are made of it).
 - `container_cells(template)` and `selector_cell(selector)`: the wide columns' cells (printers.go's
   `layoutContainerCells`, `metav1.FormatLabelSelector`).
 """
@@ -28,10 +30,11 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.machinery.validation.labels import label_key_errors
+from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
 __all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "nonnegative", "immutable",
-           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "INT32_MAX"]
+           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
 #: An Indexed Job's largest parallelism (it bounds `status.completedIndexes`), and the other 1.28 bounds.
@@ -293,3 +296,12 @@ def go_label_selector(selector: dict[str, Any]) -> GoText:
 
 def _q(text: Any) -> str:
     return go_quote(str(text))
+
+
+def name_warnings(name: str) -> list[str]:
+    """The strategies' WarningsOnCreate of a name that is not a DNS label."""
+    msgs = dns1123_label_errors(name)
+    if not msgs:
+        return []
+    return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"]
