@@ -1,0 +1,93 @@
+"""What the apps controllers' kinds (Deployment, StatefulSet, ReplicaSet, DaemonSet) share, as their
+Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
+
+- Defaulting: the kind's own (`pkg/apis/apps/v1/defaults.go`, `default_spec`)
+  and the pod template's (podspec's `default_pod_template`), on a create and,
+  as Kubernetes decodes every body, on an update of the object (a PUT
+  without `replicas` is defaulted to 1, not refused).
+- A create's status is reset to the kind's zero status (`StatusRules`); a
+  write of the object keeps the stored status, a write of `status` keeps
+  the stored spec and metadata (`StatusSubresource`).
+- `metadata.generation` is 1 on create and goes up by one when the spec
+  changes (`counted`; a Deployment's annotations count too).
+- Names are DNS subdomains; a PUT of a missing object is 404 (no create on
+  update).
+- An update is validated as a create (`validate_spec`), and the selector
+  cannot change (`spec.selector: Invalid value: ...: field is immutable`); a
+  status write is validated by the kind's `status_rules` only.
+- `status.replicas` is the one field label beyond metadata where the kind
+  serves it (`field_labels`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.machinery.validation import FieldError
+from runtime.server.kinds.apps.rules import immutable_selector
+from runtime.server.kinds.apps.status import StatusRules
+from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.pods.podspec import default_pod_template
+from runtime.server.kinds.subresources import StatusSubresource, Subresource
+
+__all__ = ["WorkloadStrategy"]
+
+
+class WorkloadStrategy(Strategy):
+    """The shared behaviour of the apps kinds with a pod template (see the module doc)."""
+
+    name_rule = "dns-subdomain"
+    allow_create_on_update = False
+    counts_generation = True
+    subresources = {"status": StatusSubresource()}
+    #: The kind's status counters and their rules.
+    status_rules = StatusRules((), ())
+
+    # ---- defaulting ---------------------------------------------------------------------------------
+
+    def default(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = obj["spec"] = {}
+        self.default_spec(spec)
+        template = spec.get("template")
+        if isinstance(template, dict):
+            default_pod_template(template)
+
+    def default_spec(self, spec: dict[str, Any]) -> None:
+        """The kind's own defaults (`SetDefaults_<Kind>`), in place."""
+
+    # ---- writes -------------------------------------------------------------------------------------
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        super().prepare_for_create(obj)
+        obj["status"] = self.status_rules.new_status()
+
+    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
+                           subresource: Subresource | None = None) -> None:
+        if isinstance(subresource, StatusSubresource):
+            super().prepare_for_update(new, old, subresource)
+            new["status"] = self.status_rules.written(new.get("status"))
+            return
+        self.default(new)
+        super().prepare_for_update(new, old, subresource)
+
+    # ---- validation ---------------------------------------------------------------------------------
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        if new.get("status") != old.get("status"):
+            # Only a write of `status` changes it (any other keeps the stored one): its own rules.
+            return self.status_rules.errors(new.get("status") or {}, old.get("status") or {})
+        return self.validate(new) + self.validate_spec_update(new, old)
+
+    def validate_spec_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        """What an update may not change: the selector, in apps/v1."""
+        return immutable_selector(new, old)
+
+    # ---- reads --------------------------------------------------------------------------------------
+
+    def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
+        fields = super().selectable_fields(obj)
+        if "status.replicas" in self.field_labels:
+            fields["status.replicas"] = str((obj.get("status") or {}).get("replicas") or 0)
+        return fields
