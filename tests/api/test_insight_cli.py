@@ -60,8 +60,10 @@ async def test_who_can_takes_short_names_groups_subresources_names_and_urls(srv)
     assert "alice" in (await cli(srv, "who-can", "get", "pods/log", "-n", "team-a")).out
     assert "alice" in (await cli(srv, "who-can", "get", "pods", "--subresource", "log", "-n", "team-a")).out
     assert "alice" not in (await cli(srv, "who-can", "get", "pods", "-n", "team-a")).out
-    unserved = await cli(srv, "who-can", "get", "pods/log")  # scope unknown: cluster-wide unless -n
+    unserved = await cli(srv, "who-can", "get", "replicationcontrollers/log")  # scope unknown: cluster-wide unless -n
     assert "alice" not in unserved.out and unserved.err.endswith("cluster-wide:\n")
+    served = await cli(srv, "who-can", "get", "pods/log")  # a served namespaced kind: the kubeconfig's namespace
+    assert "alice" not in served.out and served.err.endswith("in namespace 'default':\n")
     assert "bob" in (await cli(srv, "who-can", "impersonate", "users", "carol")).out
     assert "bob" not in (await cli(srv, "who-can", "impersonate", "users", "dave")).out
     assert "carol" in (await cli(srv, "who-can", "get", "/metrics")).out
