@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Quantity", "QuantityError", "parse_quantity", "canonical_quantity", "QUANTITY_PATTERN"]
+__all__ = ["Quantity", "QuantityError", "parse_quantity", "canonical_quantity", "QUANTITY_PATTERN", "ZERO"]
 
 QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _FORM = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)", re.S)
@@ -59,6 +59,21 @@ class Quantity:
     def milli(self) -> int:
         """The value in thousandths, rounded up (Kubernetes' `MilliValue`)."""
         return math.ceil(self.value * 1000)
+
+    def __add__(self, other: "Quantity") -> "Quantity":
+        """The sum, in this quantity's format (a zero takes the other's, as Kubernetes' `Quantity.Add`)."""
+        return Quantity(self.value + other.value, other.format if self.value == 0 else self.format)
+
+    def __sub__(self, other: "Quantity") -> "Quantity":
+        """The difference, in this quantity's format (a zero takes the other's, as `Quantity.Sub`)."""
+        return Quantity(self.value - other.value, other.format if self.value == 0 else self.format)
+
+    def __neg__(self) -> "Quantity":
+        return Quantity(-self.value, self.format)
+
+
+#: Zero, in the decimal format (what a sum starts from).
+ZERO = Quantity(Fraction(0))
 
 
 def parse_quantity(text: str) -> Quantity:
