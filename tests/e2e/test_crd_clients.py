@@ -8,7 +8,9 @@
   kopf's own `examples/crd.yaml` and `examples/obj.yaml` applied by kubectl:
   `01-minimal/example.py` returns a value that kopf patches into the status
   (`status.create_fn.message`), `04-events/example.py` posts events that
-  `kubectl events` and `kubectl describe` show.
+  `kubectl events` and `kubectl describe` show, `02-children/example.py`
+  creates a child Pod with pykube (kopf's `adopt`: the object owns it), which
+  the garbage collector deletes with the object.
 - the official `kubernetes` Python client: `ApiextensionsV1Api` creates the
   CRD, `CustomObjectsApi` creates, gets, lists, replaces, patches (merge,
   status, scale) and deletes custom objects, and `watch.Watch` streams them.
@@ -147,6 +149,31 @@ async def test_kopfs_events_example_posts_events_that_kubectl_shows(crd_server, 
     events = described[described.index("Events:"):].splitlines()
     assert events[1].split() == ["Type", "Reason", "Age", "From", "Message"]
     assert any(line.split()[:2] == ["Warning", "SomeReason"] and "kopf" in line for line in events)
+
+
+async def test_kopfs_children_example_creates_a_pod_the_object_owns(crd_server, kubectl, kopf_examples, tmp_path):
+    await install_kopf_crd(kubectl, kopf_examples)
+    await kubectl("create", "-f", "-", stdin=kopf_object(kopf_examples, "kopf-example-3"))
+    pods_kind = ResourceType.of("v1", "Pod", "pods")
+
+    async def made() -> None:
+        async with open_http_client(load_kubeconfig(crd_server.kubeconfig)) as client:
+            await wait_for_object(client, KOPF_EXAMPLES_KIND, "kopf-example-3", lambda o: o and (
+                (o.get("status") or {}).get("create_fn") or {}).get("children"), namespace="default")
+
+    await run_kopf(crd_server, kopf_examples / "02-children" / "example.py", tmp_path / "kopf.log", made)
+    parent = json.loads((await kubectl("get", "kex", "kopf-example-3", "-o", "json")).out)
+    (child_uid,) = parent["status"]["create_fn"]["children"]
+    pods = json.loads((await kubectl("get", "pods", "-o", "json")).out)["items"]
+    (pod,) = [p for p in pods if p["metadata"]["uid"] == child_uid]
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == parent["metadata"]["uid"]
+    assert pod["spec"]["containers"][0]["env"] == [{"name": "FIELD", "value": "value"}]
+    assert pod["status"]["phase"] == "Pending"  # no kubelet runs it
+    await kubectl("delete", "kex", "kopf-example-3")
+    async with open_http_client(load_kubeconfig(crd_server.kubeconfig)) as client:
+        with trio.fail_after(DEADLINE):
+            await wait_for_object(client, pods_kind, pod["metadata"]["name"], lambda o: o is None,
+                                  namespace="default")
 
 
 # ---- the official kubernetes Python client -------------------------------------------------------
