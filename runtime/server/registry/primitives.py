@@ -21,8 +21,7 @@ module at the top and are imported by nothing but the facade:
   that creates also needs `create`, asked inside `create_object`;
 - reads: `kind_cache`, `read_current` (the store, consistent),
   `wait_for_version`, `selection` (selectors parsed once per request);
-- writes: `admit` (the kind's admission, then plug-ins; the built-in ones,
-  `runtime.server.admission`, around validation), `create_object`
+- writes: `admit` (the kind's admission, then plug-ins), `create_object`
   (a decoded new object: defaults, validation, managed fields, admission,
   store), `guaranteed_update` (read-modify-write retried on conflict, as
   Kubernetes' GuaranteedUpdate).
@@ -40,7 +39,6 @@ import trio
 
 from runtime.machinery import errors
 from runtime.server.featuregates import DEFAULT_GATES
-from runtime.server.admission import BuiltinAdmission
 from runtime.server.kinds import AdmissionRequest, SchemeObserver, Subresource
 from runtime.machinery.storedobject import ObjectEncoder, StoredObject, decode_stored
 from runtime.machinery.patch import manager_from_user_agent, update_managed_fields
@@ -147,8 +145,6 @@ class RegistryCore:
             SignedTokenAuthenticator(self.tokens, scheme, self.cache))
         #: Admission plug-ins, run in order after the kind's own admission; fixed at construction.
         self.admission: tuple[AdmissionPlugin, ...] = tuple(admission)
-        #: Kubernetes' default-on plug-ins, for every kind: LimitRanger before validation, ResourceQuota last.
-        self.builtin_admission = BuiltinAdmission(self)
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type
@@ -337,7 +333,6 @@ class RegistryCore:
             meta = obj["metadata"]  # a new dict
         request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run)
         await strategy.admit(self, request)
-        await self.builtin_admission.mutate(request)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
         if strategy.counts_generation:
@@ -352,7 +347,6 @@ class RegistryCore:
         if on_update:
             self.authorize_create_on_update(user, rt, namespace, meta.get("name", ""))
         await run_plugins(self.admission, request)
-        await self.builtin_admission.validate(request)
         name = meta["name"]
         key = rt.storage_key(namespace if rt.namespaced else None, name)
         with store_errors(rt, name):
@@ -422,7 +416,6 @@ class RegistryCore:
             strategy.prepare_for_update(new, old, subresource)
             request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run)
             await strategy.admit(self, request)  # before validation, as Kubernetes' RBAC storage
-            await self.builtin_admission.mutate(request, subresource=subresource is not None)
             errs = strategy.validate_update(new, old) + validate_object_meta_update(new["metadata"], old["metadata"],
                                                                                   sent_uid=sent_uid)
             if errs:
@@ -433,7 +426,6 @@ class RegistryCore:
                 _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
             result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
             await run_plugins(self.admission, request)
-            await self.builtin_admission.validate(request, subresource=subresource is not None)
             # Unchanged, but sealed with an old key (a rotation's rewrite): written anyway, as kube's stale value.
             if _same_object(new, old) and not await is_stale(self.store, key):
                 return WriteResult(current, False, result_warnings)
