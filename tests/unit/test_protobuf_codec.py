@@ -19,6 +19,7 @@ from runtime.machinery.serializer.proto import meta_v1_pb2
 from runtime.machinery.serializer.proto import rbac_v1_pb2
 from runtime.machinery.serializer.proto import runtime_pb2
 from tests.support.event_objects import CORE_EVENT
+from tests.support.workload_objects import WORKLOAD_OBJECTS
 
 REPO = Path(__file__).resolve().parents[2]
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -236,6 +237,8 @@ OBJECTS: dict[str, dict[str, Any]] = {
         "propagationPolicy": "Background", "dryRun": ["All"],
     },
 }
+
+OBJECTS.update(WORKLOAD_OBJECTS)  # issue 38's kinds, realistic objects of their own module
 
 
 def test_fixtures_cover_every_supported_kind() -> None:
@@ -487,8 +490,8 @@ def test_decode_rejects_envelope_without_kind() -> None:
 
 
 def test_decode_rejects_unsupported_kind() -> None:
-    with pytest.raises(ProtobufError, match="Pod"):
-        decode(_envelope("v1", "Pod", b""))
+    with pytest.raises(ProtobufError, match="ReplicationController"):
+        decode(_envelope("v1", "ReplicationController", b""))
 
 
 def test_decode_rejects_compressed_raw() -> None:
@@ -516,7 +519,7 @@ def test_table_has_no_protobuf_encoding() -> None:
     ("example.com/v1", "Role", False),
     ("rbac.authorization.k8s.io/v1", "SelfSubjectAccessReview", False),
     ("example.com/v1", "Namespace", False),
-    ("v1", "Pod", False),
+    ("v1", "ReplicationController", False),
 ])
 def test_supports_matches_kind_and_group_family(api_version: str, kind: str, expected: bool) -> None:
     assert protobuf.supports(api_version, kind) is expected

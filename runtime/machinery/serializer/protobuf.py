@@ -11,19 +11,28 @@ Objects stay in their Kubernetes JSON form (camelCase dicts). One converter,
 driven by the message descriptors, maps JSON keys to the fields of the same
 name (Kubernetes names its Protobuf fields after the JSON keys); the special
 cases are the types whose JSON form is not an object: `Time`/`MicroTime`
-(RFC 3339 strings), `FieldsV1` and `RawExtension` (embedded JSON bytes) and
-`ExtraValue` (a list of strings); `bytes` fields (a ConfigMap's `binaryData`,
-a Secret's `data`) are base64 text in JSON, as Go's encoder writes `[]byte`.
+(RFC 3339 strings), `FieldsV1` and `RawExtension` (embedded JSON bytes),
+`ExtraValue` (a list of strings), `IntOrString` (`type`/`intVal`/`strVal`, a
+JSON number or string: a Service's `targetPort`) and `Quantity` (its `string`,
+a JSON string; a JSON number sent is written as its text); `bytes` fields (a
+ConfigMap's `binaryData`, a Secret's `data`) are base64 text in JSON, as Go's
+encoder writes `[]byte`. Embedded Go structs (`json:",inline"`: a Volume's
+`volumeSource`, a Probe's `handler`) are one field in Protobuf and their fields
+the parent's in JSON; a few fields are named unlike their JSON key
+(`IngressClassParametersReference.aPIGroup` is `apiGroup`). The tables of these
+facts, and of which message a kind travels as, are `protofacts`'.
 
 Decoding renders what Kubernetes' JSON encoder would write for the decoded
 Go struct, because Go clients write every non-pointer field, empty or not:
 
 - empty strings, zero numbers, false, empty lists and maps are left out;
 - except the fields without `omitempty` in Kubernetes' JSON tags
-  (`_ALWAYS`, e.g. `PolicyRule.verbs`, `RoleRef.name`, `status.allowed`),
+  (`ALWAYS`, e.g. `PolicyRule.verbs`, `RoleRef.name`, `status.allowed`,
+  `Container.name`, `ReplicaSetStatus.replicas`),
   which are always written (an absent list as `[]`);
-- pointer fields (`_NULLABLE`, e.g. `OwnerReference.controller`,
-  `ClusterRole.aggregationRule`) are written when present, zero or not;
+- pointer fields (`NULLABLE`, e.g. `OwnerReference.controller`,
+  `DeploymentSpec.replicas`, `PodSpec.securityContext`) are written when
+  present, zero or not (a pointer without omitempty too, as Go writes `null`);
 - other nested objects (`metadata`, `spec`, `status`, `roleRef`) are always
   written, as `{}` when empty; a zero `Time` is left out (Go writes `null`).
 
@@ -62,12 +71,12 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
+from runtime.machinery.serializer import protofacts
 from runtime.machinery.serializer.proto import authentication_v1_pb2 as authn
 from runtime.machinery.serializer.proto import authorization_v1_pb2 as authz
-from runtime.machinery.serializer.proto import core_v1_pb2 as core
-from runtime.machinery.serializer.proto import events_v1_pb2 as events
+from runtime.machinery.serializer.proto import intstr_pb2 as intstr
 from runtime.machinery.serializer.proto import meta_v1_pb2 as meta
-from runtime.machinery.serializer.proto import rbac_v1_pb2 as rbac
+from runtime.machinery.serializer.proto import resource_pb2 as resource
 from runtime.machinery.serializer.proto import runtime_pb2
 
 __all__ = [
@@ -91,92 +100,8 @@ class ProtobufError(ValueError):
     """Bytes are not a decodable Kubernetes Protobuf message, or a dict cannot be encoded."""
 
 
-@dataclass(frozen=True)
-class _Kind:
-    message: type[Message]
-    group_prefix: str | None
-    """The kind's API group must start with this ("" = core group only, None = any group)."""
-
-
-# Group names come from a configurable domain (rbac.authorization.<domain>), so
-# kinds are matched by the domain-free start of their group.
-_RBAC, _AUTHZ, _AUTHN, _CORE, _ANY = "rbac.authorization.", "authorization.", "authentication.", "", None
-_EVENTS = "events."
-
-_KINDS: dict[str, _Kind] = {
-    "ClusterRole": _Kind(rbac.ClusterRole, _RBAC),
-    "ClusterRoleList": _Kind(rbac.ClusterRoleList, _RBAC),
-    "ClusterRoleBinding": _Kind(rbac.ClusterRoleBinding, _RBAC),
-    "ClusterRoleBindingList": _Kind(rbac.ClusterRoleBindingList, _RBAC),
-    "Role": _Kind(rbac.Role, _RBAC),
-    "RoleList": _Kind(rbac.RoleList, _RBAC),
-    "RoleBinding": _Kind(rbac.RoleBinding, _RBAC),
-    "RoleBindingList": _Kind(rbac.RoleBindingList, _RBAC),
-    "SubjectAccessReview": _Kind(authz.SubjectAccessReview, _AUTHZ),
-    "LocalSubjectAccessReview": _Kind(authz.LocalSubjectAccessReview, _AUTHZ),
-    "SelfSubjectAccessReview": _Kind(authz.SelfSubjectAccessReview, _AUTHZ),
-    "SelfSubjectRulesReview": _Kind(authz.SelfSubjectRulesReview, _AUTHZ),
-    "SelfSubjectReview": _Kind(authn.SelfSubjectReview, _AUTHN),
-    "TokenRequest": _Kind(authn.TokenRequest, _AUTHN),
-    "TokenReview": _Kind(authn.TokenReview, _AUTHN),
-    "Namespace": _Kind(core.Namespace, _CORE),
-    "NamespaceList": _Kind(core.NamespaceList, _CORE),
-    "Event": _Kind(core.Event, _CORE),
-    "EventList": _Kind(core.EventList, _CORE),
-    "ConfigMap": _Kind(core.ConfigMap, _CORE),
-    "ConfigMapList": _Kind(core.ConfigMapList, _CORE),
-    "Secret": _Kind(core.Secret, _CORE),
-    "SecretList": _Kind(core.SecretList, _CORE),
-    "ServiceAccount": _Kind(core.ServiceAccount, _CORE),
-    "ServiceAccountList": _Kind(core.ServiceAccountList, _CORE),
-    # meta.v1 kinds travel in every group (Status as "v1", DeleteOptions in the
-    # resource's group, PartialObjectMetadata in meta.<domain>).
-    "Status": _Kind(meta.Status, _ANY),
-    "DeleteOptions": _Kind(meta.DeleteOptions, _ANY),
-    "PartialObjectMetadata": _Kind(meta.PartialObjectMetadata, _ANY),
-    "PartialObjectMetadataList": _Kind(meta.PartialObjectMetadataList, _ANY),
-}
-
-# Kinds named as a kind of `_KINDS` but in another group, tried first: events.k8s.io's Event is not core's.
-_GROUP_KINDS: dict[str, _Kind] = {
-    "Event": _Kind(events.Event, _EVENTS),
-    "EventList": _Kind(events.EventList, _EVENTS),
-}
-
-SUPPORTED_KINDS: frozenset[str] = frozenset(_KINDS)
+SUPPORTED_KINDS: frozenset[str] = frozenset(protofacts.KINDS)
 """Kinds with a Protobuf encoding (each only in its own group family, see `supports`)."""
-
-# Fields whose Kubernetes JSON tag lacks omitempty: written even when zero.
-_ALWAYS = frozenset({
-    "PolicyRule.verbs", "ClusterRole.rules", "Role.rules",
-    "RoleRef.apiGroup", "RoleRef.kind", "RoleRef.name", "Subject.kind", "Subject.name",
-    "SubjectAccessReviewStatus.allowed", "SubjectRulesReviewStatus.incomplete",
-    "SubjectRulesReviewStatus.resourceRules", "SubjectRulesReviewStatus.nonResourceRules",
-    "ResourceRule.verbs", "NonResourceRule.verbs",
-    "FieldSelectorRequirement.key", "FieldSelectorRequirement.operator",
-    "LabelSelectorRequirement.key", "LabelSelectorRequirement.operator",
-    "OwnerReference.apiVersion", "OwnerReference.kind", "OwnerReference.name", "OwnerReference.uid",
-    "NamespaceCondition.type", "NamespaceCondition.status",
-    # core/v1 Event's (events.k8s.io/v1's messages share the name: its reportingInstance is written too)
-    "Event.reportingComponent", "Event.reportingInstance",
-    "TokenRequestStatus.token",
-    *(f"{kind}.items" for kind in _KINDS if kind.endswith("List")),
-})
-
-# Pointer fields in Kubernetes' Go types: present-but-zero is meaningful.
-_NULLABLE = frozenset({
-    "ObjectMeta.deletionGracePeriodSeconds", "ListMeta.remainingItemCount",
-    "OwnerReference.controller", "OwnerReference.blockOwnerDeletion",
-    "DeleteOptions.gracePeriodSeconds", "DeleteOptions.preconditions",
-    "DeleteOptions.orphanDependents", "DeleteOptions.propagationPolicy",
-    "Preconditions.uid", "Preconditions.resourceVersion", "Status.details",
-    "ClusterRole.aggregationRule", "Event.series", "Event.related",
-    "SubjectAccessReviewSpec.resourceAttributes", "SubjectAccessReviewSpec.nonResourceAttributes",
-    "SelfSubjectAccessReviewSpec.resourceAttributes", "SelfSubjectAccessReviewSpec.nonResourceAttributes",
-    "ResourceAttributes.fieldSelector", "ResourceAttributes.labelSelector",
-    "ServiceAccount.automountServiceAccountToken", "TokenRequestSpec.expirationSeconds",
-    "TokenRequestSpec.boundObjectRef", "ConfigMap.immutable", "Secret.immutable",
-})
 
 # Messages whose JSON form is not an object, by full name.
 _TIMES = {  # name -> whether JSON carries microseconds (MicroTime) or whole seconds (Time)
@@ -191,6 +116,67 @@ _STRING_LISTS = frozenset({  # []string wrappers with one `items` field
     authz.ExtraValue.DESCRIPTOR.full_name,
     authn.ExtraValue.DESCRIPTOR.full_name,
 })
+_INT_OR_STRING = intstr.IntOrString.DESCRIPTOR.full_name
+_QUANTITY = resource.Quantity.DESCRIPTOR.full_name
+_SCALARS = frozenset({*_TIMES, *_JSON_BYTES, *_STRING_LISTS, _INT_OR_STRING, _QUANTITY})
+
+
+def _expand(table: dict[str, dict[str, str]]) -> frozenset[str]:
+    """`package.Message.field` for each field a per-package table names."""
+    return frozenset(f"{package}.{message}.{field}" for package, messages in table.items()
+                     for message, fields in messages.items() for field in fields.split())
+
+
+_ALWAYS_FULL = _expand(protofacts.ALWAYS_FIELDS)
+_NULLABLE_FULL = _expand(protofacts.NULLABLE_FIELDS)
+_INLINE_FULL = _expand(protofacts.INLINE_FIELDS)
+
+# How a field is rendered in JSON (see the module docstring).
+_PLAIN, _ALWAYS_WRITTEN, _POINTER, _STRUCT, _INLINE = range(5)
+
+
+@dataclass(frozen=True)
+class _Field:
+    field: FieldDescriptor
+    key: str
+    """The JSON key."""
+    mode: int
+
+
+@dataclass(frozen=True)
+class _Plan:
+    fields: tuple[_Field, ...]
+    by_key: dict[str, FieldDescriptor]
+    """The non-inline fields by JSON key."""
+    inline: tuple[FieldDescriptor, ...]
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(descriptor) -> _Plan:
+    """The JSON rendering of a message type's fields, built once per type."""
+    plan = _PLANS.get(descriptor.full_name)
+    if plan is None:
+        fields = []
+        for field in descriptor.fields:
+            full, short = f"{descriptor.full_name}.{field.name}", f"{descriptor.name}.{field.name}"
+            if full in _INLINE_FULL:
+                mode = _INLINE
+            elif full in _NULLABLE_FULL or short in protofacts.NULLABLE:
+                mode = _POINTER
+            elif full in _ALWAYS_FULL or short in protofacts.ALWAYS:
+                mode = _ALWAYS_WRITTEN
+            elif field.message_type is not None and not field.is_repeated:
+                mode = _STRUCT
+            else:
+                mode = _PLAIN
+            fields.append(_Field(field, protofacts.JSON_NAMES.get(full, field.name), mode))
+        plan = _Plan(tuple(fields), {f.key: f.field for f in fields if f.mode != _INLINE},
+                     tuple(f.field for f in fields if f.mode == _INLINE))
+        _PLANS[descriptor.full_name] = plan
+    return plan
+
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FRAME_HEADER = struct.Struct(">I")
@@ -199,22 +185,23 @@ _FRAME_HEADER = struct.Struct(">I")
 def supports(api_version: str, kind: str) -> bool:
     """Return whether `kind` in `api_version` has a Protobuf encoding here.
 
-    Kinds are matched by name and by the domain-free start of their group
-    (`rbac.authorization.` for RBAC kinds, the core group for ConfigMap, Namespace, Secret, ServiceAccount and
-    Event, `events.` for events.k8s.io's own Event, any group for meta.v1
-    kinds). `Table` and custom kinds return False.
+    Kinds are matched by name and by their group: exactly for the core group and the domain-free
+    groups (`apps`, `batch`, `policy`, `autoscaling`), by the domain-free start for groups under the
+    configurable domain (`rbac.authorization.`, `networking.`, `discovery.`, `scheduling.`, `storage.`,
+    `events.` for events.k8s.io's own Event), any group for meta.v1 kinds; autoscaling's
+    HorizontalPodAutoscaler by version too. `Table` and custom kinds return False.
     """
     return _spec(api_version, kind) is not None
 
 
-def _spec(api_version: str, kind: str) -> _Kind | None:
+def _spec(api_version: str, kind: str) -> protofacts.Kind | None:
     """The message of `kind` in the group of `api_version` (None when it has none there)."""
-    group = api_version.rpartition("/")[0]
-    for spec in (_GROUP_KINDS.get(kind), _KINDS.get(kind)):
-        if spec is None:
+    group, _, version = api_version.rpartition("/")
+    for spec in protofacts.KINDS.get(kind, ()):
+        if spec.version is not None and spec.version != version:
             continue
-        if (spec.group_prefix is None or (group == "" if spec.group_prefix == _CORE
-                                          else group.startswith(spec.group_prefix))):
+        if (spec.group is None or group == spec.group
+                or (spec.group.endswith(".") and group.startswith(spec.group))):
             return spec
     return None
 
@@ -417,6 +404,21 @@ def _expect(kind: type, value: Any, path: str) -> Any:
 def _fill(message: Message, value: Any, path: str) -> None:
     """Set `message` from its JSON form `value` (never None)."""
     name = message.DESCRIPTOR.full_name
+    if name in _SCALARS:
+        _fill_scalar(message, name, value, path)
+        return
+    plan = _plan(message.DESCRIPTOR)
+    message.SetInParent()
+    for key, item in _expect(Mapping, value, path).items():
+        field = plan.by_key.get(key)
+        if field is not None and item is not None:
+            _set_field(message, field, item, f"{path}.{key}")
+    for field in plan.inline:  # an embedded struct reads its keys from the same JSON object
+        _fill(getattr(message, field.name), value, path)
+
+
+def _fill_scalar(message: Message, name: str, value: Any, path: str) -> None:
+    """Set a message whose JSON form is not an object."""
     if name in _TIMES:
         seconds, nanos = _parse_time(_expect(str, value, path), path)
         message.seconds, message.nanos = seconds, nanos
@@ -425,13 +427,15 @@ def _fill(message: Message, value: Any, path: str) -> None:
     elif name in _STRING_LISTS:
         message.items.extend(_expect(str, item, f"{path}[{i}]")
                              for i, item in enumerate(_expect(list, value, path)))
-    else:
-        fields = message.DESCRIPTOR.fields_by_name
-        message.SetInParent()
-        for key, item in _expect(Mapping, value, path).items():
-            field = fields.get(key)
-            if field is not None and item is not None:
-                _set_field(message, field, item, f"{path}.{key}")
+    elif name == _INT_OR_STRING:
+        if isinstance(value, str):
+            message.type, message.strVal = 1, value
+        else:
+            message.type, message.intVal = 0, _expect(int, value, path)
+    else:  # Quantity: its text; a JSON number is written as the number's text
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(int(value)) if float(value).is_integer() else repr(float(value))
+        message.string = _expect(str, value, path)
 
 
 def _set_field(message: Message, field: FieldDescriptor, value: Any, path: str) -> None:
@@ -448,12 +452,16 @@ def _set_field(message: Message, field: FieldDescriptor, value: Any, path: str) 
                     _fill(target[key], item, f"{path}[{key}]")
         elif field.is_repeated:
             for i, item in enumerate(_expect(list, value, path)):
-                if field.message_type is None:
-                    target.append(item)
-                else:
+                if field.message_type is not None:
                     _fill(target.add(), item, f"{path}[{i}]")
+                elif field.type == FieldDescriptor.TYPE_BYTES:
+                    target.append(_bytes_of(_expect(str, item, f"{path}[{i}]"), f"{path}[{i}]"))
+                else:
+                    target.append(item)
         elif field.message_type is not None:
             _fill(target, value, path)
+        elif field.type == FieldDescriptor.TYPE_BYTES:
+            setattr(message, field.name, _bytes_of(_expect(str, value, path), path))
         else:
             if field.type != FieldDescriptor.TYPE_BOOL and isinstance(value, bool):
                 raise TypeError(f"bool for a {field.name} field")
@@ -475,6 +483,28 @@ def _bytes_of(text: str, path: str) -> bytes:
 def _to_json(message: Message) -> Any:
     """Return the JSON form of `message`; None for a zero Time or empty embedded JSON."""
     name = message.DESCRIPTOR.full_name
+    if name in _SCALARS:
+        return _scalar_json(message, name)
+    out: dict[str, Any] = {}
+    for spec in _plan(message.DESCRIPTOR).fields:
+        field, mode = spec.field, spec.mode
+        if mode == _INLINE:
+            out.update(_to_json(getattr(message, field.name)))
+            continue
+        value = _field_json(message, field, mode)
+        if mode == _ALWAYS_WRITTEN:
+            if value is not None or field.message_type is None or field.message_type.full_name not in _TIMES:
+                out[spec.key] = value if value is not None else _zero(field)
+        elif mode == _POINTER or mode == _STRUCT:
+            if value is not None:
+                out[spec.key] = value
+        elif value is not None and value not in ("", 0, [], {}):  # omitempty; 0 == False
+            out[spec.key] = value
+    return out
+
+
+def _scalar_json(message: Message, name: str) -> Any:
+    """The JSON form of a message whose JSON form is not an object."""
     if name in _TIMES:
         return _format_time(message, micro=_TIMES[name]) if message.ListFields() else None
     if name in _JSON_BYTES:
@@ -482,21 +512,12 @@ def _to_json(message: Message) -> Any:
         return json.loads(raw) if raw else None
     if name in _STRING_LISTS:
         return list(message.items)
-    out: dict[str, Any] = {}
-    for field in message.DESCRIPTOR.fields:
-        key = f"{message.DESCRIPTOR.name}.{field.name}"
-        value = _field_json(message, field)
-        if key in _ALWAYS:
-            out[field.name] = value if value is not None else _zero(field)
-        elif key in _NULLABLE or field.message_type is not None and not field.is_repeated:
-            if value is not None:
-                out[field.name] = value
-        elif value is not None and value not in ("", 0, [], {}):  # omitempty; 0 == False
-            out[field.name] = value
-    return out
+    if name == _INT_OR_STRING:
+        return message.strVal if message.type == 1 else message.intVal
+    return message.string or "0"  # Quantity: Go writes a zero Quantity as "0"
 
 
-def _field_json(message: Message, field: FieldDescriptor) -> Any:
+def _field_json(message: Message, field: FieldDescriptor, mode: int) -> Any:
     """Return the JSON form of one field, or None when a singular field is unset."""
     target = getattr(message, field.name)
     if _is_map(field):
@@ -506,14 +527,19 @@ def _field_json(message: Message, field: FieldDescriptor) -> Any:
         scalar = value_field.message_type is None
         return {key: target[key] if scalar else _to_json(target[key]) for key in sorted(target)}
     if field.is_repeated:
+        if field.type == FieldDescriptor.TYPE_BYTES:
+            return [base64.b64encode(item).decode("ascii") for item in target]
         return [item if field.message_type is None else _to_json(item) for item in target]
     if field.message_type is not None:
         # Go always writes non-pointer structs; only pointer fields may be absent.
-        key = f"{message.DESCRIPTOR.name}.{field.name}"
-        if not message.HasField(field.name) and (key in _NULLABLE or field.message_type.full_name in _TIMES):
+        if not message.HasField(field.name) and (mode == _POINTER or field.message_type.full_name in _TIMES):
             return None
         return _to_json(target)
-    return target if message.HasField(field.name) else None
+    if not message.HasField(field.name):
+        return None
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return base64.b64encode(target).decode("ascii")
+    return target
 
 
 def _zero(field: FieldDescriptor) -> Any:
