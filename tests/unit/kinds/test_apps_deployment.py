@@ -313,3 +313,12 @@ def test_cells_show_ready_of_desired_and_the_wide_columns():
     cells = RT.strategy.columns.cells(obj)
     assert cells[:4] == ["web", "1/3", 2, 1]
     assert cells[5:] == ["web,side", "nginx:1.25,busybox", "app=web"]
+
+
+def test_a_name_that_is_no_dns_label_earns_a_warning_on_create():
+    obj = deployment()
+    obj["metadata"]["name"] = "web.v1"
+    assert RT.strategy.warnings(None, created(obj), "kubectl") == [
+        "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS "
+        "label is recommended: [must not contain dots]"]
+    assert RT.strategy.warnings(None, created(deployment()), "kubectl") == []

@@ -98,10 +98,8 @@ def test_replicaset_status_counters_are_bounded():
         "status.fullyLabeledReplicas: Invalid value: 1: cannot be greater than status.replicas"]
 
 
-def test_replicaset_serves_the_status_replicas_field_label():
-    made = created(RS, workload("ReplicaSet"))
-    assert "status.replicas" in RS.strategy.field_labels
-    assert RS.strategy.selectable_fields(made)["status.replicas"] == "0"
+def test_replicaset_serves_only_the_metadata_field_labels_in_apps_v1():
+    assert RS.strategy.field_labels == ("metadata.name", "metadata.namespace")
 
 
 def test_replicaset_cells_are_desired_current_ready_and_the_selector():

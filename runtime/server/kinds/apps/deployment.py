@@ -97,6 +97,7 @@ class DeploymentStrategy(WorkloadStrategy):
 
     subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
     columns = _COLUMNS
+    warns_pod_names = True
     status_rules = StatusRules(
         (), ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"),
         (("updatedReplicas", "replicas", OVER_REPLICAS), ("readyReplicas", "replicas", OVER_REPLICAS),

@@ -11,7 +11,6 @@
   `readyReplicas` and `availableReplicas` at most `replicas`,
   `availableReplicas` at most `readyReplicas`; `status.replicas` is always
   written (0 on create).
-- Field selector `status.replicas` (`ToSelectableFields`), besides metadata.
 - `scale`: an autoscaling/v1 Scale (`runtime.server.kinds.apps.scale`).
 - `kubectl get`: NAME, DESIRED, CURRENT, READY, AGE; `-o wide` CONTAINERS,
   IMAGES, SELECTOR (`FormatLabelSelector`).
@@ -66,7 +65,7 @@ class ReplicaSetStrategy(WorkloadStrategy):
 
     subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
     columns = _COLUMNS
-    field_labels = ("metadata.name", "metadata.namespace", "status.replicas")
+    warns_pod_names = True
     status_rules = StatusRules(
         ("replicas",), ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"),
         (("fullyLabeledReplicas", "replicas", OVER_REPLICAS), ("readyReplicas", "replicas", OVER_REPLICAS),

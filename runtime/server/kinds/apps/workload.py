@@ -15,8 +15,13 @@ Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
 - An update is validated as a create (`validate_spec`), and the selector
   cannot change (`spec.selector: Invalid value: ...: field is immutable`); a
   status write is validated by the kind's `status_rules` only.
-- `status.replicas` is the one field label beyond metadata where the kind
-  serves it (`field_labels`).
+- A Deployment's or ReplicaSet's create whose name is no DNS label (its
+  pods and hostnames are named after it) earns a warning (`warns_pod_names`):
+  `metadata.name: this is used in Pod names and hostnames, which can result
+  in surprising behavior; a DNS label is recommended: [must not contain dots]`.
+- Field selectors: `metadata.name` and `metadata.namespace` only (apps/v1
+  registers no field label conversion of its own: a ReplicaSet's
+  `status.replicas` is extensions/v1beta1's).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class WorkloadStrategy(Strategy):
     subresources = {"status": StatusSubresource()}
     #: The kind's status counters and their rules.
     status_rules = StatusRules((), ())
+    #: A create whose name is no DNS label earns a warning (the kind's pods are named after it).
+    warns_pod_names = False
 
     # ---- defaulting ---------------------------------------------------------------------------------
 
@@ -84,10 +91,14 @@ class WorkloadStrategy(Strategy):
         """What an update may not change: the selector, in apps/v1."""
         return immutable_selector(new, old)
 
-    # ---- reads --------------------------------------------------------------------------------------
-
-    def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
-        fields = super().selectable_fields(obj)
-        if "status.replicas" in self.field_labels:
-            fields["status.replicas"] = str((obj.get("status") or {}).get("replicas") or 0)
-        return fields
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        if old is not None or not self.warns_pod_names:
+            return []
+        name = new["metadata"].get("name") or ""
+        # The name is a valid DNS subdomain already: it fails as a label by its length or its dots only.
+        problems = (["must be no more than 63 characters"] if len(name) > 63 else []) + (
+            ["must not contain dots"] if "." in name else [])
+        if not problems:
+            return []
+        return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
+                f"a DNS label is recommended: [{' '.join(problems)}]"]
