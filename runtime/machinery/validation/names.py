@@ -102,7 +102,7 @@ def _name_errors(value: str, rule: str, prefix: bool) -> list[str]:
         return [] if is_dns1123_subdomain(value) else (
             ["must be no more than 253 characters"] if len(value) > 253 else []) + (
             [] if _DNS1123_SUBDOMAIN.fullmatch(value) else [DNS1123_SUBDOMAIN_MSG])
-    return dns1123_label_errors(value)
+    return dns1035_label_errors(value) if rule == "dns-1035-label" else dns1123_label_errors(value)
 
 
 def validate_object_meta(meta: dict[str, Any], *, namespaced: bool, name_rule: str,

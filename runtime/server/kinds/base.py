@@ -23,8 +23,8 @@ RESTUpdateStrategy, RESTDeleteStrategy, TableConvertor):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from runtime.server.kinds.parts import (
     Decoding, DeleteStrategy, FieldSelection, TableConvertor, UpdateStrategy, VersionConverter, spec_of,
@@ -38,17 +38,23 @@ if TYPE_CHECKING:
     from runtime.machinery.scheme import ResourceType
     from runtime.server.tokenauth import TokenAuthenticator
     from runtime.server.tokens import TokenSigner
+    from runtime.server.kinds.services.ranges import ServiceRanges
+    from runtime.server.storage import Store
 
 __all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "spec_of"]
 
 
 class PolicyContext(Protocol):
     """What a kind's admission and evaluation may ask of the server: authorization decisions, the RBAC
-    policy, the service account token signer, the server's token authentication, and reads of stored objects."""
+    policy, the service account token signer, the server's token authentication, reads of stored objects, the
+    store itself (for what a kind reserves beside its objects: a Service's IPs and ports) and the ranges
+    Services allocate from (`--service-cluster-ip-range`, `--service-node-port-range`)."""
 
     rbac: RoleSource
     tokens: "TokenSigner"
     authenticator: "TokenAuthenticator"
+    store: "Store"
+    service_ranges: "ServiceRanges"
 
     def decide(self, attrs: Attributes) -> Decision: ...
 
@@ -65,6 +71,14 @@ class AdmissionRequest:
     obj: dict[str, Any]
     old: dict[str, Any] | None
     dry_run: bool
+    #: What the kind's admission reserved beside the object settles once the write has (Kubernetes'
+    #: BeginCreate/BeginUpdate FinishFunc): each is awaited with True if the write was stored, else False.
+    on_finish: list[Callable[[bool], Awaitable[None]]] = field(default_factory=list)
+
+    async def finish(self, committed: bool) -> None:
+        """Run `on_finish` (the registry calls it once per admitted write, shielded from cancellation)."""
+        for settle in self.on_finish:
+            await settle(committed)
 
 
 class Strategy(Decoding, UpdateStrategy, DeleteStrategy, FieldSelection, TableConvertor, VersionConverter):

@@ -21,7 +21,8 @@ module at the top and are imported by nothing but the facade:
   that creates also needs `create`, asked inside `create_object`;
 - reads: `kind_cache`, `read_current` (the store, consistent),
   `wait_for_version`, `selection` (selectors parsed once per request);
-- writes: `admit` (the kind's admission, then plug-ins), `create_object`
+- writes: `admit` (the kind's admission, then plug-ins; the built-in ones,
+  `runtime.server.admission`, around validation), `create_object`
   (a decoded new object: defaults, validation, managed fields, admission,
   store), `guaranteed_update` (read-modify-write retried on conflict, as
   Kubernetes' GuaranteedUpdate).
@@ -39,7 +40,9 @@ import trio
 
 from runtime.machinery import errors
 from runtime.server.featuregates import DEFAULT_GATES
+from runtime.server.admission import BuiltinAdmission
 from runtime.server.kinds import AdmissionRequest, SchemeObserver, Subresource
+from runtime.server.kinds.services import ServiceRanges
 from runtime.machinery.storedobject import ObjectEncoder, StoredObject, decode_stored
 from runtime.machinery.patch import manager_from_user_agent, update_managed_fields
 from runtime.server.rbac import Decision, RBACAuthorizer, RBACIndex
@@ -122,7 +125,7 @@ class RegistryCore:
                  authenticator: TokenAuthenticator | None = None, admission: Sequence[AdmissionPlugin] = (),
                  tokens: TokenSigner | None = None, feature_gates: dict[str, bool] | None = None,
                  history_seconds: float = 300.0, continue_ttl: float = 300.0, continue_secret: bytes | None = None,
-                 token_clock: Callable[[], float] | None = None) -> None:
+                 token_clock: Callable[[], float] | None = None, service_ranges: ServiceRanges | None = None) -> None:
         self.scheme = scheme
         scheme.bind_strategies()
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
@@ -130,6 +133,9 @@ class RegistryCore:
         #: `authorize(attrs) -> Decision`; by default RBAC over `rbac`.
         self.authorizer = authorizer if authorizer is not None else RBACAuthorizer(self.rbac)
         self.feature_gates = {**DEFAULT_GATES, **(feature_gates or {})}
+        #: What Services allocate cluster IPs and node ports from (`--service-cluster-ip-range`,
+        #: `--service-node-port-range`; Kubernetes' defaults unless given).
+        self.service_ranges = service_ranges if service_ranges is not None else ServiceRanges.parse()
         #: The watch cache of `store` (`watch_cache_for`; `history_seconds` only when it is not given).
         self.cache = cache if cache is not None else watch_cache_for(store, scheme, history_seconds=history_seconds)
         #: The store; its writes answer once the cache holds them (`ReadYourWritesStore`).
@@ -145,6 +151,8 @@ class RegistryCore:
             SignedTokenAuthenticator(self.tokens, scheme, self.cache))
         #: Admission plug-ins, run in order after the kind's own admission; fixed at construction.
         self.admission: tuple[AdmissionPlugin, ...] = tuple(admission)
+        #: Kubernetes' default-on plug-ins, for every kind: LimitRanger before validation, ResourceQuota last.
+        self.builtin_admission = BuiltinAdmission(self)
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type
@@ -332,33 +340,42 @@ class RegistryCore:
             _track_managers(rt, None, obj, opts, now_rfc3339())
             meta = obj["metadata"]  # a new dict
         request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run)
-        await strategy.admit(self, request)
+        # The uid first, as Kubernetes' Store.Create fills the system fields before BeginCreate: what a
+        # kind's admission reserves beside the object names it (a Service's IPs and node ports).
         meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = now_rfc3339()
-        if strategy.counts_generation:
-            meta["generation"] = 1
-        for server_set in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
-            meta.pop(server_set, None)
-        strategy.prepare_for_create(obj)
-        errs = strategy.validate(obj)
-        if errs:
-            raise invalid_error(rt.kind, rt.group_kind, meta.get("name", ""), errs)
-        warnings = warnings + strategy.warnings(None, obj, opts.field_manager)
-        if on_update:
-            self.authorize_create_on_update(user, rt, namespace, meta.get("name", ""))
-        await run_plugins(self.admission, request)
-        name = meta["name"]
-        key = rt.storage_key(namespace if rt.namespaced else None, name)
-        with store_errors(rt, name):
-            if opts.dry_run:
-                # Kubernetes' dry-run storage still answers 409 for a taken name.
-                if await self.store.get(key) is not None:
-                    raise errors.AlreadyExists(f'{rt.group_resource} "{name}" already exists', name=name,
-                                               group=rt.group, kind=rt.plural)
-                return WriteResult(StoredObject(key, obj, 0), True, warnings)
-            encoder = ObjectEncoder(obj)
-            entry = await self.store.create(key, encoder)
-        return WriteResult(_written(encoder, entry), True, warnings)
+        await strategy.admit(self, request)
+        committed = False
+        try:
+            await self.builtin_admission.mutate(request)
+            meta["creationTimestamp"] = now_rfc3339()
+            if strategy.counts_generation:
+                meta["generation"] = 1
+            for server_set in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+                meta.pop(server_set, None)
+            strategy.prepare_for_create(obj)
+            errs = strategy.validate(obj)
+            if errs:
+                raise invalid_error(rt.kind, rt.group_kind, meta.get("name", ""), errs)
+            warnings = warnings + strategy.warnings(None, obj, opts.field_manager)
+            if on_update:
+                self.authorize_create_on_update(user, rt, namespace, meta.get("name", ""))
+            await run_plugins(self.admission, request)
+            await self.builtin_admission.validate(request)
+            name = meta["name"]
+            key = rt.storage_key(namespace if rt.namespaced else None, name)
+            with store_errors(rt, name):
+                if opts.dry_run:
+                    # Kubernetes' dry-run storage still answers 409 for a taken name.
+                    if await self.store.get(key) is not None:
+                        raise errors.AlreadyExists(f'{rt.group_resource} "{name}" already exists', name=name,
+                                                   group=rt.group, kind=rt.plural)
+                    return WriteResult(StoredObject(key, obj, 0), True, warnings)
+                encoder = ObjectEncoder(obj)
+                entry = await self.store.create(key, encoder)
+            committed = True
+            return WriteResult(_written(encoder, entry), True, warnings)
+        finally:
+            await _settle(request, committed)
 
     async def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
         namespaces = self.namespaces
@@ -416,36 +433,52 @@ class RegistryCore:
             strategy.prepare_for_update(new, old, subresource)
             request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run)
             await strategy.admit(self, request)  # before validation, as Kubernetes' RBAC storage
-            errs = strategy.validate_update(new, old) + validate_object_meta_update(new["metadata"], old["metadata"],
-                                                                                  sent_uid=sent_uid)
-            if errs:
-                raise invalid_error(rt.kind, rt.group_kind, name, errs)
-            if operation == "Update":
-                if sent_managed is not None and subresource is None:
-                    new["metadata"]["managedFields"] = sent_managed
-                _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
-            result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
-            await run_plugins(self.admission, request)
-            # Unchanged, but sealed with an old key (a rotation's rewrite): written anyway, as kube's stale value.
-            if _same_object(new, old) and not await is_stale(self.store, key):
-                return WriteResult(current, False, result_warnings)
-            if opts.dry_run:
-                new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", str(current.revision))
-                return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
-            with store_errors(rt, name):
-                try:
-                    if strategy.should_delete_on_update(new):
-                        revision, _ = await self.store.delete(key, expected_revision=current.revision)
-                        return WriteResult(StoredObject(key, new, revision), False, result_warnings)
-                    encoder = ObjectEncoder(new)
-                    entry = await self.store.update(key, encoder, expected_revision=current.revision)
-                except RevisionConflict as exc:
-                    if precondition_rv:
-                        raise conflict(rt, name) from None
-                    # The state that won, carried by the store's conflict: no second read.
-                    current = decode_stored(key, exc.current.value, exc.current.mod_revision)
-                    continue
-            return WriteResult(_written(encoder, entry), False, result_warnings)
+            committed = False
+            try:
+                await self.builtin_admission.mutate(request, subresource=subresource is not None)
+                errs = strategy.validate_update(new, old) + validate_object_meta_update(
+                    new["metadata"], old["metadata"], sent_uid=sent_uid)
+                if errs:
+                    raise invalid_error(rt.kind, rt.group_kind, name, errs)
+                if operation == "Update":
+                    if sent_managed is not None and subresource is None:
+                        new["metadata"]["managedFields"] = sent_managed
+                    _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
+                result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
+                await run_plugins(self.admission, request)
+                await self.builtin_admission.validate(request, subresource=subresource is not None)
+                # Unchanged, but sealed with an old key (a rotation's rewrite): written anyway, as kube's stale value.
+                if _same_object(new, old) and not await is_stale(self.store, key):
+                    return WriteResult(current, False, result_warnings)
+                if opts.dry_run:
+                    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", str(current.revision))
+                    return WriteResult(StoredObject(key, new, current.revision), False, result_warnings)
+                with store_errors(rt, name):
+                    try:
+                        if strategy.should_delete_on_update(new):
+                            revision, _ = await self.store.delete(key, expected_revision=current.revision)
+                            committed = True
+                            return WriteResult(StoredObject(key, new, revision), False, result_warnings)
+                        encoder = ObjectEncoder(new)
+                        entry = await self.store.update(key, encoder, expected_revision=current.revision)
+                        committed = True
+                    except RevisionConflict as exc:
+                        if precondition_rv:
+                            raise conflict(rt, name) from None
+                        # The state that won, carried by the store's conflict: no second read.
+                        current = decode_stored(key, exc.current.value, exc.current.mod_revision)
+                        continue
+                return WriteResult(_written(encoder, entry), False, result_warnings)
+            finally:
+                await _settle(request, committed)
+
+
+async def _settle(request: AdmissionRequest, committed: bool) -> None:
+    """Settle what the kind's admission reserved for an admitted write (`AdmissionRequest.finish`), whatever
+    ended the write: shielded, so that a cancelled request still releases it."""
+    if request.on_finish:
+        with trio.CancelScope(shield=True):
+            await request.finish(committed)
 
 
 def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions,

@@ -3,10 +3,15 @@
 
 Contract: each kind's strategy (`runtime.server.kinds.Strategy`), named in `runtime.server.kinds.STRATEGIES`;
 its rules are Kubernetes' (`pkg/apis/*/v1/defaults.go`, `pkg/apis/*/validation`, `pkg/registry/*/*/strategy.go`).
+`ServiceRanges` is what Services allocate from (the server's `--service-cluster-ip-range` and
+`--service-node-port-range`): the registry holds one (`PolicyContext.service_ranges`), the Service strategy's
+admission reserves each IP and node port as a store key of its own (`reservations`).
 """
 
+from runtime.server.kinds.services.ranges import DEFAULT_CLUSTER_IP_RANGE, DEFAULT_NODE_PORT_RANGE, ServiceRanges
 from runtime.server.kinds.services.service import ServiceStrategy
 from runtime.server.kinds.services.endpoints import EndpointsStrategy
 from runtime.server.kinds.services.endpointslice import EndpointSliceStrategy
 
-__all__ = ["ServiceStrategy", "EndpointsStrategy", "EndpointSliceStrategy"]
+__all__ = ["ServiceStrategy", "EndpointsStrategy", "EndpointSliceStrategy", "ServiceRanges",
+           "DEFAULT_CLUSTER_IP_RANGE", "DEFAULT_NODE_PORT_RANGE"]
