@@ -38,7 +38,7 @@ async def srv(nursery, tmp_path) -> Server:
 
 async def test_an_unknown_resource_of_a_served_group_version_is_404_with_empty_details(srv):
     async with srv.client() as c:
-        for path in ("/api/v1/namespaces/default/pods", "/api/v1/pods", f"{srv.rbac}/nope",
+        for path in ("/api/v1/namespaces/default/replicationcontrollers", "/api/v1/podtemplates", f"{srv.rbac}/nope",
                      f"{srv.rbac}/namespaces/default/nope/x", "/api/v1/namespaces/default/serviceaccounts/a/nope"):
             r = await c.get(path)
             assert r.status_code == 404 and r.json() == NOT_FOUND, (path, r.text)
@@ -47,9 +47,9 @@ async def test_an_unknown_resource_of_a_served_group_version_is_404_with_empty_d
 
 async def test_the_empty_details_are_kept_in_every_media_type(srv):
     async with srv.client() as c:
-        as_yaml = await c.get("/api/v1/namespaces/default/pods", headers={"Accept": "application/yaml"})
-        as_cbor = await c.get("/api/v1/namespaces/default/pods", headers={"Accept": "application/cbor"})
-        as_pb = await c.get("/api/v1/namespaces/default/pods", headers={"Accept": PB})
+        as_yaml = await c.get("/api/v1/namespaces/default/replicationcontrollers", headers={"Accept": "application/yaml"})
+        as_cbor = await c.get("/api/v1/namespaces/default/replicationcontrollers", headers={"Accept": "application/cbor"})
+        as_pb = await c.get("/api/v1/namespaces/default/replicationcontrollers", headers={"Accept": PB})
     assert yaml.safe_load(as_yaml.text) == NOT_FOUND
     assert cbor.decode(as_cbor.content) == NOT_FOUND
     assert as_pb.headers["content-type"] == PB

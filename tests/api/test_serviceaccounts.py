@@ -244,8 +244,8 @@ async def test_a_bound_token_lives_only_as_long_as_its_object(srv):
         gone = {**ref, "name": "gone"}
         assert (await c.post(f"{SAS}/robot/token", json=token_request(boundObjectRef=gone))).status_code == 404
         unserved = await ok(await c.post(f"{SAS}/robot/token", json=token_request(boundObjectRef={
-            "kind": "Pod", "apiVersion": "v1", "name": "p"})), 400)
-        assert unserved["message"] == "cannot bind token to object of type /v1, Kind=Pod"
+            "kind": "ReplicationController", "apiVersion": "v1", "name": "p"})), 400)
+        assert unserved["message"] == "cannot bind token to object of type /v1, Kind=ReplicationController"
         await ok(await c.delete(f"{leases}/holder"))
         assert await srv.registry.cache.wait_fresh()
         assert (await review(srv, token))["error"] == "[invalid bearer token, service account token has been invalidated]"
