@@ -57,6 +57,7 @@ from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client.local import LocalClient
 from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
 from runtime.controller.manager import Manager
+from runtime.server.kinds.services import ServiceRanges
 from runtime.server.rbac import RBACAuthorizer, RBACIndex
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry import AdmissionPlugin, Registry, watch_cache_for
@@ -322,7 +323,9 @@ async def open_control_plane(options: ServeOptions, *,
         registry = Registry(served, scheme, CountingAuthorizer(RBACAuthorizer(rbac), metrics, _record_decision),
                             rbac=rbac, cache=cache, authenticator=authenticator, admission=admission, tokens=signer,
                             feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,
-                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock)
+                            continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock,
+                            service_ranges=ServiceRanges.parse(options.service_cluster_ip_range,
+                                                               options.service_node_port_range))
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)

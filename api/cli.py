@@ -169,6 +169,8 @@ _SERVE_FLAGS = (
               "apiserver.config.k8s.io/v1 EncryptionConfiguration: the providers sealing resources at rest"),
     ServeFlag("encryption_provider_config_automatic_reload", "read the encryption config again when it changes",
               _bool),
+    ServeFlag("service_cluster_ip_range", "CIDR Services' cluster IPs are allocated from"),
+    ServeFlag("service_node_port_range", "ports Services' node ports are allocated from (A-B)"),
 )
 
 #: The fields of `ServeOptions` the leader election's shared flags set (`add_leader_election_arguments`).
@@ -322,6 +324,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     from api.audit import PolicyError, load_policy
     from api.serving.workers import resolve_workers
     from runtime.server.storage.encryption import ConfigError, load_config
+    from runtime.server.kinds.services import ServiceRanges
 
     gates = parse_feature_gates(args.feature_gates)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
@@ -350,6 +353,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             raise ValueError(f"--encryption-provider-config {args.encryption_provider_config}: {exc}") from None
     if args.audit_policy_file and not args.audit_log_path:
         logging.getLogger("miniplane").warning("--audit-policy-file needs --audit-log-path: no events will be recorded")
+    ServiceRanges.parse(args.service_cluster_ip_range, args.service_node_port_range)  # ValueError in the flags' words
     workers = resolve_workers(args.workers)
     if workers > 1 and args.store == "memory":
         raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")

@@ -107,3 +107,5 @@ class ServeOptions:
     service_account_max_token_expiration: int = 0  # seconds; 0: no maximum
     encryption_provider_config: str | None = None  # EncryptionConfiguration file; None: values stored as they are
     encryption_provider_config_automatic_reload: bool = False
+    service_cluster_ip_range: str = "10.96.0.0/12"  # `runtime.server.kinds.services.DEFAULT_CLUSTER_IP_RANGE`
+    service_node_port_range: str = "30000-32767"  # `runtime.server.kinds.services.DEFAULT_NODE_PORT_RANGE`
