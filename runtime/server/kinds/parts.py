@@ -214,6 +214,12 @@ class DeleteStrategy(KindStrategy):
     def check_delete(self, name: str) -> None:
         """Raise a StatusError when this object may never be deleted."""
 
+    def grace_period(self, obj: dict[str, Any], asked: int | None) -> int | None:
+        """Kubernetes' CheckGracefulDelete: the seconds a first delete of `obj` gives it before it goes
+        (`asked`: the delete's gracePeriodSeconds, a negative one already made 1), or None when the kind
+        has no graceful deletion (the default). A period of 0 deletes at once."""
+        return None
+
     def has_finalizers(self, obj: dict[str, Any]) -> bool:
         """Whether something must still happen before the object may go."""
         return bool(obj["metadata"].get("finalizers"))

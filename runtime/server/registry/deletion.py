@@ -15,8 +15,11 @@ Delete options (apimachinery's ValidateDeleteOptions, 422 otherwise):
   Background, the default of every kind here), as the kind's strategy
   decides (`runtime.server.kinds.deletion_propagation`); the object then stays until the
   collector (`controllers.gc`) has done its part and removed that finalizer.
-- `gracePeriodSeconds` is accepted; these kinds have no graceful deletion,
-  so they go at once. An object kept by finalizers is marked as Kubernetes'
+- `gracePeriodSeconds`: a kind with graceful deletion (its strategy's
+  `grace_period`, Kubernetes' CheckGracefulDelete: Pods) is marked with
+  `deletionTimestamp` (now + the period) and `deletionGracePeriodSeconds`
+  and stays (a period of 0 goes at once); a later delete may only shorten
+  the period (rest.BeforeDelete). Other kinds go at once. An object kept by finalizers is marked as Kubernetes'
   markAsDeleting does: `deletionGracePeriodSeconds: 0` and a positive
   `generation` bumped (a kind's strategy may differ: a namespace gets neither).
 - `orphanDependents=false` on an object that stays (finalizers) answers 202.
@@ -43,6 +46,7 @@ Internal to `runtime.server.registry`: imported by its modules only.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from runtime.machinery import errors
@@ -66,6 +70,7 @@ FORCE_DELETE_GATE = "AllowUnsafeMalformedObjectDeletion"
 #: The extra verb a force delete needs on the resource (Kubernetes' authorizeUnsafeDelete).
 UNSAFE_DELETE_VERB = "unsafe-delete-ignore-read-errors"
 _FORCE_OPTION = "ignoreStoreReadErrorWithClusterBreakingPotential"
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def _effective(core: RegistryCore, options: ParsedDeleteOptions) -> ParsedDeleteOptions:
@@ -148,20 +153,23 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
         _check_preconditions(rt, current, options)
         await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run)
         code = 202 if options.orphan_dependents is False else 200
-        if current.obj["metadata"].get("deletionTimestamp") and strategy.has_finalizers(current.obj):
+        obj = current.copy_dict()
+        graceful, pending = _before_delete(strategy, obj, options)
+        if pending or (not graceful and current.obj["metadata"].get("deletionTimestamp")
+                       and strategy.has_finalizers(current.obj)):
             # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is
             # (202 as any delete that leaves the object, when orphanDependents=false asked for one).
             return DeleteResult(code, current)
         # The garbage collector's finalizer the propagation policy asks for.
-        obj = current.copy_dict()
         finalizers = strategy.deletion_finalizers(obj["metadata"].get("finalizers") or [], options)
         if finalizers:
             obj["metadata"]["finalizers"] = finalizers
         else:
             obj["metadata"].pop("finalizers", None)
-        if strategy.has_finalizers(obj):
+        if not graceful and strategy.has_finalizers(obj):
             obj["metadata"]["deletionTimestamp"] = now_rfc3339()
             strategy.prepare_for_delete(obj)  # the rest of Kubernetes' markAsDeleting, as the kind does it
+        if strategy.has_finalizers(obj) or (graceful and obj["metadata"]["deletionGracePeriodSeconds"] > 0):
             if options.dry_run:
                 return DeleteResult(code, StoredObject(key, obj, current.revision))
             with store_errors(rt, name):
@@ -172,7 +180,9 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
                     continue
             return DeleteResult(code, encoder.stored(key, entry.mod_revision)
                                 or StoredObject(key, obj, entry.mod_revision, entry.value))
-        body: Any = current if strategy.returns_deleted_object else _success(rt, current)
+        # Deleted now; a graceful delete of period 0 answers the object as it marked it.
+        gone = StoredObject(key, obj, current.revision) if graceful else current
+        body: Any = gone if strategy.returns_deleted_object else _success(rt, current)
         if options.dry_run:
             return DeleteResult(200, body)
         with store_errors(rt, name):
@@ -181,6 +191,40 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
             except RevisionConflict:
                 continue
         return DeleteResult(200, body)
+
+
+def _before_delete(strategy: Any, obj: dict[str, Any], options: ParsedDeleteOptions) -> tuple[bool, bool]:
+    """Kubernetes' rest.BeforeDelete for a kind with graceful deletion (its strategy's `grace_period`):
+    (graceful, pending). Graceful: `obj` is marked (deletionTimestamp = now + the period,
+    deletionGracePeriodSeconds, a positive generation bumped), or a terminating one's period shortened
+    (only a shorter one is taken). Pending: a terminating object this delete leaves as it is."""
+    meta = obj["metadata"]
+    asked = options.grace_period_seconds
+    if asked is not None and asked < 0:
+        asked = 1  # Kubernetes: a negative period is 1s on the delete path
+    if meta.get("deletionTimestamp"):
+        stored = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if stored <= 0:
+            return False, False  # marked without a period (finalizers): not graceful, delete as any kind
+        if asked is None or asked >= stored:
+            return False, True
+        meta["deletionTimestamp"] = _shifted(meta["deletionTimestamp"], asked - stored)
+        meta["deletionGracePeriodSeconds"] = asked
+        return True, False
+    period = strategy.grace_period(obj, asked)
+    if period is None:
+        return False, False
+    meta["deletionTimestamp"] = _shifted(now_rfc3339(), period)
+    meta["deletionGracePeriodSeconds"] = period
+    if int(meta.get("generation") or 0) > 0:
+        meta["generation"] = int(meta["generation"]) + 1
+    return True, False
+
+
+def _shifted(timestamp: str, seconds: int) -> str:
+    """An RFC 3339 timestamp (metav1.Time's, in UTC) `seconds` later."""
+    moved = datetime.strptime(timestamp, _TIME_FORMAT).replace(tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    return moved.strftime(_TIME_FORMAT)
 
 
 async def _delete_corrupt(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str,

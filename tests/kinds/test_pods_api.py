@@ -1,0 +1,187 @@
+"""Pods and PodDisruptionBudgets through the in-process env, as kube-apiserver serves them with no scheduler and
+no kubelet: create, status writes, binding, eviction (201 and 429), graceful deletion, field selectors, tables."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import pytest
+
+from runtime.client.interface import MERGE_PATCH
+from runtime.controller.testing import ADMIN, TestEnv, open_test_env
+from runtime.machinery import errors
+from runtime.machinery.options import Body
+from runtime.machinery.scheme import ResourceType
+
+pytestmark = pytest.mark.stores("memory")
+
+
+def pod(name: str = "web", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                            "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}], **spec}}
+
+
+def budget(name: str = "web", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec}}
+
+
+@pytest.fixture
+async def env(autojump_clock) -> AsyncIterator[TestEnv]:
+    async with open_test_env(domain="k8s.io") as env:
+        yield env
+
+
+def pods(env: TestEnv) -> ResourceType:
+    return env.scheme.by_kind("Pod", "")
+
+
+def pdbs(env: TestEnv) -> ResourceType:
+    return env.scheme.by_kind("PodDisruptionBudget", "policy")
+
+
+async def post(env: TestEnv, name: str, subresource: str, body: dict[str, Any]) -> dict[str, Any]:
+    result = await env.registry.create(ADMIN, pods(env), "default", Body(body), name=name, subresource=subresource)
+    return result.obj.obj
+
+
+def binding(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": node}}
+
+
+def eviction(name: str, **options: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+    if options:
+        body["deleteOptions"] = options
+    return body
+
+
+async def running(env: TestEnv, name: str = "web", *, ready: bool = True) -> dict[str, Any]:
+    """A Pod bound to node-1 whose status says it runs (as a kubelet would write it)."""
+    await env.client.create(pod(name))
+    await post(env, name, "binding", binding(name, "node-1"))
+    status = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+    return await env.client.patch(pods(env), name, status, namespace="default", patch_type=MERGE_PATCH,
+                                  subresource="status")
+
+
+async def test_pod_create_is_pending_with_defaults_and_qos(env):
+    made = await env.client.create(pod())
+    assert made["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert made["spec"]["restartPolicy"] == "Always" and made["spec"]["terminationGracePeriodSeconds"] == 30
+    assert "generation" not in made["metadata"]
+
+
+async def test_pod_spec_write_keeps_status_and_status_write_keeps_spec(env):
+    await running(env)
+    patched = await env.client.patch(pods(env), "web", {"spec": {"containers": [{"name": "c", "image": "nginx:1.26"}]},
+                                                    "status": {"phase": "Failed"}}, namespace="default")
+    assert patched["spec"]["containers"][0]["image"] == "nginx:1.26" and patched["status"]["phase"] == "Running"
+    written = await env.client.patch(pods(env), "web", {"spec": {"nodeName": "other"}, "status": {"podIP": "10.0.0.1"}},
+                                     namespace="default", subresource="status")
+    assert written["spec"]["nodeName"] == "node-1" and written["status"]["podIP"] == "10.0.0.1"
+
+
+async def test_pod_update_of_an_immutable_field_is_422(env):
+    await env.client.create(pod())
+    with pytest.raises(errors.Invalid) as caught:
+        await env.client.patch(pods(env), "web", {"spec": {"restartPolicy": "Never"}}, namespace="default")
+    assert "pod updates may not change fields other than `spec.containers[*].image`" in caught.value.message
+
+
+async def test_binding_sets_node_name_and_scheduled_condition(env):
+    await env.client.create(pod())
+    answer = await post(env, "web", "binding", binding("web", "node-1"))
+    assert answer["status"] == "Success"
+    got = await env.client.get(pods(env), "web", namespace="default")
+    assert got["spec"]["nodeName"] == "node-1"
+    assert [c["type"] for c in got["status"]["conditions"]] == ["PodScheduled"]
+
+
+async def test_binding_an_assigned_pod_is_409(env):
+    await env.client.create(pod(nodeName="node-1"))
+    with pytest.raises(errors.Conflict) as caught:
+        await post(env, "web", "binding", binding("web", "node-2"))
+    assert caught.value.message == ('Operation cannot be fulfilled on pods/binding "web": pod web is already '
+                                    'assigned to node "node-1"')
+
+
+async def test_pod_on_no_node_is_deleted_at_once(env):
+    await env.client.create(pod())
+    await env.client.delete(pods(env), "web", namespace="default")
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_pod_on_a_node_is_deleted_gracefully_and_a_shorter_grace_shortens_it(env):
+    await env.client.create(pod(nodeName="node-1"))
+    answer = await env.client.delete(pods(env), "web", namespace="default")
+    assert answer["kind"] == "Pod" and answer["metadata"]["deletionGracePeriodSeconds"] == 30
+    first = answer["metadata"]["deletionTimestamp"]
+    got = await env.client.get(pods(env), "web", namespace="default")
+    assert got["metadata"]["deletionTimestamp"] == first
+    longer = await env.client.delete(pods(env), "web", namespace="default", grace_period_seconds=60)
+    assert longer["metadata"]["deletionGracePeriodSeconds"] == 30  # only a shorter one is taken
+    shorter = await env.client.delete(pods(env), "web", namespace="default", grace_period_seconds=10)
+    assert shorter["metadata"]["deletionGracePeriodSeconds"] == 10 and shorter["metadata"]["deletionTimestamp"] < first
+    await env.client.delete(pods(env), "web", namespace="default", grace_period_seconds=0)
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_eviction_without_a_budget_deletes_the_pod(env):
+    await running(env)
+    answer = await post(env, "web", "eviction", eviction("web", gracePeriodSeconds=0))
+    assert answer["status"] == "Success" and answer["code"] == 201
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_eviction_a_budget_forbids_is_429(env):
+    await running(env)
+    await env.client.create(budget(minAvailable=1))
+    with pytest.raises(errors.TooManyRequests) as caught:  # no controller: the budget's status is not observed
+        await post(env, "web", "eviction", eviction("web"))
+    assert caught.value.message == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert caught.value.causes[0].reason == "DisruptionBudget"
+    assert caught.value.causes[0].message == "The disruption budget web is still being processed by the server."
+    status = {"status": {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+                         "expectedPods": 1}}
+    await env.client.patch(pdbs(env), "web", status, namespace="default", subresource="status")
+    with pytest.raises(errors.TooManyRequests) as caught:
+        await post(env, "web", "eviction", eviction("web"))
+    assert caught.value.causes[0].message == "The disruption budget web needs 1 healthy pods and has 1 currently"
+    assert (await env.client.get(pods(env), "web", namespace="default"))["metadata"].get("deletionTimestamp") is None
+
+
+async def test_eviction_a_budget_allows_takes_a_disruption_and_deletes_gracefully(env):
+    await running(env)
+    await env.client.create(budget(maxUnavailable=1))
+    status = {"status": {"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0,
+                         "expectedPods": 1}}
+    await env.client.patch(pdbs(env), "web", status, namespace="default", subresource="status")
+    assert (await post(env, "web", "eviction", eviction("web")))["status"] == "Success"
+    got = await env.client.get(pods(env), "web", namespace="default")
+    assert got["metadata"]["deletionGracePeriodSeconds"] == 30  # on a node: graceful, and no kubelet ends it
+    assert any(c["type"] == "DisruptionTarget" for c in got["status"]["conditions"])
+    after = await env.client.get(pdbs(env), "web", namespace="default")
+    assert after["status"]["disruptionsAllowed"] == 0 and "web" in after["status"]["disruptedPods"]
+
+
+async def test_pod_field_selectors_node_name_phase_and_spec_host(env):
+    await env.client.create(pod("a", nodeName="node-1"))
+    await env.client.create(pod("b"))
+    listed = await env.client.list(pods(env), namespace="default", field_selector="spec.nodeName=node-1")
+    assert [p["metadata"]["name"] for p in listed.items] == ["a"]
+    pending = await env.client.list(pods(env), namespace="default", field_selector="status.phase=Pending,spec.host=")
+    assert [p["metadata"]["name"] for p in pending.items] == ["b"]
+
+
+async def test_pdb_requires_one_bound_only(env):
+    with pytest.raises(errors.Invalid) as caught:
+        await env.client.create(budget(minAvailable=1, maxUnavailable="50%"))
+    assert "minAvailable and maxUnavailable cannot be both set" in caught.value.message
+    made = await env.client.create(budget(minAvailable="50%"))
+    assert made["metadata"]["generation"] == 1 and made["status"]["disruptionsAllowed"] == 0
