@@ -13,7 +13,7 @@ evaluator handles: creates, and updates of Services and claims):
     requests.cpu for: app`;
   - a quota whose usage is not known yet refuses: `status unknown for
     quota: q, resources: pods`;
-  - the object's usage (on update, less the old object's) added to
+  - the object's usage (on update, what grew from the old object's) added to
     `status.used` must stay within `status.hard`, else `exceeded quota: q,
     requested: pods=1, used: pods=2, limited: pods=2`;
 - then each quota charged gets its new `status.used` written, checked
@@ -38,6 +38,7 @@ from typing import Any, Callable
 import trio
 
 from runtime.machinery import errors
+from runtime.machinery.quantity import ZERO
 from runtime.machinery.quota import (
     Evaluator, ResourceList, add, evaluator_for, is_zero, less_than_or_equal, mask, negative_names, parse_list,
     pretty, pretty_names, quota_matches, subtract, to_text,
@@ -86,7 +87,8 @@ def check_request(quotas: list[StoredObject], request: AdmissionRequest, evaluat
     if negative:
         raise forbidden(rt, obj, f"quota usage is negative for resource(s): {pretty_names(negative)}")
     if request.operation == "update" and request.old is not None:
-        delta = subtract(delta, evaluator.usage(request.old, now))
+        # Charged what grew, never credited what shrank (SubtractWithNonNegativeResult: the controller recounts).
+        delta = {name: q if q.value > 0 else ZERO for name, q in subtract(delta, evaluator.usage(request.old, now)).items()}
     if is_zero(delta):
         return []
     charged = []
@@ -110,13 +112,19 @@ class ResourceQuotaAdmission:
         self.clock = clock
         self.quotas = resource_type(context.scheme, catalog.RESOURCE_QUOTA)
         self._turns: dict[str, trio.Lock] = {}
+        self._evaluators: dict[str, Evaluator | None] = {}  # by storage prefix: a kind's is made once
 
     async def validate(self, request: AdmissionRequest) -> None:
         """Refuse a write over quota (403), else charge it to the quotas (see the module doc)."""
-        evaluator = evaluator_for(request.resource)
+        rt = request.resource
+        if rt.storage_prefix not in self._evaluators:
+            self._evaluators[rt.storage_prefix] = evaluator_for(rt)
+        evaluator = self._evaluators[rt.storage_prefix]
         if self.quotas is None or evaluator is None or not evaluator.handles(request.operation):
             return
         namespace = request.obj["metadata"].get("namespace") or ""
+        if not namespace_objects(self.context, self.quotas, namespace):
+            return  # no quota here: nothing to check, no turn to take
         turn = self._turns.setdefault(namespace, trio.Lock())
         async with turn:
             try:

@@ -98,6 +98,14 @@ def test_an_update_is_charged_the_difference_it_makes():
     assert check_request([quota], _request(SERVICES, old, "update", old), evaluator_for(SERVICES)) == []
 
 
+def test_an_update_that_uses_less_is_not_credited():
+    quota = _quota("q", {"services.loadbalancers": "1", "services": "5"},
+                   {"services.loadbalancers": "1", "services": "1"})
+    old = {"metadata": {"name": "s", "namespace": "ns", "resourceVersion": "3"}, "spec": {"type": "LoadBalancer"}}
+    new = {"metadata": {"name": "s", "namespace": "ns"}, "spec": {"type": "ClusterIP"}}
+    assert check_request([quota], _request(SERVICES, new, "update", old), evaluator_for(SERVICES)) == []
+
+
 class FakeCache:
     def __init__(self, objects: list[StoredObject]) -> None:
         self.objects = objects
