@@ -9,7 +9,8 @@ subjects and labels added, nothing a user added removed, objects annotated
 whose roleRef changed is deleted and re-created (roleRef is immutable). The
 namespaces every Kubernetes cluster has are created when missing: `default`
 (kube-apiserver's bootstrap controller) and `kube-system`, `kube-public` and
-`kube-node-lease` (its system namespaces controller). Writes go through the registry
+`kube-node-lease` (its system namespaces controller), and so are the built-in PriorityClasses
+`system-node-critical` and `system-cluster-critical` (its scheduling post-start hook). Writes go through the registry
 as `SYSTEM_USER`, with field manager `miniplane-bootstrap`.
 """
 
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from runtime.machinery import errors
+from runtime.models.k8s.scheduling_v1 import PriorityClass
+from runtime.server.kinds.cluster import SYSTEM_PRIORITY_CLASSES
 from runtime.server.rbac import load_bootstrap_policy, reconcile
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry import Registry
@@ -40,7 +43,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 async def bootstrap(registry: Registry, user: UserInfo = SYSTEM_USER) -> None:
-    """Create or reconcile the bootstrap policy, then create the system namespaces that are missing."""
+    """Create or reconcile the bootstrap policy, then create the system namespaces and the built-in
+    PriorityClasses that are missing."""
     await registry.cache.wait_fresh()
     domain = registry.scheme.domain
     for obj in [*load_bootstrap_policy(domain), *load_bootstrap_policy(domain, MINIPLANE_POLICY)]:
@@ -56,6 +60,17 @@ async def bootstrap(registry: Registry, user: UserInfo = SYSTEM_USER) -> None:
                                   WriteOptions(field_manager=FIELD_MANAGER))
         except errors.AlreadyExists:
             pass  # created meanwhile (another server), or being deleted (kube-node-lease may be)
+    classes = registry.scheme.by_model(PriorityClass)
+    for name, value, description in SYSTEM_PRIORITY_CLASSES if classes is not None else ():
+        if registry.kind_cache(classes).get(classes.storage_key(None, name)) is not None:
+            continue
+        try:
+            await registry.create(user, classes, "", Body({"apiVersion": classes.api_version, "kind": classes.kind,
+                                                          "metadata": {"name": name}, "value": value,
+                                                          "description": description}),
+                                  WriteOptions(field_manager=FIELD_MANAGER))
+        except errors.AlreadyExists:
+            pass  # created meanwhile (another server)
 
 
 async def _reconcile(registry: Registry, user: UserInfo, wanted_obj: dict[str, Any]) -> None:

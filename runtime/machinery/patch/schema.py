@@ -7,7 +7,8 @@ put in `json_schema_extra`. The result is a tree of nodes the engines share:
 
 - `Struct`: named fields, each a `Field` (its node plus the strategic-merge
   markers `x-kubernetes-patch-strategy`/`x-kubernetes-patch-merge-key`);
-  atomic when the field or the model says `x-kubernetes-map-type: atomic`.
+  atomic when the field or the model says `x-kubernetes-map-type: atomic` (the field's `granular`
+  overrides an atomic model's).
 - `ListNode`: `list_type` atomic | set | map, with `map_keys` for map lists.
 - `MapNode`: a string-keyed map (`dict[str, X]`), granular unless atomic.
 - `Scalar`: a leaf.
@@ -168,8 +169,13 @@ def _node(annotation: Any, extra: dict[str, Any], building: dict[type, Struct]) 
         return MapNode(value, atomic=extra.get("x-kubernetes-map-type") == "atomic")
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         struct = _struct(annotation, building)
-        if extra.get("x-kubernetes-map-type") == "atomic" and not struct.atomic:
+        # The field's own map type overrides its model's both ways (a PV's claimRef is a granular
+        # ObjectReference, which is atomic elsewhere).
+        map_type = extra.get("x-kubernetes-map-type")
+        if map_type == "atomic" and not struct.atomic:
             return replace(struct, atomic=True)
+        if map_type == "granular" and struct.atomic:
+            return replace(struct, atomic=False)
         return struct
     return UNTYPED
 
