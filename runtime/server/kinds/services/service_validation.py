@@ -234,7 +234,8 @@ def special_ip_errors(ip: str, path: str) -> list[FieldError]:
         return [invalid(path, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)")]
     if address.is_link_local:
         return [invalid(path, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)")]
-    multicast = ipaddress.ip_network("224.0.0.0/24") if address.version == 4 else ipaddress.ip_network("ff02::/10")
+    # Go's IsLinkLocalMulticast: 224.0.0.0/24 and ff02::/16 (the message says ff02::/10, as Kubernetes').
+    multicast = ipaddress.ip_network("224.0.0.0/24" if address.version == 4 else "ff02::/16")
     if address in multicast:
         return [invalid(path, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")]
     return []
