@@ -170,9 +170,9 @@ def test_env_key_ref_key_is_required():
 
 
 def test_env_field_ref_path_is_supported():
-    source = {"fieldRef": {"fieldPath": "spec.hostname"}}
+    source = {"fieldRef": {"fieldPath": "spec.schedulerName"}}
     assert errors(c(env=[{"name": "A", "valueFrom": source}])) == [
-        'spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.hostname": supported '
+        'spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.schedulerName": supported '
         'values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", '
         '"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"']
 
@@ -340,3 +340,25 @@ def test_container_security_context_ids_in_range():
     assert errors(c(securityContext={"runAsUser": -1})) == [
         "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, "
         "inclusive"]
+
+
+@pytest.mark.parametrize("ref, message", [
+    ({"apiVersion": "v2", "fieldPath": "metadata.name"}, "error converting fieldPath: unsupported pod version: v2"),
+    ({"fieldPath": "spec.nodeName['x']"}, "error converting fieldPath: field label does not support subscript: "
+                                          "spec.nodeName['x']"),
+    ({"fieldPath": "spec.containers"}, "error converting fieldPath: field label not supported: spec.containers"),
+])
+def test_env_field_ref_path_converts_as_a_v1_pod_field_label(ref, message):
+    field_path = ref["fieldPath"]
+    assert errors(c(env=[{"name": "A", "valueFrom": {"fieldRef": ref}}])) == [
+        f'spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "{field_path}": {message}']
+
+
+def test_env_field_ref_spec_host_is_the_node_name():
+    assert errors(c(env=[{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "spec.host"}}}])) == []
+
+
+def test_env_field_ref_annotation_subscript_key_is_qualified():
+    ref = {"fieldPath": "metadata.annotations['a b']"}
+    assert errors(c(env=[{"name": "A", "valueFrom": {"fieldRef": ref}}]))[0].startswith(
+        'spec.containers[0].env[0].valueFrom.fieldRef: Invalid value: "a b": name part must consist of')

@@ -195,7 +195,8 @@ def validate_dns_config(config: dict[str, Any] | None, policy: str, path: str) -
         if config is None:
             return [required(path, "must provide `dnsConfig` when `dnsPolicy` is None")]
         if not config.get("nameservers"):
-            return [required(f"{path}.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None")]
+            return [required(f"{path}.nameservers",
+                             "must provide at least one DNS nameserver when `dnsPolicy` is None")]
     if config is None:
         return []
     errs: list[FieldError] = []

@@ -33,6 +33,11 @@ __all__ = ["validate_volumes", "downward_field_ref", "resource_field_ref", "VOLU
 #: `validVolumeDownwardAPIFieldPathExpressions`.
 VOLUME_FIELD_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
                       "metadata.uid")
+#: The v1 Pod's field labels the downward API converts (`ConvertDownwardAPIFieldLabel`).
+_POD_FIELD_LABELS = frozenset({
+    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+    "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
+    "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"})
 _HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
                     "Socket")
 _RESOURCE_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu",
@@ -70,27 +75,43 @@ def _items(source: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
+def _convert_field_label(api_version: str, label: str) -> tuple[str, str]:
+    """`ConvertDownwardAPIFieldLabel`: the internal field path, or "" and the conversion's error."""
+    if api_version != "v1":
+        return "", f"unsupported pod version: {api_version}"
+    if (parts := _subscripted(label)) is not None:
+        if parts[0] in ("metadata.annotations", "metadata.labels"):
+            return label, ""
+        return "", f"field label does not support subscript: {label}"
+    if label == "spec.host":
+        return "spec.nodeName", ""  # old v1 clients' name for it
+    return (label, "") if label in _POD_FIELD_LABELS else ("", f"field label not supported: {label}")
+
+
+def _subscripted(field_path: str) -> tuple[str, str] | None:
+    """`fieldpath.SplitMaybeSubscriptedPath`: `metadata.labels['app']` is (`metadata.labels`, `app`)."""
+    if not field_path.endswith("']"):
+        return None
+    base, sep, key = field_path[:-2].partition("['")
+    return (base, key) if sep and base else None
+
+
 def downward_field_ref(ref: dict[str, Any], supported: tuple[str, ...], path: str) -> list[FieldError]:
-    """`validateObjectFieldSelector`: apiVersion and fieldPath required, a supported path or a label or
-    annotation subscript (`metadata.labels['key']`)."""
+    """`validateObjectFieldSelector`: apiVersion and fieldPath required, a field label of a v1 Pod that is one
+    of `supported`, or a label or annotation subscript (`metadata.labels['app']`) whose key is qualified."""
     if not ref.get("apiVersion"):
         return [required(f"{path}.apiVersion")]
     field_path = ref.get("fieldPath") or ""
     if not field_path:
         return [required(f"{path}.fieldPath")]
-    if ref["apiVersion"] != "v1":
-        return [invalid(f"{path}.fieldPath", field_path,
-                        f'error converting fieldPath: field label not supported: {field_path}')]
-    base, bracket, rest = field_path.partition("[")
-    if bracket and rest.endswith("]") and len(rest) > 3 and rest[0] == rest[-2] == "'":
-        subscript = rest[1:-2]
-        if base == "metadata.annotations":
-            return qualified_name(subscript.lower(), path)
-        if base == "metadata.labels":
-            return qualified_name(subscript, path)
-        return [invalid(path, base, "does not support subscript")]
-    if field_path not in supported:
-        return [not_supported(f"{path}.fieldPath", field_path, list(supported))]
+    internal, problem = _convert_field_label(ref["apiVersion"], field_path)
+    if problem:
+        return [invalid(f"{path}.fieldPath", field_path, f"error converting fieldPath: {problem}")]
+    if (parts := _subscripted(internal)) is not None:
+        base, key = parts
+        return qualified_name(key.lower() if base == "metadata.annotations" else key, path)
+    if internal not in supported:
+        return [not_supported(f"{path}.fieldPath", internal, list(supported))]
     return []
 
 
