@@ -1,6 +1,7 @@
 """apps/v1 through the in-process env and the HTTP app, as kube-apiserver v1.28 serves them with no controller:
 defaults read back, the selector rules (422 in Kubernetes' words), the immutable selector, `scale` as
-`kubectl scale` uses it, status writes and the generation, StatefulSet's fixed spec, field selectors, and `kubectl get`'s table.
+`kubectl scale` uses it, status writes and the generation, StatefulSet's fixed spec, field selectors, and
+`kubectl get`'s table.
 """
 
 from __future__ import annotations

@@ -322,3 +322,7 @@ def test_a_name_that_is_no_dns_label_earns_a_warning_on_create():
         "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS "
         "label is recommended: [must not contain dots]"]
     assert RT.strategy.warnings(None, created(deployment()), "kubectl") == []
+
+
+def test_an_empty_strategy_type_is_defaulted_as_unset():
+    assert created(deployment(strategy={"type": ""}))["spec"]["strategy"]["type"] == "RollingUpdate"

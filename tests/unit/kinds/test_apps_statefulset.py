@@ -224,3 +224,13 @@ def test_columns_and_cells_are_name_ready_age_then_containers_and_images():
     obj["status"]["readyReplicas"] = 2
     cells = RT.strategy.columns.cells(obj)
     assert cells[:2] == ["db", "2/3"] and cells[3:] == ["db", "postgres:16"]
+
+
+def test_a_statefulset_stored_before_its_defaults_may_still_be_scaled():
+    stored = created(statefulset())
+    del stored["spec"]["serviceName"], stored["spec"]["revisionHistoryLimit"]
+    assert update_errors(stored, lambda s: s["spec"].update(replicas=2)) == []
+
+
+def test_an_empty_pod_management_policy_is_defaulted_as_unset():
+    assert created(statefulset(podManagementPolicy=""))["spec"]["podManagementPolicy"] == "OrderedReady"

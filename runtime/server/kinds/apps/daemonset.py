@@ -128,7 +128,8 @@ class DaemonSetStrategy(WorkloadStrategy):
         strategy = spec.get("updateStrategy")
         if not isinstance(strategy, dict):
             strategy = spec["updateStrategy"] = {}
-        strategy.setdefault("type", "RollingUpdate")
+        if not strategy.get("type"):  # Go's "" is unset too
+            strategy["type"] = "RollingUpdate"
         if strategy["type"] == "RollingUpdate":
             rolling = strategy.get("rollingUpdate")
             if not isinstance(rolling, dict):

@@ -109,7 +109,8 @@ class DeploymentStrategy(WorkloadStrategy):
         strategy = spec.get("strategy")
         if not isinstance(strategy, dict):
             strategy = spec["strategy"] = {}
-        strategy.setdefault("type", "RollingUpdate")
+        if not strategy.get("type"):  # Go's "" is unset too
+            strategy["type"] = "RollingUpdate"
         if strategy["type"] == "RollingUpdate":
             rolling = strategy.get("rollingUpdate")
             if not isinstance(rolling, dict):

@@ -84,7 +84,8 @@ def replica_template_errors(template: dict[str, Any], path: str, kind: str) -> l
     if policy != "Always":
         errs.append(not_supported(f"{path}.spec.restartPolicy", policy, ["Always"]))
     if pod.get("activeDeadlineSeconds") is not None:
-        errs.append(forbidden(f"{path}.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"))
+        errs.append(forbidden(f"{path}.spec.activeDeadlineSeconds",
+                              f"activeDeadlineSeconds in {kind} is not Supported"))
     return errs
 
 

@@ -35,6 +35,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from runtime.machinery.quantity import QuantityError, canonical_quantity
@@ -87,7 +88,8 @@ def _default_claim_template(claim: Any) -> None:
     status = claim.get("status")
     if not isinstance(status, dict):
         status = claim["status"] = {}
-    status.setdefault("phase", "Pending")
+    if not status.get("phase"):
+        status["phase"] = "Pending"
 
 
 def _canonical(quantity: Any) -> Any:
@@ -147,7 +149,8 @@ class StatefulSetStrategy(WorkloadStrategy):
          ("availableReplicas", "readyReplicas", "cannot be greater than status.readyReplicas")))
 
     def default_spec(self, spec: dict[str, Any]) -> None:
-        spec.setdefault("podManagementPolicy", "OrderedReady")
+        if not spec.get("podManagementPolicy"):  # Go's "" is unset too
+            spec["podManagementPolicy"] = "OrderedReady"
         strategy = spec.get("updateStrategy")
         if not isinstance(strategy, dict):
             strategy = spec["updateStrategy"] = {}
@@ -215,7 +218,10 @@ class StatefulSetStrategy(WorkloadStrategy):
         return errs
 
     def validate_spec_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-        fixed = [{k: v for k, v in (obj.get("spec") or {}).items() if k not in _MUTABLE} for obj in (new, old)]
+        # The stored spec as Kubernetes reads it, defaulted (one stored before a default was known compares equal).
+        stored = copy.deepcopy(old.get("spec") or {})
+        self.default_spec(stored)
+        fixed = [{k: v for k, v in spec.items() if k not in _MUTABLE} for spec in (new.get("spec") or {}, stored)]
         return [] if semantically_equal(*fixed) else [forbidden("spec", _FORBIDDEN_UPDATE)]
 
 
