@@ -333,3 +333,36 @@ def test_template_has_no_ephemeral_containers():
                          "ephemeralContainers": [{"name": "e", "image": "i"}]}}
     assert template_errors(template) == [
         "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"]
+
+
+def annotated(annotations: dict[str, str]) -> list[str]:
+    return template_errors({"metadata": {"annotations": annotations},
+                            "spec": {"containers": [{"name": "c", "image": "i"}]}})
+
+
+def test_template_mirror_annotation_needs_a_node_name():
+    assert annotated({"kubernetes.io/config.mirror": "x"}) == [
+        'spec.template.annotations[kubernetes.io/config.mirror]: Invalid value: "x": must set spec.nodeName if '
+        "mirror pod annotation is set"]
+
+
+@pytest.mark.parametrize("cost, ok", [("10", True), ("-5", True), ("0", True), ("010", False), ("+1", False),
+                                      ("2147483648", False), ("x", False)])
+def test_template_pod_deletion_cost_is_a_32bit_integer(cost, ok):
+    expected = [] if ok else [f'spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid '
+                              f'value: "{cost}": must be a 32bit integer']
+    assert annotated({"controller.kubernetes.io/pod-deletion-cost": cost}) == expected
+
+
+def test_template_seccomp_annotation_is_a_profile():
+    assert annotated({"seccomp.security.alpha.kubernetes.io/pod": "strict"}) == [
+        'spec.template.annotations.seccomp.security.alpha.kubernetes.io/pod: Invalid value: "strict": must be a '
+        "valid seccomp profile"]
+
+
+def test_template_apparmor_annotation_names_a_container_and_a_profile():
+    assert annotated({"container.apparmor.security.beta.kubernetes.io/web": "strict"}) == [
+        'spec.template.annotations[container.apparmor.security.beta.kubernetes.io/web]: Invalid value: "web": '
+        "container not found",
+        'spec.template.annotations[container.apparmor.security.beta.kubernetes.io/web]: Invalid value: "strict": '
+        'invalid AppArmor profile name: "strict"']

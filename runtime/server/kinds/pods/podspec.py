@@ -11,8 +11,9 @@ The functions other kinds call (their signatures are the contract):
   `spec.template.spec`); `is_pod=True` adds what is checked only of a Pod's own spec (a host network port's
   `hostPort` must equal its `containerPort`, where a template may leave it 0);
 - `validate_pod_template_spec(template, path)`: `ValidatePodTemplateSpec` under `path` (`spec.template`): its
-  labels and annotations (at `spec.template.labels`, without `metadata`, as Kubernetes writes them), its
-  spec, and no ephemeral containers.
+  labels and annotations (at `spec.template.labels`, without `metadata`, as Kubernetes writes them), the
+  annotations Kubernetes reads (`podspec_annotations.pod_annotation_errors`, which a Pod's validation calls
+  too), its spec, and no ephemeral containers.
 
 What `ValidatePodSpec` checks, in its order: `terminationGracePeriodSeconds` required; volumes
 (`podspec_volumes`); containers and init containers (`podspec_containers`); host network ports;
@@ -32,6 +33,7 @@ from typing import Any
 
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
+from runtime.server.kinds.pods.podspec_annotations import pod_annotation_errors
 from runtime.server.kinds.pods.podspec_common import (
     MAX_INT32, annotation_map, dns_label, dns_subdomain, inclusive_range, label_map,
 )
@@ -152,6 +154,7 @@ def validate_pod_template_spec(template: dict[str, Any], path: str) -> list[Fiel
     errs = label_map(meta.get("labels"), f"{path}.labels")
     errs += annotation_map(meta.get("annotations"), f"{path}.annotations")
     spec = template.get("spec") or {}
+    errs += pod_annotation_errors(meta.get("annotations"), spec, f"{path}.annotations")
     errs += validate_pod_spec(spec, f"{path}.spec")
     if spec.get("ephemeralContainers"):
         errs.append(forbidden(f"{path}.spec.ephemeralContainers", "ephemeral containers not allowed in pod template"))
