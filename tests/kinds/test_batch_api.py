@@ -75,6 +75,17 @@ async def test_job_status_is_written_by_its_subresource_only(autojump_clock: Any
         assert got["status"]["active"] == 1
 
 
+async def test_jobs_select_by_status_successful(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        jobs = env.scheme.by_api_version_kind("batch/v1", "Job")
+        done = await env.client.create(job("done"))
+        await env.client.create(job("pending"))
+        done["status"] = {"succeeded": 1}
+        await env.client.update(done, subresource="status")
+        listed = await env.client.list(jobs, namespace="default", field_selector="status.successful=1")
+        assert [o["metadata"]["name"] for o in listed.items] == ["done"]
+
+
 async def test_a_job_read_back_and_sent_unchanged_is_a_no_op(autojump_clock: Any) -> None:
     async with open_test_env(domain="k8s.io") as env:
         made = await env.client.create(job())

@@ -318,3 +318,12 @@ def test_printer_columns_and_cells() -> None:
     assert cells[1:3] == ["1/1 of 3", "65s"]
     assert cells[4:] == ["work", "busybox:1.36", f"batch.kubernetes.io/controller-uid={UID}"]
     assert JOB.strategy.columns.cells(created(job()))[1:3] == ["0/1", ""]
+
+
+def test_field_selector_status_successful() -> None:
+    assert "status.successful" in JOB.strategy.field_labels
+    obj = created(job())
+    assert JOB.strategy.selectable_fields(obj)["status.successful"] == "0"
+    obj["status"] = {"succeeded": 2}
+    assert JOB.strategy.selectable_fields(obj) == {"metadata.name": "pi", "metadata.namespace": "ci",
+                                                   "status.successful": "2"}

@@ -21,6 +21,8 @@
 - Status (`ValidateJobStatus`): active, succeeded, failed, ready not negative; written by `status` only.
 - A Job's name that is not a DNS label earns Kubernetes' warning; a PUT of a missing Job is 404; a delete
   without a propagation policy orphans the Job's pods (batch/v1's legacy default).
+- Field selectors: `metadata.name`, `metadata.namespace` and `status.successful` (the succeeded count,
+  `JobToSelectableFields`).
 - `kubectl get`: NAME COMPLETIONS DURATION AGE, `-o wide` CONTAINERS IMAGES SELECTOR.
 """
 
@@ -226,8 +228,14 @@ class JobStrategy(Strategy):
     counts_generation = True
     allow_create_on_update = False
     subresources = {"status": StatusSubresource()}
+    field_labels = ("metadata.name", "metadata.namespace", "status.successful")
     columns = Columns((NAME_COLUMN, column("Completions", _SUCCEEDED_DOC),
                        column("Duration", "Time required to complete the job."), AGE_COLUMN, *WIDE_COLUMNS), _cells)
+
+    def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
+        fields = super().selectable_fields(obj)
+        fields["status.successful"] = str((obj.get("status") or {}).get("succeeded") or 0)
+        return fields
 
     def default(self, obj: dict[str, Any]) -> None:
         spec = obj.setdefault("spec", {})
