@@ -234,3 +234,13 @@ def test_a_statefulset_stored_before_its_defaults_may_still_be_scaled():
 
 def test_an_empty_pod_management_policy_is_defaulted_as_unset():
     assert created(statefulset(podManagementPolicy=""))["spec"]["podManagementPolicy"] == "OrderedReady"
+
+
+def test_names_are_dns_labels_on_create_only():
+    obj = statefulset()
+    obj["metadata"]["name"] = "db.v1"
+    assert errors_of(obj) == ['metadata.name: Invalid value: "db.v1": a lowercase RFC 1123 label must consist of '
+                              "lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+                              "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+                              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
+    assert update_errors(created(obj), lambda s: s["spec"].update(replicas=2)) == []

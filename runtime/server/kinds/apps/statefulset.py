@@ -10,7 +10,8 @@
   (`volumeMode` Filesystem, `status.phase` Pending, quantities canonical);
   the pod template's (podspec). `rollingUpdate.maxUnavailable` is dropped
   unless the stored object has one (MaxUnavailableStatefulSet is alpha, off).
-- Validation (`ValidateStatefulSetSpec`): names are DNS subdomains;
+- Validation (`ValidateStatefulSetSpec`): names are DNS labels (since
+  v1.27; an update leaves a stored name alone);
   `podManagementPolicy` OrderedReady or Parallel; `updateStrategy`
   RollingUpdate (partition >= 0) or OnDelete (no `rollingUpdate`: `only
   allowed for updateStrategy 'RollingUpdate'`); the retention policy's
@@ -139,6 +140,8 @@ def _template_meta_errors(template: dict[str, Any], path: str) -> list[FieldErro
 class StatefulSetStrategy(WorkloadStrategy):
     """See the module doc."""
 
+    name_rule = "dns-label"  # the pods' hostnames are named after it (since v1.27)
+    stored_name_rule = "dns-subdomain"  # v1.26's rule: an update of an older one still passes
     subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
     columns = _COLUMNS
     status_rules = StatusRules(

@@ -10,8 +10,9 @@ Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
   the stored spec and metadata (`StatusSubresource`).
 - `metadata.generation` is 1 on create and goes up by one when the spec
   changes (`counted`; a Deployment's annotations count too).
-- Names are DNS subdomains; a PUT of a missing object is 404 (no create on
-  update).
+- Names are DNS subdomains (a StatefulSet's, DNS labels: v1.27 made the rule
+  stricter, and an update does not check a stored name again); a PUT of a
+  missing object is 404 (no create on update).
 - An update is validated as a create (`validate_spec`), and the selector
   cannot change (`spec.selector: Invalid value: ...: field is immutable`); a
   status write is validated by the kind's `status_rules` only.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.machinery.validation import FieldError
+from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.server.kinds.apps.rules import immutable_selector
 from runtime.server.kinds.apps.status import StatusRules
 from runtime.server.kinds.base import Strategy
@@ -47,6 +48,8 @@ class WorkloadStrategy(Strategy):
     subresources = {"status": StatusSubresource()}
     #: The kind's status counters and their rules.
     status_rules = StatusRules((), ())
+    #: The name rule an update checks, when it is not `name_rule`: a StatefulSet's rule became stricter.
+    stored_name_rule: str | None = None
     #: A create whose name is no DNS label earns a warning (the kind's pods are named after it).
     warns_pod_names = False
 
@@ -85,7 +88,10 @@ class WorkloadStrategy(Strategy):
         if new.get("status") != old.get("status"):
             # Only a write of `status` changes it (any other keeps the stored one): its own rules.
             return self.status_rules.errors(new.get("status") or {}, old.get("status") or {})
-        return self.validate(new) + self.validate_spec_update(new, old)
+        meta = validate_object_meta(new.get("metadata") or {}, namespaced=True,
+                                    name_rule=self.stored_name_rule or self.name_rule,
+                                    kube_finalizers=self.kube_finalizers)
+        return meta + self.validate_spec(new) + self.validate_spec_update(new, old)
 
     def validate_spec_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         """What an update may not change: the selector, in apps/v1."""
