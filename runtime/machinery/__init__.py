@@ -9,8 +9,8 @@ media type),
 finalizer and field manager names the API fixes), `crds` (what a CRD defines, read as facts),
 `rbacaggregation` (ClusterRole aggregation, pure);
 packages `selectors`, `patch` (JSON, merge, strategic merge, apply),
-`validation` (ObjectMeta and name rules, field errors, Go formatting) and
-`serializer` (Protobuf and CBOR).
+`validation` (ObjectMeta and name rules, field errors, Go formatting),
+`quota` (what objects charge to resource quota, pure) and `serializer` (Protobuf and CBOR).
 
 Contract: imports nothing of `runtime.server`, `runtime.client` or
 `runtime.controller` (checked), but one import made late: the scheme's of

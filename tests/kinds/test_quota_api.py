@@ -78,7 +78,8 @@ async def test_a_claim_over_the_limit_range_maximum_is_forbidden(env: TestEnv):
 
 async def test_the_quota_controller_sets_status_hard_and_used(env: TestEnv):
     for name in ("a", "b"):
-        await env.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}})
+        await env.client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": name, "namespace": "ns"}})
     quota = await _quota(env, {"count/configmaps": "5", "pods": "3", "requests.memory": "1Gi"})
     assert quota["status"] == {"hard": {"count/configmaps": "5", "pods": "3", "requests.memory": "1Gi"},
                                "used": {"count/configmaps": "2", "pods": "0", "requests.memory": "0"}}

@@ -88,7 +88,8 @@ def check_request(quotas: list[StoredObject], request: AdmissionRequest, evaluat
         raise forbidden(rt, obj, f"quota usage is negative for resource(s): {pretty_names(negative)}")
     if request.operation == "update" and request.old is not None:
         # Charged what grew, never credited what shrank (SubtractWithNonNegativeResult: the controller recounts).
-        delta = {name: q if q.value > 0 else ZERO for name, q in subtract(delta, evaluator.usage(request.old, now)).items()}
+        grown = subtract(delta, evaluator.usage(request.old, now))
+        delta = {name: q if q.value > 0 else ZERO for name, q in grown.items()}
     if is_zero(delta):
         return []
     charged = []

@@ -94,9 +94,11 @@ def test_every_failure_is_told_in_brackets_one_alone_without():
 def test_a_claims_storage_is_bounded_by_its_requests():
     lr = _range({"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "10Gi"}})
     claim = {"spec": {"resources": {"requests": {"storage": "20Gi"}}}}
-    assert claim_violations(lr, claim) == ["maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi"]
+    assert claim_violations(lr, claim) == [
+        "maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi"]
     claim["spec"]["resources"]["requests"]["storage"] = "500Mi"
-    assert claim_violations(lr, claim) == ["minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi"]
+    assert claim_violations(lr, claim) == [
+        "minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi"]
 
 
 def test_container_items_do_not_bound_claims_nor_claim_items_pods():
