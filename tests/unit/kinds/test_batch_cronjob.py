@@ -190,3 +190,17 @@ def test_printer_columns_and_cells() -> None:
     cells = CRON.strategy.columns.cells(created(cronjob()))
     assert cells[1:6] == ["*/5 * * * *", "<none>", "False", 0, "<none>"]
     assert cells[7:] == ["work", "busybox:1.36", "<none>"]
+
+
+def test_warnings_name_not_a_dns_label_and_tz_kept_on_update() -> None:
+    obj = created(cronjob(name="nightly.v2"))
+    assert CRON.strategy.warnings(None, obj, "m")[0].startswith("metadata.name: this is used in Pod names")
+    old = created(cronjob())
+    old["spec"]["schedule"] = "TZ=UTC 0 0 * * *"
+    old["metadata"]["generation"] = 1
+    new = copy.deepcopy(old)
+    new["spec"]["schedule"] = "TZ=UTC 0 1 * * *"
+    CRON.strategy.prepare_for_update(new, old)
+    assert CRON.strategy.warnings(old, new, "m") == [
+        "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"]

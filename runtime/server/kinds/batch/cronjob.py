@@ -12,6 +12,7 @@
   IANA zone, not empty and not `Local`; startingDeadlineSeconds and the history limits are not negative;
   concurrencyPolicy is Allow, Forbid or Replace; the job template's spec follows the Job's rules at
   `spec.jobTemplate.spec`, with no selector and no manualSelector (both are generated per Job).
+- Warnings: a name that is not a DNS label (create); a changed spec whose schedule keeps `TZ` (update).
 - Status is written by `status` only; a PUT of a missing CronJob is 404.
 - `kubectl get`: NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE, `-o wide` CONTAINERS IMAGES
   SELECTOR.
@@ -183,4 +184,11 @@ class CronJobStrategy(Strategy):
         return meta + _spec_errors(new.get("spec") or {}, old.get("spec") or {})
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        return name_warnings(new["metadata"].get("name", "")) if old is None else []
+        if old is None:
+            return name_warnings(new["metadata"].get("name", ""))
+        changed = new["metadata"].get("generation") != old["metadata"].get("generation")
+        if changed and "TZ" in (new.get("spec") or {}).get("schedule", ""):
+            # Kubernetes' words, its path included (`spec.spec.schedule`).
+            return ["CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "
+                    "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"]
+        return []
