@@ -185,3 +185,37 @@ async def test_pdb_requires_one_bound_only(env):
     assert "minAvailable and maxUnavailable cannot be both set" in caught.value.message
     made = await env.client.create(budget(minAvailable="50%"))
     assert made["metadata"]["generation"] == 1 and made["status"]["disruptionsAllowed"] == 0
+
+
+async def test_eviction_of_a_pending_pod_ignores_the_budget(env):
+    await env.client.create(pod())
+    await env.client.create(budget(minAvailable=1))
+    assert (await post(env, "web", "eviction", eviction("web")))["status"] == "Success"
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_eviction_of_an_unready_pod_with_always_allow_deletes_it(env):
+    await running(env, ready=False)
+    await env.client.create(budget(minAvailable=1, unhealthyPodEvictionPolicy="AlwaysAllow"))
+    assert (await post(env, "web", "eviction", eviction("web", gracePeriodSeconds=0)))["status"] == "Success"
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_eviction_with_two_budgets_is_a_failure_status(env):
+    await running(env)
+    await env.client.create(budget("one", minAvailable=1))
+    await env.client.create(budget("two", minAvailable=1))
+    answer = await post(env, "web", "eviction", eviction("web"))
+    assert (answer["status"], answer["code"]) == ("Failure", 500)
+    assert answer["message"] == ("This pod has more than one PodDisruptionBudget, which the eviction subresource does "
+                                 "not support.")
+
+
+async def test_ephemeral_containers_subresource_adds_one(env):
+    await env.client.create(pod())
+    debug = {"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox"}]}}
+    written = await env.client.patch(pods(env), "web", debug, namespace="default", subresource="ephemeralcontainers")
+    assert [(c["name"], c["imagePullPolicy"]) for c in written["spec"]["ephemeralContainers"]] == [
+        ("debug", "Always")]
