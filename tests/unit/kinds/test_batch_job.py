@@ -327,3 +327,10 @@ def test_field_selector_status_successful() -> None:
     obj["status"] = {"succeeded": 2}
     assert JOB.strategy.selectable_fields(obj) == {"metadata.name": "pi", "metadata.namespace": "ci",
                                                    "status.successful": "2"}
+
+
+def test_indexed_job_too_big_to_track_warns() -> None:
+    obj = created(job(completionMode="Indexed", completions=100001, parallelism=10001))
+    assert JOB.strategy.warnings(None, obj, "m") == [
+        "spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, "
+        "Kubernetes might not be able to track completedIndexes when a big number of indexes fail"]

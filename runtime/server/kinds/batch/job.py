@@ -19,7 +19,7 @@
   tolerations, scheduling gates, labels and annotations. The prefixed labels are required on update only of
   a Job that had them.
 - Status (`ValidateJobStatus`): active, succeeded, failed, ready not negative; written by `status` only.
-- A Job's name that is not a DNS label earns Kubernetes' warning; a PUT of a missing Job is 404; a delete
+- Warnings: a name that is not a DNS label; an Indexed Job too big to track (`job_spec_warnings`). A PUT of a missing Job is 404; a delete
   without a propagation policy orphans the Job's pods (batch/v1's legacy default).
 - Field selectors: `metadata.name`, `metadata.namespace` and `status.successful` (the succeeded count,
   `JobToSelectableFields`).
@@ -42,7 +42,7 @@ from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.jobspec import (
     container_cells, default_job_spec, drop_disabled_fields, go_label_selector, go_string_map, immutable,
-    job_spec_errors, nonnegative, name_warnings, selector_cell,
+    job_spec_errors, job_spec_warnings, name_warnings, nonnegative, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
@@ -300,7 +300,11 @@ class JobStrategy(Strategy):
         return errs
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        return name_warnings(new["metadata"].get("name", "")) if old is None else []
+        spec_warnings = job_spec_warnings(new.get("spec") or {}, "spec")
+        if old is None:
+            return name_warnings(new["metadata"].get("name", "")) + spec_warnings
+        changed = new["metadata"].get("generation") != old["metadata"].get("generation")
+        return spec_warnings if changed else []
 
     def deletion_finalizers(self, finalizers: list[str], options: ParsedDeleteOptions) -> list[str]:
         """batch/v1's legacy default: a delete that names no propagation orphans the Job's pods."""

@@ -17,6 +17,8 @@
   `metav1.LabelSelector`, as a field error shows those bad values.
 - `name_warnings(name)`: the warning a Job's or CronJob's name that is not a DNS label earns (Pod names
   and hostnames are made of it).
+- `job_spec_warnings(spec, path)`: `WarningsForJobSpec`'s own (an Indexed Job above 10^5 completions and
+  10^4 parallelism); the pod template's warnings are not given.
 - `container_cells(template)` and `selector_cell(selector)`: the wide columns' cells (printers.go's
   `layoutContainerCells`, `metav1.FormatLabelSelector`).
 """
@@ -34,7 +36,7 @@ from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
 __all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "nonnegative", "immutable",
-           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings", "INT32_MAX"]
+           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings", "job_spec_warnings", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
 #: An Indexed Job's largest parallelism (it bounds `status.completedIndexes`), and the other 1.28 bounds.
@@ -305,3 +307,14 @@ def name_warnings(name: str) -> list[str]:
         return []
     return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
             f"a DNS label is recommended: [{' '.join(msgs)}]"]
+
+
+def job_spec_warnings(spec: dict[str, Any], path: str) -> list[str]:
+    """`WarningsForJobSpec`'s warning of an Indexed Job too big to track its completed indexes."""
+    if spec.get("completionMode") != "Indexed":
+        return []
+    if (spec.get("completions") or 0) > _COMPLETIONS_SOFT_LIMIT and \
+            (spec.get("parallelism") or 0) > _PARALLELISM_LIMIT_HIGH_COMPLETIONS:
+        return [f"{path}: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher "
+                "than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"]
+    return []
