@@ -148,3 +148,24 @@ async def test_a_change_of_spec_hard_is_reflected_in_status_hard(env: TestEnv):
     await env.client.update({**quota, "spec": {"hard": {"pods": "4", "count/deployments.apps": "2"}}})
     found = await _used(env, lambda used: used == {"pods": "0", "count/deployments.apps": "0"})
     assert found["status"]["hard"] == {"count/deployments.apps": "2", "pods": "4"}
+
+
+async def test_limit_range_defaults_come_before_the_quota_check(env: TestEnv):
+    await _limit_range(env, {"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "200m"}})
+    await _quota(env, {"requests.cpu": "300m"})
+    await env.client.create(_pod("a"))
+    await _used(env, lambda used: used == {"requests.cpu": "200m"})
+    assert await _refused(env, _pod("b")) == ('pods "b" is forbidden: exceeded quota: q, requested: requests.cpu=200m, '
+                                              "used: requests.cpu=200m, limited: requests.cpu=300m")
+
+
+async def test_any_kind_is_counted_by_its_resource_and_group(env: TestEnv):
+    await _quota(env, {"count/deployments.apps": "1"})
+    labels = {"app": "web"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "ns"},
+                  "spec": {"selector": {"matchLabels": labels}, "template": {
+                      "metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
+    await env.client.create(deployment)
+    assert await _refused(env, {**deployment, "metadata": {"name": "api", "namespace": "ns"}}) == (
+        'deployments.apps "api" is forbidden: exceeded quota: q, requested: count/deployments.apps=1, '
+        "used: count/deployments.apps=1, limited: count/deployments.apps=1")
