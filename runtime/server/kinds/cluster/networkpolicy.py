@@ -98,18 +98,14 @@ def format_label_selector(selector: dict[str, Any] | None) -> str:
     """`metav1.FormatLabelSelector`: `a=b,c in (d,e)`; `<none>` for an empty selector."""
     if selector is None:
         return "<none>"
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    parts = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
     for expr in selector.get("matchExpressions") or []:
         key, op, values = expr.get("key", ""), expr.get("operator", ""), sorted(expr.get("values") or [])
-        if op == "In":
-            parts.append(f"{key} in ({','.join(values)})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({','.join(values)})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    text = ",".join(sorted(parts))
+        shown = {"In": f"{key} in ({','.join(values)})", "NotIn": f"{key} notin ({','.join(values)})",
+                 "Exists": key, "DoesNotExist": f"!{key}"}.get(op)
+        if shown is not None:
+            parts.append((key, shown))
+    text = ",".join(shown for _, shown in sorted(parts, key=lambda part: part[0]))  # by key, as labels.Selector
     return text or "<none>"
 
 
