@@ -362,3 +362,32 @@ def test_env_field_ref_annotation_subscript_key_is_qualified():
     ref = {"fieldPath": "metadata.annotations['a b']"}
     assert errors(c(env=[{"name": "A", "valueFrom": {"fieldRef": ref}}]))[0].startswith(
         'spec.containers[0].env[0].valueFrom.fieldRef: Invalid value: "a b": name part must consist of')
+
+
+def test_ephemeral_container_names_are_unique_among_all_containers():
+    assert errors(c("a"), ephemeralContainers=[c("a")]) == ['spec.ephemeralContainers[0].name: Duplicate value: "a"']
+
+
+def test_ephemeral_container_target_is_a_container():
+    assert errors(c("a"), ephemeralContainers=[c("debug", targetContainerName="b")]) == [
+        'spec.ephemeralContainers[0].targetContainerName: Not found: "b"']
+
+
+def test_ephemeral_container_may_not_set_ports_probes_or_resources():
+    debug = c("debug", ports=[{"containerPort": 80}], resources={"limits": {"cpu": "1"}},
+              readinessProbe={"exec": {"command": ["true"]}})
+    assert errors(c("a"), ephemeralContainers=[debug]) == [
+        "spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral Container",
+        "spec.ephemeralContainers[0].resources: Forbidden: cannot be set for an Ephemeral Container",
+        "spec.ephemeralContainers[0].readinessProbe: Forbidden: cannot be set for an Ephemeral Container"]
+
+
+def test_ephemeral_container_mounts_have_no_sub_path():
+    debug = c("debug", volumeMounts=[{"name": "v", "mountPath": "/v", "subPath": "x"}])
+    assert errors(c("a"), ephemeralContainers=[debug], volumes=[{"name": "v"}]) == [
+        "spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container"]
+
+
+def test_ephemeral_container_image_has_no_surrounding_whitespace():
+    assert errors(c("a"), ephemeralContainers=[c("debug", image=" busybox")]) == [
+        'spec.ephemeralContainers[0].image: Invalid value: " busybox": must not have leading or trailing whitespace']

@@ -16,7 +16,7 @@ The functions other kinds call (their signatures are the contract):
   too), its spec, and no ephemeral containers.
 
 What `ValidatePodSpec` checks, in its order: `terminationGracePeriodSeconds` required; volumes
-(`podspec_volumes`); containers and init containers (`podspec_containers`); host network ports;
+(`podspec_volumes`); containers, init and ephemeral containers (`podspec_containers`); host network ports;
 `restartPolicy` (`Always`, `OnFailure`, `Never`) and `dnsPolicy` (`ClusterFirstWithHostNet`, `ClusterFirst`,
 `Default`, `None`) required and supported; `nodeSelector` labels; the pod security context, affinity,
 `dnsConfig`, readiness and scheduling gates, topology spread constraints (`podspec_scheduling`);
@@ -24,7 +24,8 @@ What `ValidatePodSpec` checks, in its order: `terminationGracePeriodSeconds` req
 `hostname` and `subdomain` DNS labels; tolerations; host aliases; `runtimeClassName`; `preemptionPolicy`
 (`PreemptLowerPriority`, `Never`); `overhead`'s quantities; `os.name` (`linux`, `windows`).
 
-A Pod's own rules (ephemeral containers, updates, status) are the pod strategy's.
+A Pod's own rules (no ephemeral containers on create, an image without surrounding whitespace, updates,
+status) are the pod strategy's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from runtime.server.kinds.pods.podspec_annotations import pod_annotation_errors
 from runtime.server.kinds.pods.podspec_common import (
     MAX_INT32, annotation_map, dns_label, dns_subdomain, inclusive_range, label_map,
 )
-from runtime.server.kinds.pods.podspec_containers import validate_containers, validate_init_containers
+from runtime.server.kinds.pods.podspec_containers import (
+    validate_containers, validate_ephemeral_containers, validate_init_containers,
+)
 from runtime.server.kinds.pods.podspec_defaults import default_pod_only, default_spec
 from runtime.server.kinds.pods.podspec_resources import validate_resources
 from runtime.server.kinds.pods.podspec_scheduling import (
@@ -118,7 +121,10 @@ def validate_pod_spec(spec: dict[str, Any], path: str, *, is_pod: bool = False) 
     errs += volume_errors
     containers = spec.get("containers") or []
     errs += validate_containers(containers, volumes, f"{path}.containers")
-    errs += validate_init_containers(spec.get("initContainers") or [], containers, volumes, f"{path}.initContainers")
+    init = spec.get("initContainers") or []
+    errs += validate_init_containers(init, containers, volumes, f"{path}.initContainers")
+    errs += validate_ephemeral_containers(spec.get("ephemeralContainers") or [], containers, init, volumes,
+                                          f"{path}.ephemeralContainers")
     errs += _host_network_ports(spec, path, is_pod)
     errs += _choice(spec.get("restartPolicy") or "", f"{path}.restartPolicy", _RESTART_POLICIES)
     errs += _choice(spec.get("dnsPolicy") or "", f"{path}.dnsPolicy", _DNS_POLICIES)

@@ -21,7 +21,11 @@
   readiness; lifecycle hooks one handler each;
 - `restartPolicy` forbidden on containers, `Always` only on init containers,
   which without it may have no probes nor lifecycle;
-- securityContext: user and group IDs in range, `procMount`, `seccompProfile`.
+- securityContext: user and group IDs in range, `procMount`, `seccompProfile`;
+- ephemeral containers (`validateEphemeralContainers`): the common rules, an
+  image without surrounding whitespace, names unique among all containers, a
+  `targetContainerName` that is a container or init container, no ports,
+  resources, probes, lifecycle nor restart policy, no `subPath(Expr)` mounts.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from runtime.server.kinds.pods.podspec_common import (
 from runtime.server.kinds.pods.podspec_env import validate_env, validate_env_from
 from runtime.server.kinds.pods.podspec_resources import validate_resources
 
-__all__ = ["validate_containers", "validate_init_containers", "seccomp_profile_errors"]
+__all__ = ["validate_containers", "validate_init_containers", "validate_ephemeral_containers",
+           "seccomp_profile_errors", "host_port_conflicts"]
 
 _PROTOCOLS = ["SCTP", "TCP", "UDP"]
 _PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
@@ -45,6 +50,11 @@ _MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 _PROPAGATIONS = ["Bidirectional", "HostToContainer", "None"]
 _HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 _NOT_FOR_INIT = "may not be set for init containers without restartPolicy=Always"
+#: EphemeralContainerCommon's fields an ephemeral container may not set, in the struct's order
+#: (`allowedEphemeralContainerFields`' false entries and the fields it does not list).
+_NOT_FOR_EPHEMERAL = ("ports", "resources", "resizePolicy", "restartPolicy", "livenessProbe", "readinessProbe",
+                      "startupProbe", "lifecycle")
+_NOT_FOR_EPHEMERAL_MSG = "cannot be set for an Ephemeral Container"
 
 
 def _ports(ports: list[dict[str, Any]], path: str) -> list[FieldError]:
@@ -323,4 +333,32 @@ def validate_init_containers(init: list[dict[str, Any]], containers: list[dict[s
             errs += [forbidden(f"{at}.{key}", _NOT_FOR_INIT)
                      for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
                      if container.get(key) is not None]
+    return errs
+
+
+def validate_ephemeral_containers(ephemeral: list[dict[str, Any]], containers: list[dict[str, Any]],
+                                  init: list[dict[str, Any]], volumes: dict[str, dict[str, Any]],
+                                  path: str) -> list[FieldError]:
+    """`validateEphemeralContainers` at `path` (`spec.ephemeralContainers`)."""
+    errs: list[FieldError] = []
+    others = {c.get("name") or "" for c in containers + init}
+    names = set(others)
+    for i, container in enumerate(ephemeral):
+        at = f"{path}[{i}]"
+        errs += _common(container, volumes, at)
+        image = container.get("image") or ""
+        if image != image.strip():
+            errs.append(invalid(f"{at}.image", image, "must not have leading or trailing whitespace"))
+        name = container.get("name") or ""
+        if name in names:
+            errs.append(duplicate(f"{at}.name", name))
+        names.add(name)
+        target = container.get("targetContainerName") or ""
+        if target and target not in others:
+            errs.append(not_found(f"{at}.targetContainerName", target))
+        errs += [forbidden(f"{at}.{key}", _NOT_FOR_EPHEMERAL_MSG) for key in _NOT_FOR_EPHEMERAL
+                 if container.get(key) not in (None, {})]
+        for j, mount in enumerate(container.get("volumeMounts") or []):
+            errs += [forbidden(f"{at}.volumeMounts[{j}].{key}", _NOT_FOR_EPHEMERAL_MSG)
+                     for key in ("subPath", "subPathExpr") if mount.get(key)]
     return errs
