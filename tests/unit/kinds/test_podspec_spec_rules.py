@@ -366,3 +366,9 @@ def test_template_apparmor_annotation_names_a_container_and_a_profile():
         "container not found",
         'spec.template.annotations[container.apparmor.security.beta.kubernetes.io/web]: Invalid value: "strict": '
         'invalid AppArmor profile name: "strict"']
+
+
+def test_pod_security_context_sysctls_not_of_a_host_namespace():
+    assert errors(hostNetwork=True, securityContext={"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}) == [
+        "spec.securityContext.sysctls[0].name: Invalid value: \"net.core.somaxconn\": may not be specified when "
+        "'hostNetwork' is true"]

@@ -12,7 +12,9 @@
 - `dnsConfig` (`validatePodDNSConfig`): required with `dnsPolicy: None`, at
   most 3 nameservers (IPs), 32 searches (subdomains), options named;
 - `securityContext` (`validatePodSpecSecurityContext`): IDs in range,
-  shareProcessNamespace not with hostPID, sysctls named and unique,
+  shareProcessNamespace not with hostPID, sysctls named and unique and none
+  of a namespace shared with the host (`net.*` with hostNetwork, IPC ones
+  with hostIPC),
   `fsGroupChangePolicy`, `seccompProfile`;
 - `hostAliases` IPs and hostnames, `readinessGates` condition types,
   `schedulingGates` qualified and unique.
@@ -240,10 +242,22 @@ def validate_pod_security_context(context: dict[str, Any] | None, spec: dict[str
             errs.append(invalid(at, name, f"must have at most 253 characters and match regex {_SYSCTL_SHOWN}"))
         elif name in names:
             errs.append(duplicate(at, name))
+        errs += _host_sysctl(name, spec, at)
         names.add(name)
     if (policy := context.get("fsGroupChangePolicy")) is not None and policy not in ("Always", "OnRootMismatch"):
         errs.append(not_supported(f"{path}.fsGroupChangePolicy", policy, ["Always", "OnRootMismatch"]))
     return errs + seccomp_profile_errors(context.get("seccompProfile"), f"{path}.seccompProfile")
+
+
+def _host_sysctl(name: str, spec: dict[str, Any], path: str) -> list[FieldError]:
+    """`ValidateHostSysctl`: no namespaced sysctl of a namespace the pod shares with its host."""
+    dotted = name.replace("/", ".")
+    if spec.get("hostNetwork") and dotted.startswith("net."):
+        return [invalid(path, name, "may not be specified when 'hostNetwork' is true")]
+    if spec.get("hostIPC") and (dotted == "kernel.sem" or dotted.startswith(("kernel.shm", "kernel.msg",
+                                                                             "fs.mqueue."))):
+        return [invalid(path, name, "may not be specified when 'hostIPC' is true")]
+    return []
 
 
 def validate_host_aliases(aliases: list[dict[str, Any]], path: str) -> list[FieldError]:
