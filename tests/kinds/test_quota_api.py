@@ -169,3 +169,17 @@ async def test_any_kind_is_counted_by_its_resource_and_group(env: TestEnv):
     assert await _refused(env, {**deployment, "metadata": {"name": "api", "namespace": "ns"}}) == (
         'deployments.apps "api" is forbidden: exceeded quota: q, requested: count/deployments.apps=1, '
         "used: count/deployments.apps=1, limited: count/deployments.apps=1")
+
+
+async def test_claims_are_charged_their_storage_per_storage_class(env: TestEnv):
+    await _quota(env, {"requests.storage": "20Gi", "gold.storageclass.storage.k8s.io/requests.storage": "5Gi"})
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "ns"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "gold",
+                      "resources": {"requests": {"storage": "10Gi"}}}}
+    assert await _refused(env, claim) == (
+        'persistentvolumeclaims "data" is forbidden: exceeded quota: q, requested: '
+        "gold.storageclass.storage.k8s.io/requests.storage=10Gi, used: gold.storageclass.storage.k8s.io/"
+        "requests.storage=0, limited: gold.storageclass.storage.k8s.io/requests.storage=5Gi")
+    await env.client.create({**claim, "spec": {**claim["spec"], "storageClassName": "silver"}})
+    await _used(env, lambda used: used == {"requests.storage": "10Gi",
+                                           "gold.storageclass.storage.k8s.io/requests.storage": "0"})
