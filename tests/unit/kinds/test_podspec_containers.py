@@ -391,3 +391,9 @@ def test_ephemeral_container_mounts_have_no_sub_path():
 def test_ephemeral_container_image_has_no_surrounding_whitespace():
     assert errors(c("a"), ephemeralContainers=[c("debug", image=" busybox")]) == [
         'spec.ephemeralContainers[0].image: Invalid value: " busybox": must not have leading or trailing whitespace']
+
+
+def test_no_privilege_escalation_is_not_privileged():
+    assert errors(c(securityContext={"privileged": True, "allowPrivilegeEscalation": False})) == [
+        "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Privileged:true, "
+        "AllowPrivilegeEscalation:false}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"]

@@ -217,7 +217,7 @@ def _specs(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_specs(), st.booleans())
 def test_defaulting_twice_equals_defaulting_once(spec, as_pod):
     def run(obj: dict[str, Any]) -> None:

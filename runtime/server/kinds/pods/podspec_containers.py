@@ -21,7 +21,8 @@
   readiness; lifecycle hooks one handler each;
 - `restartPolicy` forbidden on containers, `Always` only on init containers,
   which without it may have no probes nor lifecycle;
-- securityContext: user and group IDs in range, `procMount`, `seccompProfile`;
+- securityContext: user and group IDs in range, `procMount`, `seccompProfile`,
+  no `allowPrivilegeEscalation: false` with `privileged` or `CAP_SYS_ADMIN`;
 - ephemeral containers (`validateEphemeralContainers`): the common rules, an
   image without surrounding whitespace, names unique among all containers, a
   `targetContainerName` that is a container or init container, no ports,
@@ -34,6 +35,7 @@ from typing import Any
 
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required
+from runtime.machinery.validation.gofmt import GoText, go_value
 from runtime.server.kinds.pods.podspec_common import (
     dns_label, group_id, http_header_name, local_descending_path, no_backsteps, non_negative, not_found,
     port_name_errors, port_num_or_name, port_number, user_id,
@@ -262,7 +264,19 @@ def _security_context(context: dict[str, Any] | None, path: str) -> list[FieldEr
         errs += group_id(context["runAsGroup"], f"{path}.runAsGroup")
     if (proc := context.get("procMount")) is not None and proc not in ("Default", "Unmasked"):
         errs.append(not_supported(f"{path}.procMount", proc, ["Default", "Unmasked"]))
-    return errs + seccomp_profile_errors(context.get("seccompProfile"), f"{path}.seccompProfile")
+    errs += seccomp_profile_errors(context.get("seccompProfile"), f"{path}.seccompProfile")
+    if context.get("allowPrivilegeEscalation") is False:
+        # Kubernetes shows the whole struct (%#v, with pointer addresses); its set fields stand for it here
+        shown = GoText("core.SecurityContext{" + ", ".join(
+            f"{key[0].upper()}{key[1:]}:{go_value(value)}" for key, value in context.items()
+            if isinstance(value, (bool, int, str))) + "}")
+        if context.get("privileged"):
+            errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `privileged` to "
+                                             "true"))
+        if "CAP_SYS_ADMIN" in ((context.get("capabilities") or {}).get("add") or []):
+            errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                                             "CAP_SYS_ADMIN"))
+    return errs
 
 
 def _common(container: dict[str, Any], volumes: dict[str, dict[str, Any]], path: str) -> list[FieldError]:
