@@ -326,3 +326,19 @@ def test_a_name_that_is_no_dns_label_earns_a_warning_on_create():
 
 def test_an_empty_strategy_type_is_defaulted_as_unset():
     assert created(deployment(strategy={"type": ""}))["spec"]["strategy"]["type"] == "RollingUpdate"
+
+
+def test_a_scale_whose_uid_differs_is_a_conflict():
+    obj = created(deployment())
+    obj["metadata"]["uid"] = "u-1"
+    with pytest.raises(errors.Conflict) as caught:
+        SCALE.from_view({"metadata": {"uid": "u-2"}, "spec": {"replicas": 2}}, obj)
+    assert str(caught.value) == ('Operation cannot be fulfilled on deployments/scale.apps "web": Precondition '
+                                 "failed: UID in precondition: u-2, UID in object meta: u-1")
+
+
+def test_observed_generation_is_checked_first_as_kubernetes_orders_it():
+    old = created(deployment())
+    new = updated(old, lambda d: d.update(status={"replicas": -1, "observedGeneration": -1}), STATUS)
+    assert [e.field for e in RT.strategy.validate_update(new, old)][:2] == ["status.observedGeneration",
+                                                                           "status.replicas"]

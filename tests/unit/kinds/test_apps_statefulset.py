@@ -244,3 +244,9 @@ def test_names_are_dns_labels_on_create_only():
                               "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
                               "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
     assert update_errors(created(obj), lambda s: s["spec"].update(replicas=2)) == []
+
+
+def test_claim_template_quantities_are_rounded_up_to_milli_units():
+    claim = {"metadata": {"name": "data"}, "spec": {"resources": {"requests": {"storage": "0.0001"}}}}
+    made = created(statefulset(volumeClaimTemplates=[claim]))["spec"]["volumeClaimTemplates"][0]
+    assert made["spec"]["resources"]["requests"] == {"storage": "1m"}

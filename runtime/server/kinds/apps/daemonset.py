@@ -121,8 +121,8 @@ class DaemonSetStrategy(WorkloadStrategy):
     columns = _COLUMNS
     status_rules = StatusRules(
         ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"),
-        ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
-         "updatedNumberScheduled", "numberAvailable", "numberUnavailable"))
+        ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady", "observedGeneration",
+         "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount"))
 
     def default_spec(self, spec: dict[str, Any]) -> None:
         strategy = spec.get("updateStrategy")

@@ -95,11 +95,12 @@ def _strategy_errors(strategy: dict[str, Any]) -> list[FieldError]:
 class DeploymentStrategy(WorkloadStrategy):
     """See the module doc."""
 
-    subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
+    subresources = {"status": StatusSubresource(), "scale": ReplicasScale("deployments")}
     columns = _COLUMNS
     warns_pod_names = True
     status_rules = StatusRules(
-        (), ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"),
+        (), ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+             "unavailableReplicas", "collisionCount"),
         (("updatedReplicas", "replicas", OVER_REPLICAS), ("readyReplicas", "replicas", OVER_REPLICAS),
          ("availableReplicas", "replicas", OVER_REPLICAS),
          ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas")))

@@ -63,11 +63,11 @@ _COLUMNS = Columns((
 class ReplicaSetStrategy(WorkloadStrategy):
     """See the module doc."""
 
-    subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
+    subresources = {"status": StatusSubresource(), "scale": ReplicasScale("replicasets")}
     columns = _COLUMNS
     warns_pod_names = True
     status_rules = StatusRules(
-        ("replicas",), ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"),
+        ("replicas",), ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"),
         (("fullyLabeledReplicas", "replicas", OVER_REPLICAS), ("readyReplicas", "replicas", OVER_REPLICAS),
          ("availableReplicas", "replicas", OVER_REPLICAS),
          ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas")))

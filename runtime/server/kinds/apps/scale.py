@@ -10,7 +10,9 @@
   counted as any (the generation goes up); a Scale's own rule is
   `spec.replicas` >= 0 (`Scale.autoscaling "web" is invalid: spec.replicas:
   Invalid value: -1: must be greater than or equal to 0`). A resourceVersion
-  in the Scale is a precondition (409 when stale).
+  in the Scale is a precondition (409 when stale), and so is a uid (409
+  `Operation cannot be fulfilled on deployments/scale.apps "web":
+  Precondition failed: UID in precondition: ..., UID in object meta: ...`).
 
 Internal to `runtime.server.kinds.apps`: imported by its modules only.
 """
@@ -34,6 +36,10 @@ class ReplicasScale(ViewSubresource):
 
     name = "scale"
     kind = ("autoscaling", "v1", "Scale")
+
+    def __init__(self, resource: str, group: str = "apps") -> None:
+        #: The scaled kind's resource and group, as a conflict names them (`deployments/scale.apps`).
+        self.resource, self.group = resource, group
 
     def view(self, obj: dict[str, Any]) -> dict[str, Any]:
         meta, spec = obj["metadata"], obj.get("spec") or {}
@@ -59,5 +65,11 @@ class ReplicasScale(ViewSubresource):
                                  causes=[errors.Cause("FieldValueInvalid",
                                                       f"Invalid value: {go_value(replicas, decoded=True)}: "
                                                       f"{NONNEGATIVE}", "spec.replicas")])
+        uid, stored_uid = (view.get("metadata") or {}).get("uid"), current["metadata"].get("uid", "")
+        if uid and uid != stored_uid:
+            name = current["metadata"].get("name", "")
+            raise errors.Conflict(f'Operation cannot be fulfilled on {self.resource}/scale.{self.group} "{name}": '
+                                  f"Precondition failed: UID in precondition: {uid}, UID in object meta: {stored_uid}",
+                                  name=name, group=self.group, kind=f"{self.resource}/scale")
         current.setdefault("spec", {})["replicas"] = replicas
         return current

@@ -37,9 +37,10 @@
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 from typing import Any
 
-from runtime.machinery.quantity import QuantityError, canonical_quantity
+from runtime.machinery.quantity import Quantity, QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_quote
@@ -94,10 +95,14 @@ def _default_claim_template(claim: Any) -> None:
 
 
 def _canonical(quantity: Any) -> Any:
+    """SetDefaults_ResourceList: rounded up to milli units, in canonical form."""
+    if not isinstance(quantity, str):
+        return quantity
     try:
-        return canonical_quantity(quantity) if isinstance(quantity, str) else quantity
+        parsed = parse_quantity(quantity)
     except QuantityError:
         return quantity  # validation of claims is the PersistentVolumeClaim kind's
+    return str(Quantity(Fraction(parsed.milli(), 1000), parsed.format)) if parsed.value > 0 else str(parsed)
 
 
 def _rolling_update_text(rolling: dict[str, Any]) -> GoText:
@@ -142,11 +147,12 @@ class StatefulSetStrategy(WorkloadStrategy):
 
     name_rule = "dns-label"  # the pods' hostnames are named after it (since v1.27)
     stored_name_rule = "dns-subdomain"  # v1.26's rule: an update of an older one still passes
-    subresources = {"status": StatusSubresource(), "scale": ReplicasScale()}
+    subresources = {"status": StatusSubresource(), "scale": ReplicasScale("statefulsets")}
     columns = _COLUMNS
     status_rules = StatusRules(
         ("replicas", "availableReplicas"),
-        ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"),
+        ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas", "observedGeneration",
+         "collisionCount"),
         (("readyReplicas", "replicas", OVER_REPLICAS), ("currentReplicas", "replicas", OVER_REPLICAS),
          ("updatedReplicas", "replicas", OVER_REPLICAS), ("availableReplicas", "replicas", OVER_REPLICAS),
          ("availableReplicas", "readyReplicas", "cannot be greater than status.readyReplicas")))

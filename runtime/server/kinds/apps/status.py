@@ -8,7 +8,8 @@ A `StatusRules` names a kind's status counters:
   object's status is these at 0 (its strategy's PrepareForCreate resets the
   status), and a status write keeps them;
 - `counts`: each must be >= 0 (`status.replicas: Invalid value: -1: must be
-  greater than or equal to 0`), as `observedGeneration` and `collisionCount`;
+  greater than or equal to 0`), in the kind's order (`observedGeneration` and
+  `collisionCount` among them);
 - `bounded`: (field, bound, message) pairs, e.g. `readyReplicas` over
   `replicas` is `cannot be greater than status.replicas`;
 - `collisionCount` may not decrease (`cannot be decremented`).
@@ -59,8 +60,6 @@ class StatusRules:
         """The status rules of a status write (`old`: the status stored before it)."""
         errs: list[FieldError] = []
         for name in self.counts:
-            errs += nonnegative(status.get(name), f"status.{name}")
-        for name in ("observedGeneration", "collisionCount"):
             errs += nonnegative(status.get(name), f"status.{name}")
         for name, bound, message in self.bounded:
             if _count(status, name) > _count(status, bound):
