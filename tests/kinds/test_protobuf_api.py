@@ -173,3 +173,28 @@ async def test_one_hpa_reads_as_v2_and_as_v1_each_version_its_own_message(srv):
     assert len(spec2[4]) == 1 and isinstance(spec2[4][0], bytes)  # v2's field 4: metrics, a message each
     assert protobuf.decode(v2.content)["spec"]["metrics"] == hpa["spec"]["metrics"]
     assert protobuf.decode(v1.content)["spec"]["targetCPUUtilizationPercentage"] == 70
+
+
+async def test_a_binding_sent_in_protobuf_as_the_scheduler_sends_it_sets_the_node(srv):
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web-0", "namespace": "default"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    async with srv.client() as c:
+        assert (await c.post(PODS, json=POD)).status_code == 201
+        bound = await c.post(f"{PODS}/web-0/binding", content=protobuf.encode(binding),
+                             headers={"Content-Type": PB, "Accept": PB})
+        got = protobuf.decode((await c.get(f"{PODS}/web-0", headers={"Accept": PB})).content)
+    assert bound.status_code == 201, bound.text
+    assert protobuf.decode(bound.content)["status"] == "Success"
+    assert got["spec"]["nodeName"] == "node-1"
+
+
+async def test_an_eviction_sent_in_protobuf_as_kubectl_drain_sends_it_deletes_the_pod(srv):
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0", "namespace": "default"},
+                "deleteOptions": {"gracePeriodSeconds": 0}}
+    async with srv.client() as c:
+        assert (await c.post(PODS, json=POD)).status_code == 201
+        evicted = await c.post(f"{PODS}/web-0/eviction", content=protobuf.encode(eviction),
+                               headers={"Content-Type": PB})
+        gone = await c.get(f"{PODS}/web-0")
+    assert evicted.status_code == 201, evicted.text
+    assert gone.status_code == 404
