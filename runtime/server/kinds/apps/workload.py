@@ -23,6 +23,8 @@ Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
 - Field selectors: `metadata.name` and `metadata.namespace` only (apps/v1
   registers no field label conversion of its own: a ReplicaSet's
   `status.replicas` is extensions/v1beta1's).
+
+Internal to `runtime.server.kinds.apps`: imported by its modules only.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class WorkloadStrategy(Strategy):
         if new.get("status") != old.get("status"):
             # Only a write of `status` changes it (any other keeps the stored one): its own rules.
             return self.status_rules.errors(new.get("status") or {}, old.get("status") or {})
-        meta = validate_object_meta(new.get("metadata") or {}, namespaced=True,
+        meta = validate_object_meta(new.get("metadata") or {}, namespaced=self.rt.namespaced,
                                     name_rule=self.stored_name_rule or self.name_rule,
                                     kube_finalizers=self.kube_finalizers)
         return meta + self.validate_spec(new) + self.validate_spec_update(new, old)
