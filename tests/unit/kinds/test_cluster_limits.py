@@ -191,3 +191,8 @@ def test_quota_printer_splits_requests_and_limits_of_the_status():
     obj["status"] = {"hard": {"pods": "4", "requests.cpu": "1", "limits.memory": "1Gi"},
                      "used": {"pods": "1", "limits.memory": "512Mi"}}
     assert RQ.strategy.columns.cells(obj)[2:] == ["pods: 1/4, requests.cpu: 0/1", "limits.memory: 512Mi/1Gi"]
+
+
+def test_resource_quantities_are_rounded_up_to_thousandths():
+    obj = quota(hard={"requests.cpu": "1.5n", "limits.cpu": "-0.0001"})
+    assert obj["spec"]["hard"] == {"requests.cpu": "1m", "limits.cpu": "-1m"}

@@ -8,7 +8,8 @@ LimitRange limits, ResourceQuota hard and used):
   `resource.Quantity` and writes back `String()`: `1000m` is `1`); a value
   that is no quantity is the 400 Kubernetes' decoder answers (`prefix`:
   `<Kind> in version "v1" cannot be handled as a <Kind>`, then
-  `resource.ErrFormatWrong`'s message).
+  `resource.ErrFormatWrong`'s message); each rounded up to thousandths
+  (`SetDefaults_ResourceList`: `1.5n` is `1m`).
 - Resource names (`pkg/apis/core/helper`, `validateResourceName`,
   `validateContainerResourceName`, `ValidateResourceQuotaResourceName`):
   a qualified name; without a `/` it must be a standard resource (one for
@@ -22,6 +23,8 @@ LimitRange limits, ResourceQuota hard and used):
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any, Iterable
 
 from runtime.machinery.errors import BadRequest
@@ -70,9 +73,18 @@ def canonical_resources(obj: dict[str, Any], paths: Iterable[str], prefix: str) 
             for name, value in list(resources.items()):
                 text = value if isinstance(value, str) else _number_text(value)
                 try:
-                    resources[name] = str(parse_quantity(text.strip()))
+                    resources[name] = str(_milli_rounded(parse_quantity(text.strip())))
                 except QuantityError as exc:
                     raise BadRequest(f"{prefix}: {exc}") from None
+
+
+def _milli_rounded(q: Quantity) -> Quantity:
+    """`SetDefaults_ResourceList`: a quantity rounded up (away from zero) to thousandths."""
+    thousandths = q.value * 1000
+    if thousandths.denominator == 1:
+        return q
+    magnitude = math.ceil(abs(thousandths))
+    return Quantity(Fraction(magnitude if q.value > 0 else -magnitude, 1000), q.format)
 
 
 def _number_text(value: Any) -> str:
