@@ -372,3 +372,16 @@ def test_pod_security_context_sysctls_not_of_a_host_namespace():
     assert errors(hostNetwork=True, securityContext={"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}) == [
         "spec.securityContext.sysctls[0].name: Invalid value: \"net.core.somaxconn\": may not be specified when "
         "'hostNetwork' is true"]
+
+
+def test_linux_pod_has_no_windows_options():
+    assert errors(os={"name": "linux"}, securityContext={"windowsOptions": {"runAsUserName": "x"}}) == [
+        "spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod"]
+
+
+def test_windows_pod_has_no_linux_settings():
+    containers = [{"name": "c", "image": "i", "securityContext": {"privileged": False}}]
+    assert errors(os={"name": "windows"}, hostPID=True, securityContext={"runAsUser": 1}, containers=containers) == [
+        "spec.hostPID: Forbidden: cannot be set for a windows pod",
+        "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+        "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod"]

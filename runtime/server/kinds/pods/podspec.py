@@ -22,7 +22,8 @@ What `ValidatePodSpec` checks, in its order: `terminationGracePeriodSeconds` req
 `dnsConfig`, readiness and scheduling gates, topology spread constraints (`podspec_scheduling`);
 `serviceAccountName`, `nodeName` and `priorityClassName` DNS subdomains; `activeDeadlineSeconds` 1 to 2^31-1;
 `hostname` and `subdomain` DNS labels; tolerations; host aliases; `runtimeClassName`; `preemptionPolicy`
-(`PreemptLowerPriority`, `Never`); `overhead`'s quantities; `os.name` (`linux`, `windows`).
+(`PreemptLowerPriority`, `Never`); `overhead`'s quantities; `os.name` (`linux`, `windows`) and what that OS's
+pods may not set (`podspec_os`).
 
 A Pod's own rules (no ephemeral containers on create, an image without surrounding whitespace, updates,
 status) are the pod strategy's.
@@ -42,6 +43,7 @@ from runtime.server.kinds.pods.podspec_containers import (
     validate_containers, validate_ephemeral_containers, validate_init_containers,
 )
 from runtime.server.kinds.pods.podspec_defaults import default_pod_only, default_spec
+from runtime.server.kinds.pods.podspec_os import os_errors
 from runtime.server.kinds.pods.podspec_resources import validate_resources
 from runtime.server.kinds.pods.podspec_scheduling import (
     validate_affinity, validate_dns_config, validate_host_aliases, validate_pod_security_context,
@@ -151,6 +153,8 @@ def validate_pod_spec(spec: dict[str, Any], path: str, *, is_pod: bool = False) 
             errs.append(required(f"{path}.os.name"))
         elif name not in ("linux", "windows"):
             errs.append(not_supported(f"{path}.os", name, ["linux", "windows"]))
+        else:
+            errs += os_errors(spec, path)
     return errs
 
 
