@@ -277,7 +277,7 @@ _OBJECTS: list[dict[str, Any]] = [
               "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Delete"},
               "ordinals": {"start": 1}},
      "status": {"observedGeneration": 2, "replicas": 0, "currentRevision": "web-5d8f", "updateRevision": "web-5d8f",
-                "collisionCount": 0}},
+                "collisionCount": 0, "availableReplicas": 0}},
     {"apiVersion": "apps/v1", "kind": "ReplicaSet",
      "metadata": _meta("web-5d8f", ownerReferences=[{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
                                                      "uid": "uid-web", "controller": True,

@@ -133,6 +133,11 @@ def test_a_field_without_omitempty_is_written_when_zero_replica_set_status_repli
     assert decode(data)["status"] == {"replicas": 0}
 
 
+def test_an_optional_field_without_omitempty_is_written_too_stateful_set_available_replicas() -> None:
+    data = _envelope("apps/v1", "StatefulSet", _ld(3, b""))
+    assert decode(data)["status"] == {"replicas": 0, "availableReplicas": 0}
+
+
 def test_non_pointer_structs_are_written_empty_as_go_writes_them() -> None:
     pod = decode(_envelope("v1", "Pod", _ld(2, _ld(2, _ld(1, "c"))) + _ld(3, _ld(8, _ld(1, "c")))))
     assert pod["spec"]["containers"] == [{"name": "c", "resources": {}}]

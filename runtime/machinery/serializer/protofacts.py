@@ -16,7 +16,8 @@ Internal to `runtime.machinery.serializer` (`protobuf` reads it). Data, no behav
 
 How they were derived: `ALWAYS_FIELDS` from the `required` lists of the v1.28 OpenAPI document
 (`shared/kubernetes/openapi-v1.28/swagger.json`; a field without `omitempty` and without `+optional` is
-required there), the required fields of an inlined struct found through its parent's list; `INLINE_FIELDS`
+required there), the required fields of an inlined struct found through its parent's list, and the few
+`+optional` scalars without `omitempty` read in types.go (a StatefulSet's `status.availableReplicas`); `INLINE_FIELDS`
 from the message fields that have no property of their name in the OpenAPI definition; `NULLABLE_FIELDS`
 from the Go types of k8s.io/api v1.28 (`*T` fields of `types.go`), written by hand.
 """
@@ -283,7 +284,9 @@ ALWAYS_FIELDS: dict[str, dict[str, str]] = {
         "StatefulSetCondition": "status type",
         "StatefulSetList": "items",
         "StatefulSetSpec": "selector serviceName template",
-        "StatefulSetStatus": "replicas",
+        # availableReplicas and start: +optional but without omitempty in types.go (so not in the required lists)
+        "StatefulSetOrdinals": "start",
+        "StatefulSetStatus": "availableReplicas replicas",
     },
     "k8s.io.api.batch.v1": {
         "CronJobList": "items",
