@@ -47,7 +47,7 @@ from runtime.machinery.storedobject import ObjectEncoder, StoredObject, copy_jso
 from runtime.models import catalog
 from runtime.server.admission.context import AdmissionContext, forbidden, namespace_objects, resource_type
 from runtime.server.kinds import AdmissionRequest
-from runtime.server.storage import KeyNotFound, RevisionConflict
+from runtime.server.storage import KeyNotFound, RevisionConflict, StoreError, StoreUnavailable
 
 __all__ = ["ResourceQuotaAdmission", "check_request", "RETRIES"]
 
@@ -165,4 +165,8 @@ class ResourceQuotaAdmission:
             return False
         except KeyNotFound:
             pass  # deleted meanwhile: it limits nothing any more
+        except StoreUnavailable as exc:
+            raise errors.ServiceUnavailable(f"storage is unavailable: {exc}", retry_after=1) from exc
+        except StoreError as exc:
+            raise errors.InternalError(f"Internal error occurred: {exc}", causes=[errors.Cause("", str(exc))]) from exc
         return True

@@ -14,7 +14,7 @@ from runtime.machinery.storedobject import StoredObject
 from runtime.server.admission.resourcequota import RETRIES, ResourceQuotaAdmission, check_request
 from runtime.server.kinds import AdmissionRequest
 from runtime.server.rbac.user import UserInfo
-from runtime.server.storage import Entry, RevisionConflict
+from runtime.server.storage import Entry, RevisionConflict, StoreUnavailable
 
 SCHEME = Scheme("k8s.io")
 PODS = SCHEME.by_kind("Pod")
@@ -119,9 +119,12 @@ class FakeStore:
 
     def __init__(self, conflicts: int) -> None:
         self.conflicts = conflicts
+        self.unavailable = False
         self.written: list[dict[str, Any]] = []
 
     async def update(self, key: str, encode: Any, *, expected_revision: int | None) -> Entry:
+        if self.unavailable:
+            raise StoreUnavailable("etcd is down")
         if self.conflicts:
             self.conflicts -= 1
             raise RevisionConflict(key, Entry(key, b"{}", expected_revision + 1, 1))
@@ -172,3 +175,10 @@ async def test_a_dry_run_is_checked_but_charges_nothing():
     context = FakeContext(_quota("q", {"pods": "1"}, {"pods": "1"}), _quota("q", {"pods": "1"}, {"pods": "1"}), 0)
     with pytest.raises(errors.Forbidden):
         await ResourceQuotaAdmission(context).validate(_request(PODS, _pod(), dry_run=True))
+
+
+async def test_a_store_that_cannot_take_the_charge_is_a_503():
+    context = FakeContext(_quota("q", {"pods": "2"}, {"pods": "0"}), _quota("q", {"pods": "2"}, {"pods": "0"}), 0)
+    context.store.unavailable = True
+    with pytest.raises(errors.ServiceUnavailable, match="storage is unavailable"):
+        await ResourceQuotaAdmission(context).validate(_request(PODS, _pod()))
