@@ -18,6 +18,7 @@ from runtime.controller.testing import ADMIN, open_test_env
 from runtime.machinery import errors
 from runtime.machinery.scheme import Scheme
 from runtime.server.bootstrap import bootstrap
+from runtime.server.kinds.base import AdmissionRequest
 from runtime.server.kinds.services import ServiceRanges
 from runtime.server.registry import Registry
 from runtime.server.storage import MemoryStore
@@ -253,3 +254,15 @@ async def test_endpoints_and_endpoint_slices_are_stored_and_checked(autojump_clo
         slice_made["addressType"] = "FQDN"
         with pytest.raises(errors.Invalid, match='addressType: Invalid value: "FQDN": field is immutable'):
             await env.client.update(slice_made)
+
+
+async def test_a_settled_delete_releases_the_services_values_at_once(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        made = await env.client.create(service("a", type="NodePort"))
+        request = AdmissionRequest(ADMIN, services(env), "delete", made, made, False)
+        await services(env).strategy.admit(env.registry, request)
+        await request.finish(True)
+        assert len(await reservation_keys(env.registry)) == 2  # still stored: nothing released
+        await env.client.delete(services(env), "a", namespace="default")
+        await request.finish(True)
+        assert await reservation_keys(env.registry) == []

@@ -10,7 +10,8 @@
   several servers over one store never share one. Once the write has settled (`AdmissionRequest.finish`)
   a stored create confirms what it took, a failed write releases it, and a stored update releases what
   the Service no longer holds (a type change to ClusterIP drops its node ports, to ExternalName its IPs).
-  A deleted Service's values are reclaimed when next asked for (see `reservations`). A dry run takes nothing.
+  A deleted Service's values are released when its delete settles, and in any case reclaimed when next asked
+  for (see `reservations`). A dry run takes nothing.
 - Create resets `status`; the main resource keeps the stored status, `status` (loadBalancer ingress,
   conditions) keeps the spec; neither counts `generation` (Kubernetes' service strategy does not).
 - `kubectl get` prints NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE, and SELECTOR with `-o wide`
@@ -19,13 +20,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from runtime.machinery.validation import FieldError
 from runtime.models.k8s.core_v1 import ServiceSpec
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy
 from runtime.server.kinds.services.docs import doc_column
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
+from runtime.server.kinds.services.reservations import Owner, Reservations
 from runtime.server.kinds.services.service_allocation import allocate_create, allocate_update, reserved_keys
 from runtime.server.kinds.services.service_defaults import default_service, drop_type_dependent_fields
 from runtime.server.kinds.services.service_validation import (
@@ -120,6 +122,9 @@ class ServiceStrategy(Strategy):
             reservations = await allocate_create(policy, self.rt, request.obj, request.dry_run)
         elif request.operation == "update" and request.old is not None:
             reservations = await allocate_update(policy, self.rt, request.obj, request.old, request.dry_run)
+        elif request.operation == "delete" and request.old is not None and not request.dry_run:
+            request.on_finish.append(self._release_when_gone(policy, request.old))
+            return
         else:
             return
         old, new = request.old, request.obj
@@ -134,3 +139,16 @@ class ServiceStrategy(Strategy):
                 await reservations.release(reserved_keys(old) - kept)
 
         request.on_finish.append(settle)
+
+    def _release_when_gone(self, policy: PolicyContext, service: dict[str, Any]) -> Callable[[bool], Awaitable[None]]:
+        """A delete's settling: once the Service is gone (not kept by finalizers), its values are free at once
+        (without it, the next request for one reclaims it: `reservations`)."""
+        async def settle(committed: bool) -> None:
+            if not committed:
+                return
+            meta = service["metadata"]
+            name = meta.get("name", "")
+            current = await policy.read_current(self.rt, self.rt.storage_key(meta.get("namespace"), name), name)
+            if current is None or current.obj["metadata"].get("uid") != meta.get("uid"):
+                await Reservations(policy, self.rt, Owner.of(service)).release(reserved_keys(service))
+        return settle
