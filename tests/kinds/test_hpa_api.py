@@ -136,3 +136,14 @@ async def test_hpa_table_in_both_versions(nursery: Any, tmp_path: Any, autojump_
             assert [d["name"] for d in table["columnDefinitions"]] == [
                 "Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]
             assert table["rows"][0]["cells"][:6] == ["web", "Deployment/web", "<unknown>/70%", "1", 4, 0]
+
+
+async def test_a_v1_writer_owns_its_versions_fields(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        v2, v1 = kinds(env)
+        await env.client.create(hpa("autoscaling/v1"), field_manager="creator")
+        patched = await env.client.patch(v1, "web", {"spec": {"targetCPUUtilizationPercentage": 55}},
+                                         namespace="default", field_manager="tuner")
+        tuner = next(m for m in patched["metadata"]["managedFields"] if m["manager"] == "tuner")
+        assert (tuner["apiVersion"], tuner["fieldsV1"]) == (
+            "autoscaling/v1", {"f:spec": {"f:targetCPUUtilizationPercentage": {}}})

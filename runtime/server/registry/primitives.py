@@ -491,6 +491,17 @@ def _track_managers(rt: ResourceType, old: dict[str, Any] | None, new: dict[str,
     ones, `[]` or `[{}]` resets them (the object is then untracked), anything
     else keeps the stored ones; a subresource write always keeps them.
     """
+    if rt.strategy.converts:
+        # A kind stored in another version (autoscaling/v1 HPAs): the writer owns its own version's fields.
+        shown_old = None if old is None else rt.strategy.present(StoredObject("", old, 0)).obj
+        tracked = update_managed_fields(shown_old, rt.strategy.present(StoredObject("", new, 0)).obj,
+                                        manager=field_manager(opts), operation="Update", model=rt.model,
+                                        api_version=rt.api_version, now=now,
+                                        subresource=subresource.name if subresource is not None else "")
+        new["metadata"] = {k: v for k, v in new["metadata"].items() if k != "managedFields"}
+        if "managedFields" in tracked["metadata"]:
+            new["metadata"]["managedFields"] = tracked["metadata"]["managedFields"]
+        return
     tracked = update_managed_fields(old, new, manager=field_manager(opts), operation="Update", model=rt.model,
                                     api_version=rt.api_version, now=now,
                                     subresource=subresource.name if subresource is not None else "")
