@@ -133,6 +133,8 @@ _INLINE_FULL = _expand(protofacts.INLINE_FIELDS)
 
 # How a field is rendered in JSON (see the module docstring).
 _PLAIN, _ALWAYS_WRITTEN, _POINTER, _STRUCT, _INLINE = range(5)
+# The shape of a field's value.
+_SCALAR, _BYTES, _MESSAGE, _LIST, _BYTES_LIST, _MESSAGE_LIST, _MAP, _BYTES_MAP, _MESSAGE_MAP = range(9)
 
 
 @dataclass(frozen=True)
@@ -141,42 +143,62 @@ class _Field:
     key: str
     """The JSON key."""
     mode: int
+    shape: int
 
 
 @dataclass(frozen=True)
 class _Plan:
-    fields: tuple[_Field, ...]
-    by_key: dict[str, FieldDescriptor]
+    by_key: dict[str, _Field]
     """The non-inline fields by JSON key."""
+    by_number: dict[int, _Field]
     inline: tuple[FieldDescriptor, ...]
+    written: tuple[_Field, ...]
+    """The fields written even when unset (no omitempty, non-pointer structs, inline structs)."""
 
 
 _PLANS: dict[str, _Plan] = {}
+
+
+def _shape(field: FieldDescriptor) -> int:
+    if _is_map(field):
+        value = field.message_type.fields_by_name["value"]
+        return (_BYTES_MAP if value.type == FieldDescriptor.TYPE_BYTES
+                else _MAP if value.message_type is None else _MESSAGE_MAP)
+    if field.is_repeated:
+        return (_MESSAGE_LIST if field.message_type is not None
+                else _BYTES_LIST if field.type == FieldDescriptor.TYPE_BYTES else _LIST)
+    if field.message_type is not None:
+        return _MESSAGE
+    return _BYTES if field.type == FieldDescriptor.TYPE_BYTES else _SCALAR
+
+
+def _mode(descriptor, field: FieldDescriptor) -> int:
+    full, short = f"{descriptor.full_name}.{field.name}", f"{descriptor.name}.{field.name}"
+    if full in _INLINE_FULL:
+        return _INLINE
+    if full in _NULLABLE_FULL or short in protofacts.NULLABLE:
+        return _POINTER
+    if full in _ALWAYS_FULL or short in protofacts.ALWAYS:
+        # a zero Time is left out (Go writes null), whatever the tag
+        if field.message_type is not None and field.message_type.full_name in _TIMES:
+            return _POINTER
+        return _ALWAYS_WRITTEN
+    if field.message_type is not None and not field.is_repeated:
+        return _POINTER if field.message_type.full_name in _TIMES else _STRUCT
+    return _PLAIN
 
 
 def _plan(descriptor) -> _Plan:
     """The JSON rendering of a message type's fields, built once per type."""
     plan = _PLANS.get(descriptor.full_name)
     if plan is None:
-        fields = []
-        for field in descriptor.fields:
-            full, short = f"{descriptor.full_name}.{field.name}", f"{descriptor.name}.{field.name}"
-            if full in _INLINE_FULL:
-                mode = _INLINE
-            elif full in _NULLABLE_FULL or short in protofacts.NULLABLE:
-                mode = _POINTER
-            elif full in _ALWAYS_FULL or short in protofacts.ALWAYS:
-                mode = _ALWAYS_WRITTEN
-            elif field.message_type is not None and not field.is_repeated:
-                mode = _STRUCT
-            else:
-                mode = _PLAIN
-            fields.append(_Field(field, protofacts.JSON_NAMES.get(full, field.name), mode))
-        plan = _Plan(tuple(fields), {f.key: f.field for f in fields if f.mode != _INLINE},
-                     tuple(f.field for f in fields if f.mode == _INLINE))
+        fields = [_Field(field, protofacts.JSON_NAMES.get(f"{descriptor.full_name}.{field.name}", field.name),
+                         _mode(descriptor, field), _shape(field)) for field in descriptor.fields]
+        plan = _Plan({f.key: f for f in fields if f.mode != _INLINE}, {f.field.number: f for f in fields},
+                     tuple(f.field for f in fields if f.mode == _INLINE),
+                     tuple(f for f in fields if f.mode in (_ALWAYS_WRITTEN, _STRUCT, _INLINE)))
         _PLANS[descriptor.full_name] = plan
     return plan
-
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FRAME_HEADER = struct.Struct(">I")
@@ -410,9 +432,9 @@ def _fill(message: Message, value: Any, path: str) -> None:
     plan = _plan(message.DESCRIPTOR)
     message.SetInParent()
     for key, item in _expect(Mapping, value, path).items():
-        field = plan.by_key.get(key)
-        if field is not None and item is not None:
-            _set_field(message, field, item, f"{path}.{key}")
+        spec = plan.by_key.get(key)
+        if spec is not None and item is not None:
+            _set_field(message, spec, item, f"{path}.{key}")
     for field in plan.inline:  # an embedded struct reads its keys from the same JSON object
         _fill(getattr(message, field.name), value, path)
 
@@ -438,34 +460,34 @@ def _fill_scalar(message: Message, name: str, value: Any, path: str) -> None:
         message.string = _expect(str, value, path)
 
 
-def _set_field(message: Message, field: FieldDescriptor, value: Any, path: str) -> None:
+def _set_field(message: Message, spec: _Field, value: Any, path: str) -> None:
+    field, shape = spec.field, spec.shape
     target = getattr(message, field.name)
     try:
-        if _is_map(field):
-            value_field = field.message_type.fields_by_name["value"]
-            for key, item in _expect(Mapping, value, path).items():
-                if value_field.type == FieldDescriptor.TYPE_BYTES:
-                    target[key] = _bytes_of(_expect(str, item, f"{path}[{key}]"), f"{path}[{key}]")
-                elif value_field.message_type is None:
-                    target[key] = item
-                else:
-                    _fill(target[key], item, f"{path}[{key}]")
-        elif field.is_repeated:
-            for i, item in enumerate(_expect(list, value, path)):
-                if field.message_type is not None:
-                    _fill(target.add(), item, f"{path}[{i}]")
-                elif field.type == FieldDescriptor.TYPE_BYTES:
-                    target.append(_bytes_of(_expect(str, item, f"{path}[{i}]"), f"{path}[{i}]"))
-                else:
-                    target.append(item)
-        elif field.message_type is not None:
-            _fill(target, value, path)
-        elif field.type == FieldDescriptor.TYPE_BYTES:
-            setattr(message, field.name, _bytes_of(_expect(str, value, path), path))
-        else:
-            if field.type != FieldDescriptor.TYPE_BOOL and isinstance(value, bool):
+        if shape == _SCALAR:
+            if isinstance(value, bool) and field.type != FieldDescriptor.TYPE_BOOL:
                 raise TypeError(f"bool for a {field.name} field")
             setattr(message, field.name, value)
+        elif shape == _MESSAGE:
+            _fill(target, value, path)
+        elif shape == _MESSAGE_LIST:
+            for i, item in enumerate(_expect(list, value, path)):
+                _fill(target.add(), item, f"{path}[{i}]")
+        elif shape == _LIST:
+            target.extend(_expect(list, value, path))
+        elif shape == _BYTES:
+            setattr(message, field.name, _bytes_of(_expect(str, value, path), path))
+        elif shape == _BYTES_LIST:
+            target.extend(_bytes_of(_expect(str, item, f"{path}[{i}]"), f"{path}[{i}]")
+                          for i, item in enumerate(_expect(list, value, path)))
+        else:
+            for key, item in _expect(Mapping, value, path).items():
+                if shape == _MAP:
+                    target[key] = item
+                elif shape == _BYTES_MAP:
+                    target[key] = _bytes_of(_expect(str, item, f"{path}[{key}]"), f"{path}[{key}]")
+                else:
+                    _fill(target[key], item, f"{path}[{key}]")
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ProtobufError):
             raise
@@ -485,22 +507,56 @@ def _to_json(message: Message) -> Any:
     name = message.DESCRIPTOR.full_name
     if name in _SCALARS:
         return _scalar_json(message, name)
+    plan = _plan(message.DESCRIPTOR)
+    by_number = plan.by_number
     out: dict[str, Any] = {}
-    for spec in _plan(message.DESCRIPTOR).fields:
-        field, mode = spec.field, spec.mode
+    for field, value in message.ListFields():  # the set fields only: a Pod's message has hundreds unset
+        spec = by_number[field.number]
+        mode = spec.mode
         if mode == _INLINE:
-            out.update(_to_json(getattr(message, field.name)))
+            out.update(_to_json(value))
             continue
-        value = _field_json(message, field, mode)
-        if mode == _ALWAYS_WRITTEN:
-            if value is not None or field.message_type is None or field.message_type.full_name not in _TIMES:
-                out[spec.key] = value if value is not None else _zero(field)
-        elif mode == _POINTER or mode == _STRUCT:
-            if value is not None:
-                out[spec.key] = value
-        elif value is not None and value not in ("", 0, [], {}):  # omitempty; 0 == False
-            out[spec.key] = value
+        rendered = _value_json(value, spec.shape)
+        if mode == _PLAIN and rendered in ("", 0, [], {}):  # omitempty; 0 == False
+            continue
+        if rendered is not None:
+            out[spec.key] = rendered
+    for spec in plan.written:  # what Go writes when unset: zero values, empty structs
+        if spec.key in out:
+            continue
+        if spec.mode == _INLINE:
+            if not message.HasField(spec.field.name):
+                out.update(_to_json(getattr(message, spec.field.name)))
+        elif spec.shape == _MESSAGE:
+            if spec.mode == _STRUCT and message.HasField(spec.field.name):
+                continue  # set, and rendered as nothing (empty embedded JSON)
+            rendered = _to_json(getattr(message, spec.field.name))
+            if rendered is not None:
+                out[spec.key] = rendered
+            elif spec.mode == _ALWAYS_WRITTEN:
+                out[spec.key] = {}
+        else:
+            out[spec.key] = _zero(spec.field)
     return out
+
+
+def _value_json(value: Any, shape: int) -> Any:
+    """The JSON form of a set field's value."""
+    if shape == _SCALAR or shape == _LIST:
+        return list(value) if shape == _LIST else value
+    if shape == _MESSAGE:
+        return _to_json(value)
+    if shape == _MESSAGE_LIST:
+        return [_to_json(item) for item in value]
+    if shape == _MAP:
+        return {key: value[key] for key in sorted(value)}
+    if shape == _MESSAGE_MAP:
+        return {key: _to_json(value[key]) for key in sorted(value)}
+    if shape == _BYTES_MAP:
+        return {key: base64.b64encode(value[key]).decode("ascii") for key in sorted(value)}
+    if shape == _BYTES_LIST:
+        return [base64.b64encode(item).decode("ascii") for item in value]
+    return base64.b64encode(value).decode("ascii")
 
 
 def _scalar_json(message: Message, name: str) -> Any:
@@ -515,31 +571,6 @@ def _scalar_json(message: Message, name: str) -> Any:
     if name == _INT_OR_STRING:
         return message.strVal if message.type == 1 else message.intVal
     return message.string or "0"  # Quantity: Go writes a zero Quantity as "0"
-
-
-def _field_json(message: Message, field: FieldDescriptor, mode: int) -> Any:
-    """Return the JSON form of one field, or None when a singular field is unset."""
-    target = getattr(message, field.name)
-    if _is_map(field):
-        value_field = field.message_type.fields_by_name["value"]
-        if value_field.type == FieldDescriptor.TYPE_BYTES:
-            return {key: base64.b64encode(target[key]).decode("ascii") for key in sorted(target)}
-        scalar = value_field.message_type is None
-        return {key: target[key] if scalar else _to_json(target[key]) for key in sorted(target)}
-    if field.is_repeated:
-        if field.type == FieldDescriptor.TYPE_BYTES:
-            return [base64.b64encode(item).decode("ascii") for item in target]
-        return [item if field.message_type is None else _to_json(item) for item in target]
-    if field.message_type is not None:
-        # Go always writes non-pointer structs; only pointer fields may be absent.
-        if not message.HasField(field.name) and (mode == _POINTER or field.message_type.full_name in _TIMES):
-            return None
-        return _to_json(target)
-    if not message.HasField(field.name):
-        return None
-    if field.type == FieldDescriptor.TYPE_BYTES:
-        return base64.b64encode(target).decode("ascii")
-    return target
 
 
 def _zero(field: FieldDescriptor) -> Any:
