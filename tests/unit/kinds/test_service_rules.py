@@ -321,3 +321,30 @@ def test_a_range_hands_out_neither_its_network_nor_its_broadcast_address() -> No
 def test_the_serve_defaults_are_the_ranges_defaults() -> None:
     opts = ServeOptions()
     assert ServiceRanges.parse() == ServiceRanges.parse(opts.service_cluster_ip_range, opts.service_node_port_range)
+
+
+def test_the_ip_family_may_not_change_once_set() -> None:
+    old = allocated(service(ports=[PORT]), "10.96.0.10")
+    new = copy.deepcopy(old)
+    new["spec"]["ipFamilies"] = ["IPv6"]
+    assert 'spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6"}: may not change once set' in \
+        update_errors(new, old)
+
+
+def test_the_primary_cluster_ip_can_not_be_unset() -> None:
+    old = allocated(service(ports=[PORT]), "10.96.0.10")
+    new = copy.deepcopy(old)
+    new["spec"].pop("clusterIPs")
+    new["spec"].pop("clusterIP")
+    assert update_errors(new, old)[0] == ("spec.clusterIPs[0]: Invalid value: []string(nil): primary clusterIP can not "
+                                          "be unset")
+
+
+def test_a_headless_service_stays_headless_and_to_external_name_anything_goes() -> None:
+    old = allocated(service(clusterIP="None", selector={"a": "b"}, ports=[PORT]))
+    new = copy.deepcopy(old)
+    new["spec"]["clusterIP"], new["spec"]["clusterIPs"] = "10.96.0.12", ["10.96.0.12"]
+    assert update_errors(new, old) == ['spec.clusterIPs[0]: Invalid value: []string{"10.96.0.12"}: may not change '
+                                       'once set']
+    gone = allocated(service(type="ExternalName", externalName="db.example.com"))
+    assert update_errors(gone, allocated(service(ports=[PORT]))) == []

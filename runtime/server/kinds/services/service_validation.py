@@ -299,20 +299,65 @@ def _traffic_policy_errors(spec: dict[str, Any]) -> list[FieldError]:
 
 
 def validate_service_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-    """ValidateServiceUpdate's own rules: the primary cluster IP and family stay, unless to or from
-    ExternalName (validateUpgradeDowngradeClusterIPs / IPFamilies); a LoadBalancer's class stays."""
+    """ValidateServiceUpdate's own rules: validateUpgradeDowngradeClusterIPs and IPFamilies (the primary cluster
+    IP and family stay, except to or from ExternalName) and a LoadBalancer's class stays."""
     spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     errs: list[FieldError] = []
     if "ExternalName" not in (spec.get("type"), old_spec.get("type")):
-        ips, old_ips = list(spec.get("clusterIPs") or []), list(old_spec.get("clusterIPs") or [])
-        if old_ips and (not ips or ips[0] != old_ips[0]):
-            errs.append(invalid("spec.clusterIPs[0]", ips, "may not change once set"))
-        families, old_families = list(spec.get("ipFamilies") or []), list(old_spec.get("ipFamilies") or [])
-        if old_families and (not families or families[0] != old_families[0]):
-            errs.append(invalid("spec.ipFamilies[0]", families, "may not change once set"))
+        errs += _cluster_ips_update_errors(spec, old_spec) + _families_update_errors(spec, old_spec)
     if (spec.get("type") == "LoadBalancer" == old_spec.get("type")
             and spec.get("loadBalancerClass") != old_spec.get("loadBalancerClass")):
         errs.append(invalid("spec.loadBalancerClass", spec.get("loadBalancerClass"), "may not change once set"))
+    return errs
+
+
+_UNCHANGEABLE = "may not change once set"
+
+
+def _cluster_ips_update_errors(spec: dict[str, Any], old_spec: dict[str, Any]) -> list[FieldError]:
+    if is_headless(spec) and is_headless(old_spec):
+        return []
+    ips, old_ips = list(spec.get("clusterIPs") or []), list(old_spec.get("clusterIPs") or [])
+    if len(ips) == len(old_ips):
+        return [invalid(f"spec.clusterIPs[{i}]", ips, _UNCHANGEABLE) for i, ip in enumerate(old_ips) if ip != ips[i]]
+    errs: list[FieldError] = []
+    if len(old_ips) > len(ips):
+        if not ips:
+            errs.append(invalid("spec.clusterIPs[0]", GoText("[]string(nil)"), "primary clusterIP can not be unset"))
+        elif ips[0] != old_ips[0]:
+            errs.append(invalid("spec.clusterIPs[0]", ips, _UNCHANGEABLE))
+        if len(ips) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
+            errs.append(invalid("spec.ipFamilyPolicy", spec.get("ipFamilyPolicy"),
+                                "must be set to 'SingleStack' when releasing the secondary clusterIP"))
+    elif old_ips and ips[0] != old_ips[0]:
+        errs.append(invalid("spec.clusterIPs[0]", ips, _UNCHANGEABLE))
+    return errs
+
+
+def _families(families: list[str]) -> GoText:
+    """A `[]core.IPFamily` as Go's %#v prints it."""
+    return GoText("[]core.IPFamily{" + ", ".join(go_quote(f) for f in families) + "}")
+
+
+def _families_update_errors(spec: dict[str, Any], old_spec: dict[str, Any]) -> list[FieldError]:
+    if is_headless(spec) or is_headless(old_spec):
+        return []  # to, from or between headless Services the families may change
+    families, old_families = list(spec.get("ipFamilies") or []), list(old_spec.get("ipFamilies") or [])
+    if len(families) == len(old_families):
+        return [invalid("spec.ipFamilies[0]", _families(families), _UNCHANGEABLE)
+                for i, family in enumerate(old_families) if family != families[i]]
+    errs: list[FieldError] = []
+    ips = list(spec.get("clusterIPs") or [])
+    if len(old_families) > len(families):
+        if not ips:
+            errs.append(invalid("spec.ipFamilies[0]", _families(families), "primary ipFamily can not be unset"))
+        if families and families[0] != old_families[0]:
+            errs.append(invalid("spec.ipFamilies[0]", ips, _UNCHANGEABLE))
+        if len(families) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
+            errs.append(invalid("spec.ipFamilyPolicy", spec.get("ipFamilyPolicy"),
+                                "must be set to 'SingleStack' when releasing the secondary ipFamily"))
+    elif old_families and families and families[0] != old_families[0]:
+        errs.append(invalid("spec.ipFamilies[0]", ips, _UNCHANGEABLE))
     return errs
 
 
