@@ -137,9 +137,10 @@ async def test_ingress_counts_generation_on_spec_changes_only(env):
 
 
 async def test_ingress_path_without_path_type_is_422(env):
-    body = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"rules": [{"http": {"paths": [{"path": "/", "backend": {"service": {"name": "web",
-                                                                                          "port": {"number": 80}}}}]}}]}}
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    body = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"rules": [{"http": {"paths": [{"path": "/", "backend": backend}]}}]}}
     with pytest.raises(errors.Invalid) as caught:
         await env.client.create(body)
     assert caught.value.message == ('Ingress.networking.k8s.io "web" is invalid: '
@@ -156,7 +157,8 @@ async def test_built_in_priority_classes_exist_and_one_global_default(env):
     with pytest.raises(errors.Forbidden) as caught:
         await env.client.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                  "metadata": {"name": "other"}, "value": 5, "globalDefault": True})
-    assert caught.value.message.endswith("PriorityClass default is already marked as default. Only one default can exist")
+    assert caught.value.message.endswith("PriorityClass default is already marked as default. "
+                                         "Only one default can exist")
     with pytest.raises(errors.Invalid):
         await env.client.patch(rt, "default", {"value": 101})
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import trio
+
 from runtime.machinery.options import Body
 from runtime.machinery.scheme import Scheme
 from runtime.models.catalog import INGRESS, INGRESS_CLASS, NETWORK_POLICY
+from runtime.server.kinds.base import AdmissionRequest
+from runtime.server.rbac.user import UserInfo
 
 SCHEME = Scheme("k8s.io")
 ING = next(t for t in SCHEME.types if t.info is INGRESS)
@@ -282,3 +286,25 @@ def test_network_policy_printer_formats_the_pod_selector():
                               "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]})
     assert NP.strategy.columns.cells(obj)[1] == "app=web,tier in (a,b)"
     assert NP.strategy.columns.cells(policy(podSelector={}))[1] == "<none>"
+
+
+async def _admitted(scheme: Scheme, obj: dict[str, Any]) -> dict[str, Any]:
+    rt = next(t for t in scheme.types if t.info is INGRESS)
+    request = AdmissionRequest(UserInfo("u"), rt, "create", obj, None, False)
+    await rt.strategy.admit(None, request)  # type: ignore[arg-type]
+    return request.obj
+
+
+def test_ingress_without_a_class_gets_the_newest_default_ingress_class():
+    scheme = Scheme("k8s.io")
+    classes = next(t for t in scheme.types if t.info is INGRESS_CLASS).strategy
+    default = {"ingressclass.kubernetes.io/is-default-class": "true"}
+    classes.observe_list([
+        {"metadata": {"name": "b", "annotations": default, "creationTimestamp": "2026-01-02T00:00:00Z"}},
+        {"metadata": {"name": "a", "annotations": default, "creationTimestamp": "2026-01-02T00:00:00Z"}},
+        {"metadata": {"name": "old", "annotations": default, "creationTimestamp": "2026-01-01T00:00:00Z"}}])
+    assert trio.run(_admitted, scheme, ingress(defaultBackend=SERVICE))["spec"]["ingressClassName"] == "a"
+    annotated = ingress(meta={"annotations": {"kubernetes.io/ingress.class": "x"}}, defaultBackend=SERVICE)
+    assert "ingressClassName" not in trio.run(_admitted, scheme, annotated)["spec"]
+    classes.observe("DELETED", {"metadata": {"name": "a"}})
+    assert trio.run(_admitted, scheme, ingress(defaultBackend=SERVICE))["spec"]["ingressClassName"] == "b"

@@ -330,3 +330,22 @@ def test_storage_class_printer_marks_the_default_class():
         "Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"]
     obj = sc(meta={"annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}, allowVolumeExpansion=True)
     assert SC.strategy.columns.cells(obj)[:5] == ["fast (default)", "example.com/disk", "Delete", "Immediate", True]
+
+
+def test_pvc_data_source_and_ref_are_filled_from_each_other_on_create():
+    snapshot = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap"}
+    assert pvc(dataSource=snapshot)["spec"]["dataSourceRef"] == snapshot
+    assert pvc(dataSourceRef=snapshot)["spec"]["dataSource"] == snapshot
+    elsewhere = pvc(dataSourceRef={**snapshot, "namespace": "other"})["spec"]
+    assert "dataSource" not in elsewhere and errors_of(PVC, pvc(dataSourceRef={**snapshot, "namespace": "other"})) == []
+
+
+def test_pvc_data_source_needs_a_group_unless_a_claim_and_must_match_its_ref():
+    assert errors_of(PVC, pvc(dataSource={"kind": "VolumeSnapshot", "name": "s"})) == [
+        "spec.dataSource: Invalid value: \"VolumeSnapshot\": must be 'PersistentVolumeClaim' when referencing the "
+        "default apiGroup",
+        "spec.dataSourceRef: Invalid value: \"VolumeSnapshot\": must be 'PersistentVolumeClaim' when referencing the "
+        "default apiGroup"]
+    mismatch = pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
+                   dataSourceRef={"kind": "PersistentVolumeClaim", "name": "b"})
+    assert errors_of(PVC, mismatch) == ["spec: Invalid value: spec.dataSource: must match dataSourceRef"]

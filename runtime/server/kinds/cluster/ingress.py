@@ -13,6 +13,8 @@
   (wildcard) DNS subdomains and a `secretName` a DNS subdomain;
   `ingressClassName` a DNS subdomain, equal to the
   `kubernetes.io/ingress.class` annotation when both are set (create only).
+- Admission (DefaultIngressClass): an Ingress created without a class
+  (nor the class annotation) gets the default IngressClass, when there is one.
 - Strategy: a create starts with an empty status and generation 1; a spec
   change counts generation; `status` subresource (load balancer ingress IPs
   and hostnames checked); a PUT of a missing Ingress is 404.
@@ -29,6 +31,9 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.names import dns1035_label_errors
+from runtime.models.k8s.networking_v1 import IngressClass
+from runtime.server.kinds.base import AdmissionRequest, PolicyContext
+from runtime.server.kinds.cluster.ingressclass import IngressClassStrategy
 from runtime.server.kinds.cluster.netrules import (
     backend_reference_errors, is_ip, port_name_errors, port_number_errors, wildcard_subdomain_errors,
 )
@@ -185,6 +190,19 @@ class IngressStrategy(ClusterStrategy):
     subresources = {"status": StatusSubresource()}
     initial_status: dict[str, Any] = {}
     columns = _COLUMNS
+
+    async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
+        """Kubernetes' DefaultIngressClass admission (creates only)."""
+        obj = request.obj
+        spec = obj.setdefault("spec", {})
+        if (request.operation != "create" or spec.get("ingressClassName") is not None
+                or INGRESS_CLASS_ANNOTATION in (obj["metadata"].get("annotations") or {})):
+            return
+        classes = self.scheme.by_model(IngressClass)
+        if classes is not None and isinstance(classes.strategy, IngressClassStrategy):
+            name = classes.strategy.default_class()
+            if name is not None:
+                spec["ingressClassName"] = name
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         spec = obj.get("spec") or {}

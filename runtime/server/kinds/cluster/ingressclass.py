@@ -10,6 +10,10 @@
   Namespace: Namespace requires a `namespace` (a DNS label), Cluster
   forbids one.
 - Update (`ValidateIngressClassUpdate`): `controller` is immutable.
+- The default class (`ingressclass.kubernetes.io/is-default-class: "true"`):
+  the strategy follows which classes are default (`default_class`: the
+  newest, as Kubernetes' DefaultIngressClass admission picks for an Ingress
+  without a class).
 - Generation 1 on create, counted on spec changes; a PUT of a missing class is 404.
 - `kubectl get`: NAME CONTROLLER PARAMETERS AGE (printIngressClass:
   `Kind.apiGroup/name`, `<none>`).
@@ -23,12 +27,16 @@ from typing import Any
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required, too_long
 from runtime.machinery.validation.names import dns1123_label_errors
+from runtime.server.kinds.cluster.defaultclass import DefaultClasses
 from runtime.server.kinds.cluster.netrules import backend_reference_errors
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import subdomain_errors
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.parts import SchemeObserver
 
-__all__ = ["IngressClassStrategy", "domain_prefixed_path_errors"]
+__all__ = ["IngressClassStrategy", "domain_prefixed_path_errors", "DEFAULT_CLASS_ANNOTATION"]
+
+DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 
 _MAX_CONTROLLER = 250
 _SCOPES = ["Cluster", "Namespace"]
@@ -91,13 +99,32 @@ _COLUMNS = Columns((
 ), _cells)
 
 
-class IngressClassStrategy(ClusterStrategy):
+def _is_default(obj: dict[str, Any]) -> bool:
+    return (obj["metadata"].get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+
+
+class IngressClassStrategy(ClusterStrategy, SchemeObserver):
     """See the module doc."""
 
     name_rule = "dns-subdomain"
     allow_create_on_update = False
     counts_generation = True
     columns = _COLUMNS
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        #: The default classes the watch cache holds.
+        self.defaults = DefaultClasses(_is_default)
+
+    def observe(self, event_type: str, obj: dict[str, Any]) -> None:
+        self.defaults.observe(event_type, obj)
+
+    def observe_list(self, objs: list[dict[str, Any]]) -> None:
+        self.defaults.replace(objs)
+
+    def default_class(self) -> str | None:
+        """The class an Ingress without one gets (`DefaultClasses.newest`)."""
+        return self.defaults.newest()
 
     def default(self, obj: dict[str, Any]) -> None:
         params = (obj.get("spec") or {}).get("parameters")

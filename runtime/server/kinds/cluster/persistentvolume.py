@@ -182,7 +182,8 @@ class PersistentVolumeStrategy(ClusterStrategy):
         errs += _source_errors(spec)
         host_path = (spec.get("hostPath") or {}).get("path")
         if host_path and posixpath.normpath(host_path) in ("/", "//") and policy == "Recycle":
-            errs.append(forbidden("spec.persistentVolumeReclaimPolicy", "may not be 'recycle' for a hostPath mount of '/'"))
+            errs.append(forbidden("spec.persistentVolumeReclaimPolicy",
+                                  "may not be 'recycle' for a hostPath mount of '/'"))
         affinity = spec.get("nodeAffinity")
         if affinity is not None and affinity.get("required") is None:
             errs.append(required("spec.nodeAffinity.required", "must specify required node constraints"))

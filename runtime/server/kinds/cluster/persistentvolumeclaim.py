@@ -6,7 +6,11 @@
   subdomain; `accessModes` required ("at least 1 access mode is required")
   and supported; `selector` a label selector; `resources.requests.storage`
   required and positive (path `spec.resources[storage]`, as Kubernetes);
-  `storageClassName` a DNS subdomain; `volumeMode` supported.
+  `storageClassName` a DNS subdomain; `volumeMode` supported; a
+  `dataSource` or `dataSourceRef` has a kind and a name, a PersistentVolumeClaim
+  unless it names an apiGroup, and the two agree unless the ref names a
+  namespace. A create fills the one of them not set from the other
+  (`NormalizeDataSources`).
 - Update (`ValidatePersistentVolumeClaimUpdate`): the spec is immutable
   except `volumeName` while it is unset (binding) and the storage request
   of a Bound claim ("spec is immutable after creation except
@@ -31,6 +35,8 @@ from typing import Any
 
 from runtime.machinery.validation import FieldError, label_selector_errors
 from runtime.machinery.validation.fielderrors import forbidden, invalid, required
+from runtime.machinery.validation.gofmt import GoText
+from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.models.k8s.core_v1 import PersistentVolumeClaimSpec, PersistentVolumeClaimStatus
 from runtime.models.k8s.storage_v1 import StorageClass
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext
@@ -40,7 +46,7 @@ from runtime.server.kinds.cluster.storageclass import StorageClassStrategy
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (
     BETA_STORAGE_CLASS, access_mode_errors, access_modes_text, class_name_errors, storage_class_of,
-    volume_mode_errors,
+    subdomain_errors, volume_mode_errors,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
@@ -78,6 +84,47 @@ _COLUMNS = Columns((
 ), _cells)
 
 
+def _data_source_errors(ref: dict[str, Any], path: str) -> list[FieldError]:
+    """`validateDataSource` / `validateDataSourceRef`."""
+    errs = [required(f"{path}.{field}") for field in ("name", "kind") if not ref.get(field)]
+    group = ref.get("apiGroup") or ""
+    if not group and ref.get("kind") != "PersistentVolumeClaim":
+        errs.append(invalid(path, ref.get("kind", ""), "must be 'PersistentVolumeClaim' when referencing the default "
+                                                       "apiGroup"))
+    if group:
+        errs += [invalid(f"{path}.apiGroup", group, msg) for msg in subdomain_errors(group)]
+    if ref.get("namespace"):
+        errs += [invalid(f"{path}.namespace", ref["namespace"], msg) for msg in dns1123_label_errors(ref["namespace"])]
+    return errs
+
+
+def _data_sources_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    errs = _data_source_errors(source, f"{path}.dataSource") if source is not None else []
+    if ref is not None:
+        errs += _data_source_errors(ref, f"{path}.dataSourceRef")
+    shown = GoText(f"{path}.dataSource")
+    if ref is not None and ref.get("namespace"):
+        if source is not None:
+            errs.append(invalid(path, shown, "may not be specified when dataSourceRef.namespace is specified"))
+    elif source is not None and ref is not None and (
+            (source.get("apiGroup") or "", source.get("kind"), source.get("name"))
+            != (ref.get("apiGroup") or "", ref.get("kind"), ref.get("name"))):
+        errs.append(invalid(path, shown, "must match dataSourceRef"))
+    return errs
+
+
+def normalize_data_sources(spec: dict[str, Any]) -> None:
+    """`NormalizeDataSources` (AnyVolumeDataSource, on in v1.28): `dataSource` and `dataSourceRef` say the
+    same unless both are set (or the ref names another namespace)."""
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    fields = ("apiGroup", "kind", "name")
+    if source is not None and ref is None:
+        spec["dataSourceRef"] = {k: source[k] for k in fields if source.get(k) is not None}
+    elif ref is not None and source is None and not ref.get("namespace"):
+        spec["dataSource"] = {k: ref[k] for k in fields if ref.get(k) is not None}
+
+
 def claim_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     """`ValidatePersistentVolumeClaimSpec` at `path` (a StatefulSet's claim templates share it)."""
     modes = spec.get("accessModes") or []
@@ -94,7 +141,8 @@ def claim_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     else:
         errs += quantity_value_errors("storage", storage, at)
     errs += class_name_errors(spec.get("storageClassName"), f"{path}.storageClassName")
-    return errs + volume_mode_errors(spec, f"{path}.volumeMode")
+    errs += volume_mode_errors(spec, f"{path}.volumeMode")
+    return errs + _data_sources_errors(spec, path)
 
 
 def _class_set_from_unset(old: dict[str, Any], new_spec: dict[str, Any], old_spec: dict[str, Any]) -> bool:
@@ -146,6 +194,10 @@ class PersistentVolumeClaimStrategy(ClusterStrategy):
             name = classes.strategy.default_class()
             if name is not None:
                 spec["storageClassName"] = name
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        super().prepare_for_create(obj)
+        normalize_data_sources(obj.setdefault("spec", {}))
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         errs = claim_spec_errors(obj.get("spec") or {}, "spec")

@@ -113,7 +113,8 @@ class PriorityClassStrategy(ClusterStrategy, SchemeObserver):
                 errs.append(forbidden("metadata.name", f"priority class names with '{_PREFIX}' prefix are reserved "
                                                        f"for system use only. error: {problem}"))
         elif value > HIGHEST_USER_PRIORITY:
-            errs.append(forbidden("value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"))
+            errs.append(forbidden("value",
+                                  f"maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"))
         policy = obj.get("preemptionPolicy")
         if policy is not None:
             if policy == "":

@@ -111,8 +111,8 @@ def _selector_errors(spec: dict[str, Any]) -> list[FieldError]:
             errs.append(invalid(f"{path}.operator", op, _EXISTS_MSG))
         if op in ("In", "NotIn"):
             if not values:
-                errs.append(required(f"{path}.values",
-                                     "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"))
+                errs.append(required(f"{path}.values", "must be at least one value when `operator` is 'In' or "
+                                                       "'NotIn' for scope selector"))
         elif op in ("Exists", "DoesNotExist"):
             if values:
                 errs.append(invalid(f"{path}.values", values,

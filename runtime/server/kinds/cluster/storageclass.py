@@ -28,6 +28,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required, too_long
 from runtime.machinery.validation.names import qualified_name_errors
 from runtime.models.k8s.storage_v1 import StorageClass
+from runtime.server.kinds.cluster.defaultclass import DefaultClasses
 from runtime.server.kinds.cluster.printing import doc_column
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
@@ -109,25 +110,18 @@ class StorageClassStrategy(ClusterStrategy, SchemeObserver):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        #: The default classes the watch cache holds: name -> creationTimestamp.
-        self.default_classes: dict[str, str] = {}
+        #: The default classes the watch cache holds.
+        self.defaults = DefaultClasses(is_default_class)
 
     def observe(self, event_type: str, obj: dict[str, Any]) -> None:
-        name = obj["metadata"].get("name", "")
-        if event_type != "DELETED" and is_default_class(obj):
-            self.default_classes[name] = obj["metadata"].get("creationTimestamp", "")
-        else:
-            self.default_classes.pop(name, None)
+        self.defaults.observe(event_type, obj)
 
     def observe_list(self, objs: list[dict[str, Any]]) -> None:
-        self.default_classes.clear()
-        super().observe_list(objs)
+        self.defaults.replace(objs)
 
     def default_class(self) -> str | None:
-        """The default class a claim without one gets: the newest, of equals the first by name."""
-        if not self.default_classes:
-            return None
-        return min(self.default_classes, key=lambda n: (_negated(self.default_classes[n]), n))
+        """The default class a claim without one gets (`DefaultClasses.newest`)."""
+        return self.defaults.newest()
 
     def default(self, obj: dict[str, Any]) -> None:
         if obj.get("reclaimPolicy") is None:
@@ -163,8 +157,3 @@ class StorageClassStrategy(ClusterStrategy, SchemeObserver):
         if new.get("volumeBindingMode") != old.get("volumeBindingMode"):
             errs.append(invalid("volumeBindingMode", new.get("volumeBindingMode"), "field is immutable"))
         return errs
-
-
-def _negated(timestamp: str) -> tuple[int, ...]:
-    """A sort key that puts newer RFC 3339 timestamps first."""
-    return tuple(-ord(c) for c in timestamp)
