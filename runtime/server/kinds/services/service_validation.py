@@ -367,8 +367,8 @@ def validate_service_status(obj: dict[str, Any]) -> list[FieldError]:
     ingress = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
     for i, entry in enumerate(ingress):
         path = f"status.loadBalancer.ingress[{i}]"
-        if entry.get("ip"):
-            errs += ip_address(entry["ip"], f"{path}.ip")
+        if entry.get("ip") and _version(entry["ip"]) is None:
+            errs.append(invalid(f"{path}.ip", entry["ip"], "must be a valid IP address"))
         hostname = entry.get("hostname")
         if hostname:
             errs += dns_subdomain(hostname, f"{path}.hostname")
