@@ -161,6 +161,8 @@ async def test_built_in_priority_classes_exist_and_one_global_default(env):
                                          "Only one default can exist")
     with pytest.raises(errors.Invalid):
         await env.client.patch(rt, "default", {"value": 101})
+    with pytest.raises(errors.Forbidden):
+        await env.client.delete(rt, "system-cluster-critical")
 
 
 TABLE = {"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}

@@ -98,3 +98,11 @@ def test_printer_columns_and_cells():
         ("PreemptionPolicy", "string")]
     cells = PC.strategy.columns.cells(created(value=7, globalDefault=True))
     assert (cells[:3], cells[4]) == (["high", 7, True], "PreemptLowerPriority")
+
+
+def test_built_in_classes_may_not_be_deleted():
+    with pytest.raises(errors.Forbidden) as caught:
+        PC.strategy.check_delete("system-node-critical")
+    assert caught.value.message == ('priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a '
+                                    "system priority class and cannot be deleted")
+    PC.strategy.check_delete("high")

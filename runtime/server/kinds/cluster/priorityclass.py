@@ -16,7 +16,8 @@ and the Priority admission plugin's rules for the kind), cluster-scoped.
   exist"); the strategy follows the classes the watch cache holds.
 - `SYSTEM_PRIORITY_CLASSES`: system-node-critical (2000001000) and
   system-cluster-critical (2000000000), which the server's bootstrap creates
-  when missing, as kube-apiserver's post-start hook.
+  when missing, as kube-apiserver's post-start hook; they may not be deleted
+  (403 "this is a system priority class and cannot be deleted").
 - `kubectl get`: NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY.
 """
 
@@ -131,6 +132,13 @@ class PriorityClassStrategy(ClusterStrategy, SchemeObserver):
         if new.get("preemptionPolicy") != old.get("preemptionPolicy"):
             errs.append(invalid("preemptionPolicy", new.get("preemptionPolicy"), "field is immutable"))
         return errs
+
+    def check_delete(self, name: str) -> None:
+        """The built-in classes may not be deleted (Kubernetes' priorityclass REST.Delete)."""
+        if any(name == known for known, _, _ in SYSTEM_PRIORITY_CLASSES):
+            rt = self.rt
+            raise errors.Forbidden(f'{rt.group_resource} "{name}" is forbidden: this is a system priority class and '
+                                   "cannot be deleted", name=name, group=rt.group, kind=rt.plural)
 
     async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
         obj = request.obj
