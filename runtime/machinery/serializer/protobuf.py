@@ -418,6 +418,8 @@ def _is_map(field: FieldDescriptor) -> bool:
 
 
 def _expect(kind: type, value: Any, path: str) -> Any:
+    if value.__class__ is kind or (kind is Mapping and value.__class__ is dict):  # the common case, fast
+        return value
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ProtobufError(f"{path}: expected {kind.__name__}, got {type(value).__name__}")
     return value
@@ -431,9 +433,17 @@ def _fill(message: Message, value: Any, path: str) -> None:
         return
     plan = _plan(message.DESCRIPTOR)
     message.SetInParent()
+    by_key = plan.by_key
     for key, item in _expect(Mapping, value, path).items():
-        spec = plan.by_key.get(key)
-        if spec is not None and item is not None:
+        spec = by_key.get(key)
+        if spec is None or item is None:
+            continue
+        if spec.shape == _SCALAR and item.__class__ is not bool:  # the common case, without a call
+            try:
+                setattr(message, spec.field.name, item)
+            except (TypeError, ValueError) as exc:
+                raise ProtobufError(f"{path}.{key}: {exc}") from exc
+        else:
             _set_field(message, spec, item, f"{path}.{key}")
     for field in plan.inline:  # an embedded struct reads its keys from the same JSON object
         _fill(getattr(message, field.name), value, path)
