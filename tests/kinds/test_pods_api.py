@@ -1,5 +1,6 @@
 """Pods and PodDisruptionBudgets through the in-process env, as kube-apiserver serves them with no scheduler and
-no kubelet: create, status writes, binding, eviction (201 and 429), graceful deletion, field selectors, tables."""
+no kubelet: create, status writes, binding, eviction (201 and 429), graceful deletion, field selectors; and over
+HTTP (in process): the eviction's 429 with Retry-After, a binding's 201, the pods' Table."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from runtime.controller.testing import ADMIN, TestEnv, open_test_env
 from runtime.machinery import errors
 from runtime.machinery.options import Body
 from runtime.machinery.scheme import ResourceType
+from tests.support.rbac import ok
+from tests.support.server import start_in_process
 
 pytestmark = pytest.mark.stores("memory")
 
@@ -219,3 +222,26 @@ async def test_ephemeral_containers_subresource_adds_one(env):
     written = await env.client.patch(pods(env), "web", debug, namespace="default", subresource="ephemeralcontainers")
     assert [(c["name"], c["imagePullPolicy"]) for c in written["spec"]["ephemeralContainers"]] == [
         ("debug", "Always")]
+
+
+PODS = "/api/v1/namespaces/default/pods"
+TABLE = {"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}
+
+
+async def test_http_binding_eviction_429_and_table(nursery, tmp_path, autojump_clock):
+    srv = await start_in_process(nursery, tmp_path, api_domain="k8s.io")
+    async with srv.client() as c:
+        await ok(await c.post(PODS, json=pod()), 201)
+        bound = await ok(await c.post(f"{PODS}/web/binding", json=binding("web", "node-1")), 201)
+        assert (bound["kind"], bound["status"]) == ("Status", "Success")
+        await ok(await c.patch(f"{PODS}/web/status", json={"status": {"phase": "Running"}},
+                               headers={"Content-Type": "application/merge-patch+json"}))
+        await ok(await c.post("/apis/policy/v1/namespaces/default/poddisruptionbudgets", json=budget(minAvailable=1)),
+                 201)
+        refused = await c.post(f"{PODS}/web/eviction", json=eviction("web"))
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "10"
+        assert refused.json()["details"]["causes"][0]["reason"] == "DisruptionBudget"
+        table = await ok(await c.get(PODS, headers=TABLE))
+        assert [col["name"] for col in table["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
+        assert table["rows"][0]["cells"][:4] == ["web", "0/1", "Running", "0"]
+        assert table["rows"][0]["cells"][6] == "node-1"

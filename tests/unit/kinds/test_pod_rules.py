@@ -167,6 +167,17 @@ def test_status_write_keeps_spec_and_qos_class():
     assert "nodeName" not in new["spec"] and new["status"] == {"phase": "Running", "qosClass": "BestEffort"}
 
 
+def test_status_pod_ip_and_pod_ips_are_kept_in_step():
+    old = new_pod()
+    for sent, ip, ips in (({"podIP": "10.0.0.1"}, "10.0.0.1", ["10.0.0.1"]),
+                          ({"podIPs": [{"ip": "fd00::1"}]}, "fd00::1", ["fd00::1"]),
+                          ({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.3"}]}, "10.0.0.2", ["10.0.0.2"])):
+        new = copy.deepcopy(old)
+        new["status"] = dict(sent)
+        S.prepare_for_update(new, old, S.subresources["status"])
+        assert (new["status"]["podIP"], [e["ip"] for e in new["status"]["podIPs"]]) == (ip, ips)
+
+
 def test_status_nominated_node_name_is_a_dns_subdomain():
     found = update(new_pod(), lambda p: p["status"].update(nominatedNodeName="Bad_Node"), "status")
     assert [f.split(":")[0] for f in found] == ["status.nominatedNodeName"]

@@ -14,7 +14,8 @@ and no kubelet behind it.
   images, activeDeadlineSeconds, added tolerations, removed scheduling
   gates and a negative terminationGracePeriodSeconds made 1. A write of the
   Pod keeps the stored status; a write of `status` keeps the spec and the
-  metadata (the stored qosClass when it sends none) and follows
+  metadata (the stored qosClass when it sends none; `podIP` and `podIPs`
+  kept in step, as v1's conversion does) and follows
   ValidatePodStatusUpdate; a write of `ephemeralcontainers` changes only
   `spec.ephemeralContainers` (additions only). A PUT of a missing Pod is
   404. Pods keep `metadata.generation` as sent (Kubernetes 1.28 counts none).
@@ -51,7 +52,7 @@ from runtime.server.kinds.pods.podupdate import (
 from runtime.server.kinds.pods.qos import pod_qos_class
 from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
 
-__all__ = ["PodStrategy", "PodStatusSubresource", "EphemeralContainersSubresource"]
+__all__ = ["PodStrategy", "PodStatusSubresource", "EphemeralContainersSubresource", "sync_ips"]
 
 _FIELD_LABELS = ("metadata.name", "metadata.namespace", "spec.nodeName", "spec.host", "spec.restartPolicy",
                  "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
@@ -61,14 +62,27 @@ _TERMINAL = ("Succeeded", "Failed")
 _DEFAULT_GRACE = 30
 
 
+def sync_ips(status: dict[str, Any], single: str, plural: str) -> None:
+    """v1's PodStatus conversion: `podIP` and `podIPs` say the same; where they differ
+    the single one wins (older kubelets write only it), and the single one is the list's first."""
+    ip, ips = status.get(single), status.get(plural)
+    if ip and (not ips or ips[0].get("ip") != ip):
+        status[plural] = [{"ip": ip}]
+    elif ips and ips[0].get("ip"):
+        status[single] = ips[0]["ip"]
+
+
 class PodStatusSubresource(StatusSubresource):
-    """`pods/status`: the status only; a status without qosClass keeps the stored one (old kubelets drop it)."""
+    """`pods/status`: the status only; a status without qosClass keeps the stored one (old kubelets drop it);
+    the pod and host IPs are kept in step (`sync_ips`)."""
 
     def keep(self, new: dict[str, Any], old: dict[str, Any]) -> None:
         super().keep(new, old)
+        status = new.setdefault("status", {})
         qos = (old.get("status") or {}).get("qosClass")
-        if qos and not (new.get("status") or {}).get("qosClass"):
-            new.setdefault("status", {})["qosClass"] = qos
+        if qos and not status.get("qosClass"):
+            status["qosClass"] = qos
+        sync_ips(status, "podIP", "podIPs")
 
 
 class EphemeralContainersSubresource(ObjectSubresource):
