@@ -385,3 +385,11 @@ def test_windows_pod_has_no_linux_settings():
         "spec.hostPID: Forbidden: cannot be set for a windows pod",
         "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
         "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod"]
+
+
+def test_ephemeral_volume_claim_template_is_a_claim():
+    template = {"metadata": {"name": "x"}, "spec": {"resources": {"requests": {"storage": "1Gi"}}}}
+    assert volume_errors({"name": "v", "ephemeral": {"volumeClaimTemplate": template}}) == [
+        "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
+        "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Required value: at least 1 access mode is "
+        "required"]

@@ -12,8 +12,10 @@
   (path, exactly one of `fieldRef` and `resourceFieldRef`, fieldRef's
   supported paths); `projected` sources (one kind each, no path twice, a
   service account token at least 10 minutes); `nfs`, `gitRepo`, `iscsi`
-  (the required fields), `csi.driver`, `ephemeral.volumeClaimTemplate`
-  required; the other in-tree sources' required fields.
+  (the required fields), `csi.driver`; `ephemeral.volumeClaimTemplate`
+  required, its metadata labels and annotations only (`cannot be set`), its
+  spec a claim's (the PersistentVolumeClaim kind's `claim_spec_errors`); the
+  other in-tree sources' required fields.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import Any
 
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required
+from runtime.server.kinds.cluster.persistentvolumeclaim import claim_spec_errors
 from runtime.server.kinds.pods.podspec_common import (
-    dns_label, dns_subdomain, file_mode, inclusive_range, local_descending_path,
+    annotation_map, dns_label, dns_subdomain, file_mode, inclusive_range, label_map, local_descending_path,
     local_non_reserved_path, no_backsteps, qualified_name, quantity,
 )
 from runtime.server.kinds.pods.podspec_defaults import VOLUME_SOURCES
@@ -38,6 +41,12 @@ _POD_FIELD_LABELS = frozenset({
     "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
     "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
     "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"})
+#: ObjectMeta's fields besides labels and annotations, in the struct's order (what a template may not set),
+#: and the names Kubernetes writes for them (the Go field's name with its first letter lowered).
+_TEMPLATE_META_FIELDS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+                         "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences",
+                         "finalizers", "managedFields")
+_META_ERROR_NAMES = {"uid": "uID"}
 _HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
                     "Socket")
 _RESOURCE_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu",
@@ -210,6 +219,16 @@ def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
+def _claim_template(template: dict[str, Any], path: str) -> list[FieldError]:
+    """`ValidatePersistentVolumeClaimTemplate`: metadata of labels and annotations only, the claim's spec."""
+    meta = template.get("metadata") or {}
+    errs = annotation_map(meta.get("annotations"), f"{path}.metadata.annotations")
+    errs += label_map(meta.get("labels"), f"{path}.metadata.labels")
+    errs += [forbidden(f"{path}.metadata.{_META_ERROR_NAMES.get(key, key)}", "cannot be set")
+             for key in _TEMPLATE_META_FIELDS if meta.get(key) not in (None, "", 0)]
+    return errs + claim_spec_errors(template.get("spec") or {}, f"{path}.spec")
+
+
 def _source_errors(kind: str, source: dict[str, Any], path: str) -> list[FieldError]:
     """One source's own rules (`validate<Source>VolumeSource`)."""
     errs: list[FieldError] = []
@@ -264,6 +283,8 @@ def _source_errors(kind: str, source: dict[str, Any], path: str) -> list[FieldEr
     elif kind == "ephemeral":
         if source.get("volumeClaimTemplate") is None:
             errs.append(required(f"{path}.volumeClaimTemplate"))
+        else:
+            errs += _claim_template(source["volumeClaimTemplate"], f"{path}.volumeClaimTemplate")
     else:
         errs += [required(f"{path}.{key}") for key in _REQUIRED.get(kind, ()) if not source.get(key)]
     return errs
