@@ -349,3 +349,9 @@ def test_pvc_data_source_needs_a_group_unless_a_claim_and_must_match_its_ref():
     mismatch = pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
                    dataSourceRef={"kind": "PersistentVolumeClaim", "name": "b"})
     assert errors_of(PVC, mismatch) == ["spec: Invalid value: spec.dataSource: must match dataSourceRef"]
+
+
+def test_pvc_status_capacity_may_not_be_negative():
+    obj = pvc(status={"phase": "Bound", "capacity": {"storage": "-2Gi"}})
+    assert errors_of(PVC, obj) == ["status.capacity[storage]: Invalid value: -2147483648: must be a valid resource "
+                                   "quantity"]

@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import math
 import posixpath
 from typing import Any
 
@@ -31,7 +30,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.models.k8s.core_v1 import PersistentVolumeSpec, PersistentVolumeStatus
 from runtime.server.kinds.cluster.printing import doc_column
-from runtime.server.kinds.cluster.resources import go_resource_list, quantity
+from runtime.server.kinds.cluster.resources import basic_resource_errors, go_resource_list, quantity
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (
     access_mode_errors, access_modes_text, class_name_errors, storage_class_of, volume_mode_errors,
@@ -169,10 +168,8 @@ class PersistentVolumeStrategy(ClusterStrategy):
             errs.append(not_supported("spec.capacity", go_resource_list(capacity), ["storage"]))
         for name, value in sorted(capacity.items()):
             at = f"spec.capacity[{name}]"
-            amount = quantity(value)
-            if amount.value < 0:  # validateBasicResource: Go prints the int64 Value()
-                errs.append(invalid(at, math.ceil(amount.value), "must be a valid resource quantity"))
-            if amount.value <= 0:
+            errs += basic_resource_errors(value, at)
+            if quantity(value).value <= 0:
                 errs.append(invalid(at, value, "must be greater than zero"))
         errs += class_name_errors(spec.get("storageClassName"), "spec.storageClassName")
         errs += volume_mode_errors(spec, "spec.volumeMode")

@@ -19,7 +19,7 @@
   annotation absent; the beta class annotation is immutable; `volumeMode`
   is immutable (path `volumeMode`).
 - Status writes (`ValidatePersistentVolumeClaimStatusUpdate`): capacity
-  and allocated resources are valid quantities.
+  quantities are not negative.
 - Admission (DefaultStorageClass): a claim created without a class (nor the
   beta annotation) gets the default StorageClass, when there is one.
 - `status` subresource; a PUT of a missing claim is 404.
@@ -41,7 +41,7 @@ from runtime.models.k8s.core_v1 import PersistentVolumeClaimSpec, PersistentVolu
 from runtime.models.k8s.storage_v1 import StorageClass
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext
 from runtime.server.kinds.cluster.printing import doc_column
-from runtime.server.kinds.cluster.resources import quantity, quantity_value_errors
+from runtime.server.kinds.cluster.resources import basic_resource_errors, quantity, quantity_value_errors
 from runtime.server.kinds.cluster.storageclass import StorageClassStrategy
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (
@@ -201,10 +201,9 @@ class PersistentVolumeClaimStrategy(ClusterStrategy):
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         errs = claim_spec_errors(obj.get("spec") or {}, "spec")
-        status = obj.get("status") or {}
-        for field in ("capacity", "allocatedResources"):
-            for name, value in sorted((status.get(field) or {}).items()):
-                errs += quantity_value_errors(name, value, f"status.{field}[{name}]")
+        capacity = (obj.get("status") or {}).get("capacity") or {}
+        for name, value in sorted(capacity.items()):
+            errs += basic_resource_errors(value, f"status.capacity[{name}]")
         return errs
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:

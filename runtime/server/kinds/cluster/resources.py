@@ -34,7 +34,7 @@ from runtime.machinery.validation.fielderrors import invalid
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.names import qualified_name_errors
 
-__all__ = ["canonical_resources", "quantity", "resource_name_errors", "container_resource_name_errors",
+__all__ = ["canonical_resources", "quantity", "basic_resource_errors", "resource_name_errors", "container_resource_name_errors",
            "quota_resource_name_errors", "quantity_value_errors", "is_standard_quota_resource",
            "go_quantity", "go_resource_list", "NEGATIVE_MSG", "STANDARD_QUOTA_RESOURCES"]
 
@@ -165,6 +165,12 @@ def quota_resource_name_errors(name: str, path: str) -> list[FieldError]:
     if "/" not in name and not is_standard_quota_resource(name):
         return errs + [invalid(path, name, "must be a standard resource for quota")]
     return errs
+
+
+def basic_resource_errors(text: str, path: str) -> list[FieldError]:
+    """`validateBasicResource`: not negative (Go shows `Value()`: whole units, rounded away from zero)."""
+    value = quantity(text).value
+    return [invalid(path, -math.ceil(-value), "must be a valid resource quantity")] if value < 0 else []
 
 
 def quantity_value_errors(name: str, text: str, path: str) -> list[FieldError]:
