@@ -1,5 +1,6 @@
-"""autoscaling HorizontalPodAutoscaler rules on the strategies (Kubernetes v1.28: v2 `SetDefaults_HorizontalPodAutoscaler`,
-`ValidateHorizontalPodAutoscaler`, the v1 conversion and its round-trip annotations, `printHorizontalPodAutoscaler`)."""
+"""autoscaling HorizontalPodAutoscaler rules on the strategies (Kubernetes v1.28: v2's
+`SetDefaults_HorizontalPodAutoscaler`, `ValidateHorizontalPodAutoscaler`, the v1 conversion and its round-trip
+annotations, `printHorizontalPodAutoscaler`)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ SCHEME = Scheme("k8s.io")
 V2 = SCHEME.by_api_version_kind("autoscaling/v2", "HorizontalPodAutoscaler")
 V1 = SCHEME.by_api_version_kind("autoscaling/v1", "HorizontalPodAutoscaler")
 REF = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
-MEMORY = {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}}
+MEMORY = {"type": "Resource",
+          "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}}
 CPU = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
 
 
 def hpa(api_version: str = "autoscaling/v2", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "namespace": "ci"},
+    return {"apiVersion": api_version, "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "ci"},
             "spec": {"scaleTargetRef": dict(REF), "maxReplicas": 5, **spec}}
 
 
@@ -219,7 +222,8 @@ def test_v2_read_as_v1_keeps_the_other_metrics_and_behavior_in_annotations() -> 
 def test_v1_round_trip_is_the_stored_object() -> None:
     stored = created(hpa(metrics=[MEMORY, CPU], behavior={"scaleDown": {"stabilizationWindowSeconds": 30}}))
     stored["status"] = {"currentReplicas": 2, "desiredReplicas": 3, "currentMetrics": [
-        {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 40, "averageValue": "80m"}}}],
+        {"type": "Resource",
+         "resource": {"name": "cpu", "current": {"averageUtilization": 40, "averageValue": "80m"}}}],
         "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z",
                         "reason": "ReadyForNewScale"}]}
     shown = to_v1(stored)
@@ -250,3 +254,12 @@ def test_printer_columns_and_targets() -> None:
     assert V2.strategy.columns.cells(obj)[1:6] == ["Deployment/web", "30%/60%, <unknown>/500Mi + 1 more...", "1", 5, 2]
     v1 = to_v1(created(hpa()))
     assert V1.strategy.columns.cells(v1)[2] == "<unknown>/80%"
+
+
+def test_v1_metrics_annotation_is_gos_json_with_sorted_selector_labels() -> None:
+    pods = {"type": "Pods", "pods": {"metric": {"name": "qps", "selector": {"matchLabels": {"z": "1", "a": "2"}}},
+                                     "target": {"type": "AverageValue", "averageValue": "10"}}}
+    shown = to_v1(created(hpa(metrics=[pods])))
+    assert shown["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"] == (
+        '[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"10",'
+        '"selector":{"matchLabels":{"a":"2","z":"1"}}}}]')

@@ -40,6 +40,17 @@ def _pick(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+def _selector(selector: Any) -> Any:
+    """A LabelSelector as Go marshals it: its fields in order, `matchLabels`' keys sorted (a Go map)."""
+    if not isinstance(selector, dict):
+        return selector
+    labels, exprs = selector.get("matchLabels"), selector.get("matchExpressions")
+    return _pick(matchLabels=None if not labels else {k: labels[k] for k in sorted(labels)},
+                 matchExpressions=None if not exprs else [
+                     _pick(key=e.get("key", ""), operator=e.get("operator", ""), values=e.get("values") or None)
+                     for e in exprs])
+
+
 def _is_cpu_utilization(metric: dict[str, Any]) -> bool:
     resource = metric.get("resource")
     return (metric.get("type") == "Resource" and isinstance(resource, dict) and resource.get("name") == "cpu"
@@ -54,11 +65,11 @@ def _v1_metric(m: dict[str, Any]) -> dict[str, Any]:
         target, metric = src.get("target") or {}, src.get("metric") or {}
         out["object"] = _pick(target=src.get("describedObject") or {"kind": "", "name": ""},
                               metricName=metric.get("name", ""), targetValue=target.get("value", _ZERO),
-                              selector=metric.get("selector"), averageValue=target.get("averageValue"))
+                              selector=_selector(metric.get("selector")), averageValue=target.get("averageValue"))
     if (src := m.get("pods")) is not None:
         target, metric = src.get("target") or {}, src.get("metric") or {}
         out["pods"] = _pick(metricName=metric.get("name", ""), targetAverageValue=target.get("averageValue", _ZERO),
-                            selector=metric.get("selector"))
+                            selector=_selector(metric.get("selector")))
     if (src := m.get("resource")) is not None:
         target = src.get("target") or {}
         out["resource"] = _pick(name=src.get("name", ""), targetAverageUtilization=target.get("averageUtilization"),
@@ -71,7 +82,7 @@ def _v1_metric(m: dict[str, Any]) -> dict[str, Any]:
                                          container=src.get("container", ""))
     if (src := m.get("external")) is not None:
         target, metric = src.get("target") or {}, src.get("metric") or {}
-        out["external"] = _pick(metricName=metric.get("name", ""), metricSelector=metric.get("selector"),
+        out["external"] = _pick(metricName=metric.get("name", ""), metricSelector=_selector(metric.get("selector")),
                                 targetValue=target.get("value"), targetAverageValue=target.get("averageValue"))
     return out
 
@@ -82,11 +93,12 @@ def _v1_metric_status(m: dict[str, Any]) -> dict[str, Any]:
         current, metric = src.get("current") or {}, src.get("metric") or {}
         out["object"] = _pick(target=src.get("describedObject") or {"kind": "", "name": ""},
                               metricName=metric.get("name", ""), currentValue=current.get("value", _ZERO),
-                              selector=metric.get("selector"), averageValue=current.get("averageValue"))
+                              selector=_selector(metric.get("selector")), averageValue=current.get("averageValue"))
     if (src := m.get("pods")) is not None:
         current, metric = src.get("current") or {}, src.get("metric") or {}
         out["pods"] = _pick(metricName=metric.get("name", ""),
-                            currentAverageValue=current.get("averageValue", _ZERO), selector=metric.get("selector"))
+                            currentAverageValue=current.get("averageValue", _ZERO),
+                            selector=_selector(metric.get("selector")))
     for key in ("resource", "containerResource"):
         if (src := m.get(key)) is not None:
             current = src.get("current") or {}
@@ -95,7 +107,7 @@ def _v1_metric_status(m: dict[str, Any]) -> dict[str, Any]:
                              container=src.get("container", "") if key == "containerResource" else None)
     if (src := m.get("external")) is not None:
         current, metric = src.get("current") or {}, src.get("metric") or {}
-        out["external"] = _pick(metricName=metric.get("name", ""), metricSelector=metric.get("selector"),
+        out["external"] = _pick(metricName=metric.get("name", ""), metricSelector=_selector(metric.get("selector")),
                                 currentValue=current.get("value", _ZERO),
                                 currentAverageValue=current.get("averageValue"))
     return out
@@ -266,7 +278,8 @@ def to_v2(hpa: dict[str, Any]) -> dict[str, Any]:
     metrics = _listed(others, _v2_metric) + cpu if others is not None else cpu
     behavior = _decoded(annotations, _BEHAVIOR, dict)
     if behavior is not None:
-        shown = _pick(scaleUp=_v2_rules(_field(behavior, "ScaleUp")), scaleDown=_v2_rules(_field(behavior, "ScaleDown")))
+        shown = _pick(scaleUp=_v2_rules(_field(behavior, "ScaleUp")),
+                      scaleDown=_v2_rules(_field(behavior, "ScaleDown")))
         if shown:
             out_spec["behavior"] = shown
     if not metrics:

@@ -19,8 +19,9 @@
   tolerations, scheduling gates, labels and annotations. The prefixed labels are required on update only of
   a Job that had them.
 - Status (`ValidateJobStatus`): active, succeeded, failed, ready not negative; written by `status` only.
-- Warnings: a name that is not a DNS label; an Indexed Job too big to track (`job_spec_warnings`). A PUT of a missing Job is 404; a delete
-  without a propagation policy orphans the Job's pods (batch/v1's legacy default).
+- Warnings: a name that is not a DNS label; an Indexed Job too big to track (`job_spec_warnings`).
+- A PUT of a missing Job is 404; a delete without a propagation policy orphans the Job's pods (batch/v1's
+  legacy default).
 - Field selectors: `metadata.name`, `metadata.namespace` and `status.successful` (the succeeded count,
   `JobToSelectableFields`).
 - `kubectl get`: NAME COMPLETIONS DURATION AGE, `-o wide` CONTAINERS IMAGES SELECTOR.

@@ -36,7 +36,8 @@ from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
 __all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "nonnegative", "immutable",
-           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings", "job_spec_warnings", "INT32_MAX"]
+           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings",
+           "job_spec_warnings", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
 #: An Indexed Job's largest parallelism (it bounds `status.completedIndexes`), and the other 1.28 bounds.
@@ -150,8 +151,8 @@ def _indexed_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     if completions is None:
         errs.append(required(f"{path}.completions", "when completion mode is Indexed"))
     if parallelism is not None and parallelism > _MAX_INDEXED_PARALLELISM:
-        errs.append(invalid(f"{path}.parallelism", parallelism,
-                            f"must be less than or equal to {_MAX_INDEXED_PARALLELISM} when completion mode is Indexed"))
+        errs.append(invalid(f"{path}.parallelism", parallelism, f"must be less than or equal to "
+                            f"{_MAX_INDEXED_PARALLELISM} when completion mode is Indexed"))
     if completions is not None and max_failed is not None and max_failed > completions:
         errs.append(invalid(f"{path}.maxFailedIndexes", max_failed, "must be less than or equal to completions"))
     if max_failed is not None and max_failed > _MAX_FAILED_INDEXES:
