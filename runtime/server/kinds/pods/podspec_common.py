@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import posixpath
 import re
@@ -30,7 +31,7 @@ __all__ = ["regex_error", "inclusive_range", "dns_label", "dns_subdomain", "subd
            "annotation_map", "qualified_name", "port_number", "port_name_errors", "port_num_or_name",
            "non_negative", "user_id", "group_id", "file_mode", "env_var_name", "http_header_name", "ip_address",
            "local_descending_path", "no_backsteps", "local_non_reserved_path", "quantity", "NEGATIVE",
-           "FILE_MODE_MSG", "MAX_INT32", "not_found"]
+           "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity"]
 
 MAX_INT32 = (1 << 31) - 1
 NEGATIVE = "must be greater than or equal to 0"
@@ -188,10 +189,16 @@ def local_non_reserved_path(target: str, path: str) -> list[FieldError]:
     return errs
 
 
+@functools.lru_cache(maxsize=4096)
+def cached_quantity(text: str) -> Quantity:
+    """parse_quantity, remembered: a workload's few distinct quantities are parsed on every write of it."""
+    return parse_quantity(text)
+
+
 def quantity(value: Any, path: str) -> tuple[Quantity | None, list[FieldError]]:
     """`value` parsed, or None and the field error with Kubernetes' message."""
     try:
-        return parse_quantity(value if isinstance(value, str) else repr(value)), []
+        return cached_quantity(value if isinstance(value, str) else repr(value)), []
     except QuantityError as exc:
         return None, [invalid(path, value, str(exc))]
 

@@ -36,12 +36,14 @@ Defaulting twice equals defaulting once.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
 from typing import Any
 
-from runtime.machinery.quantity import Quantity, QuantityError, parse_quantity
+from runtime.machinery.quantity import Quantity, QuantityError
+from runtime.server.kinds.pods.podspec_common import cached_quantity
 
 __all__ = ["default_spec", "default_pod_only", "image_pull_policy", "canonical_resource", "VOLUME_SOURCES"]
 
@@ -83,9 +85,14 @@ def canonical_resource(value: Any, *, round_to_milli: bool = True) -> Any:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return value
     try:
-        quantity = parse_quantity(value if isinstance(value, str) else repr(value))
+        return _canonical_text(value if isinstance(value, str) else repr(value), round_to_milli)
     except QuantityError:
         return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(text: str, round_to_milli: bool) -> str:
+    quantity = cached_quantity(text)
     exact = quantity.value
     if round_to_milli and (exact * 1000).denominator != 1:
         milli = Fraction(math.ceil(abs(exact) * 1000), 1000)

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.machinery.quantity import Quantity, parse_quantity, QuantityError
+from runtime.machinery.quantity import Quantity, QuantityError
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, required
 from runtime.machinery.validation.labels import label_key_errors
-from runtime.server.kinds.pods.podspec_common import NEGATIVE, quantity
+from runtime.server.kinds.pods.podspec_common import NEGATIVE, cached_quantity, quantity
 
 __all__ = ["validate_resources", "STANDARD_CONTAINER_RESOURCES"]
 
@@ -77,7 +77,7 @@ def _quantity_errors(name: str, value: Any, path: str) -> tuple[Quantity | None,
         errs.append(invalid(path, str(parsed), "must be an integer"))
     if name.startswith(_HUGEPAGES):
         try:
-            page = parse_quantity(name[len(_HUGEPAGES):]).value
+            page = cached_quantity(name[len(_HUGEPAGES):]).value
         except QuantityError:
             page = 0
         if page <= 0 or parsed.value % page != 0:
