@@ -263,3 +263,15 @@ def test_v1_metrics_annotation_is_gos_json_with_sorted_selector_labels() -> None
     assert shown["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"] == (
         '[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"10",'
         '"selector":{"matchLabels":{"a":"2","z":"1"}}}}]')
+
+
+def test_container_resource_names_a_container_that_is_a_dns_label() -> None:
+    metric = {"type": "ContainerResource", "containerResource": {
+        "name": "cpu", "container": "Web_1", "target": {"type": "Utilization", "averageUtilization": 50}}}
+    assert errors_of(hpa(metrics=[metric])) == [
+        'spec.metrics[0].containerResource.container: Invalid value: "Web_1": a lowercase RFC 1123 label must '
+        "consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
+    del metric["containerResource"]["container"]
+    assert errors_of(hpa(metrics=[metric])) == [
+        "spec.metrics[0].containerResource.container: Required value: must specify a container"]

@@ -24,7 +24,7 @@ from runtime.machinery.quantity import QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText
-from runtime.machinery.validation.names import path_segment_errors
+from runtime.machinery.validation.names import dns1123_label_errors, path_segment_errors
 from runtime.server.kinds.batch.hpaconversion import DEFAULT_CPU_UTILIZATION
 from runtime.server.kinds.batch.jobspec import nonnegative
 from runtime.server.kinds.columns import age
@@ -126,8 +126,12 @@ def _source_errors(kind: str, src: dict[str, Any], path: str) -> list[FieldError
     else:
         if not src.get("name"):
             errs.append(required(f"{path}.name", "must specify a resource name"))
-        if kind == "containerResource" and not src.get("container"):
-            errs.append(required(f"{path}.container", "must specify a container"))
+        if kind == "containerResource":
+            container = src.get("container") or ""
+            if not container:
+                errs.append(required(f"{path}.container", "must specify a container"))
+            errs += [invalid(f"{path}.container", container, msg) for msg in dns1123_label_errors(container)
+                     ] if container else []
     errs += _target_errors(target, f"{path}.target")
     value, average, utilization = (target.get(k) for k in ("value", "averageValue", "averageUtilization"))
     if kind == "object" and value is None and average is None:
