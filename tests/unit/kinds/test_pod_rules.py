@@ -73,6 +73,30 @@ def test_create_pod_name_is_a_dns_subdomain():
     assert any(e.startswith("metadata.name: a lowercase RFC 1123 subdomain") for e in errs(obj))
 
 
+def test_mirror_pod_annotation_needs_a_node_and_never_changes():
+    obj = new_pod()
+    obj["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+    assert "metadata.annotations[kubernetes.io/config.mirror]: must set spec.nodeName if mirror pod annotation is " \
+           "set" in errs(obj)
+    assert update(new_pod(), lambda p: p["metadata"].update(annotations={"kubernetes.io/config.mirror": "x"})) == [
+        "metadata.annotations[kubernetes.io/config.mirror]: may not add mirror pod annotation",
+        "metadata.annotations[kubernetes.io/config.mirror]: must set spec.nodeName if mirror pod annotation is set"]
+
+
+def test_pod_deletion_cost_is_a_32bit_integer():
+    obj = new_pod()
+    obj["metadata"]["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": "2147483648"}
+    assert errs(obj) == ["metadata.annotations[controller.kubernetes.io/pod-deletion-cost]: must be a 32bit integer"]
+    obj["metadata"]["annotations"]["controller.kubernetes.io/pod-deletion-cost"] = "-5"
+    assert errs(obj) == []
+
+
+def test_apparmor_annotations_may_not_be_added_on_update():
+    key = "container.apparmor.security.beta.kubernetes.io/c"
+    assert update(new_pod(), lambda p: p["metadata"].update(annotations={key: "runtime/default"})) == [
+        f"metadata.annotations[{key}]: may not add AppArmor annotations"]
+
+
 def test_create_validates_the_spec_through_podspec():
     obj = new_pod()
     obj["spec"]["containers"][0]["image"] = ""
@@ -233,8 +257,9 @@ def test_ephemeral_containers_may_not_be_removed_or_changed():
 
 
 def test_ephemeral_containers_not_on_a_static_pod():
-    old = new_pod()
+    old = new_pod(nodeName="n1")
     old["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+    assert update(old, lambda p: p["spec"]["containers"][0].update(image="nginx:2")) == []
     assert update(old, lambda p: p["spec"].update(ephemeralContainers=[EPHEMERAL]), "ephemeralcontainers") == [
         ": static pods do not support ephemeral containers"]
 

@@ -6,7 +6,8 @@ and no kubelet behind it.
 - Create (PrepareForCreate): the status is reset to `phase: Pending` and
   the `qosClass` Kubernetes computes (`qos`); a Pod with scheduling gates
   gets the condition PodScheduled False, reason SchedulingGated.
-  Validation (ValidatePodCreate): names are DNS subdomains, the spec is the
+  Validation (ValidatePodCreate): names are DNS subdomains, the annotations
+  Kubernetes checks (`podannotations`), the spec is the
   pod spec's rules (`podspec.validate_pod_spec` under `spec`), no
   `spec.ephemeralContainers` (`cannot be set on create`), no `nodeName` with
   scheduling gates.
@@ -43,6 +44,7 @@ from runtime.machinery.validation import FieldError, invalid_error, validate_obj
 from runtime.machinery.validation.fielderrors import forbidden
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.pods.binding import BindingSubresource
+from runtime.server.kinds.pods.podannotations import annotation_errors, annotation_update_errors
 from runtime.server.kinds.pods.eviction import EvictionSubresource
 from runtime.server.kinds.pods.podprinter import POD_COLUMNS
 from runtime.server.kinds.pods.podspec import default_pod, validate_pod_spec
@@ -148,7 +150,7 @@ class PodStrategy(Strategy):
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         """ValidatePodCreate beyond ObjectMeta."""
         spec = obj.get("spec") or {}
-        errs = validate_pod_spec(spec, "spec", is_pod=True)
+        errs = annotation_errors(obj) + validate_pod_spec(spec, "spec", is_pod=True)
         if spec.get("ephemeralContainers"):
             errs.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
         if spec.get("nodeName") and spec.get("schedulingGates"):
@@ -160,7 +162,7 @@ class PodStrategy(Strategy):
         trivially for the parts a write keeps (the status of a Pod write, the spec of a status write)."""
         errs = validate_object_meta(new.get("metadata") or {}, namespaced=True, name_rule=self.name_rule,
                                     kube_finalizers=self.kube_finalizers)
-        errs += validate_pod_spec(new.get("spec") or {}, "spec", is_pod=True)
+        errs += annotation_update_errors(new, old) + validate_pod_spec(new.get("spec") or {}, "spec", is_pod=True)
         return errs + spec_update_errors(new, old) + status_update_errors(new, old) + ephemeral_update_errors(new, old)
 
     def grace_period(self, obj: dict[str, Any], asked: int | None) -> int | None:

@@ -17,7 +17,7 @@ ValidatePodStatusUpdate, ValidatePodEphemeralContainersUpdate).
   IPs, one per family, without duplicates.
 - `ephemeral_update_errors` (ValidatePodEphemeralContainersUpdate): existing
   ephemeral containers are neither removed nor changed; a static (mirror) pod
-  takes none.
+  takes none (`static pods do not support ephemeral containers`).
 """
 
 from __future__ import annotations
@@ -197,10 +197,12 @@ def status_update_errors(new: dict[str, Any], old: dict[str, Any]) -> list[Field
 
 def ephemeral_update_errors(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """ValidatePodEphemeralContainersUpdate's own rules (see the module doc)."""
-    if MIRROR_POD_ANNOTATION in (old["metadata"].get("annotations") or {}):
-        return [forbidden("", "static pods do not support ephemeral containers")]
     path = "spec.ephemeralContainers"
-    now = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or []}
+    sent = (new.get("spec") or {}).get("ephemeralContainers") or []
+    if MIRROR_POD_ANNOTATION in (old["metadata"].get("annotations") or {}) and \
+            sent != ((old.get("spec") or {}).get("ephemeralContainers") or []):
+        return [forbidden("", "static pods do not support ephemeral containers")]
+    now = {c.get("name"): c for c in sent}
     errs: list[FieldError] = []
     for before in (old.get("spec") or {}).get("ephemeralContainers") or []:
         name = before.get("name")
