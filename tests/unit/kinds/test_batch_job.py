@@ -334,3 +334,11 @@ def test_indexed_job_too_big_to_track_warns() -> None:
     assert JOB.strategy.warnings(None, obj, "m") == [
         "spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, "
         "Kubernetes might not be able to track completedIndexes when a big number of indexes fail"]
+
+
+def test_an_empty_map_in_the_template_is_no_change() -> None:
+    old = created(job())
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["metadata"]["annotations"] = {}
+    new["spec"]["template"]["spec"]["containers"][0]["env"] = []
+    assert update_errors(new, old) == []

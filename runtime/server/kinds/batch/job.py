@@ -187,9 +187,13 @@ def _template_errors(spec: dict[str, Any], old_spec: dict[str, Any], old_status:
     return immutable("spec.template", _comparable(template), _comparable(old_template))
 
 
-def _comparable(template: dict[str, Any]) -> dict[str, Any]:
-    """A template as Go compares it: an empty metadata or spec is none."""
-    return {k: v for k, v in template.items() if v not in ({}, None)}
+def _comparable(value: Any) -> Any:
+    """A value as Kubernetes' semantic equality compares it: an empty map or list is none."""
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if v not in ({}, [], None)}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
 
 
 def _completions_errors(spec: dict[str, Any], old_spec: dict[str, Any]) -> list[FieldError]:
