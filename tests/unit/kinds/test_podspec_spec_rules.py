@@ -393,3 +393,9 @@ def test_ephemeral_volume_claim_template_is_a_claim():
         "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
         "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Required value: at least 1 access mode is "
         "required"]
+
+
+def test_csi_volume_needs_a_driver_name():
+    assert volume_errors({"name": "v", "csi": {}}) == [
+        "spec.volumes[0].csi.driver: Required value",
+        'spec.volumes[0].csi.driver: Invalid value: "": ' + SUBDOMAIN_MSG]

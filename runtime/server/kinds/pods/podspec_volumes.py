@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required, too_long
 from runtime.server.kinds.cluster.persistentvolumeclaim import claim_spec_errors
 from runtime.server.kinds.pods.podspec_common import (
-    annotation_map, dns_label, dns_subdomain, file_mode, inclusive_range, label_map, local_descending_path,
-    local_non_reserved_path, no_backsteps, qualified_name, quantity,
+    annotation_map, dns_label, file_mode, inclusive_range, label_map, local_descending_path,
+    local_non_reserved_path, no_backsteps, qualified_name, quantity, subdomain_errors,
 )
 from runtime.server.kinds.pods.podspec_defaults import VOLUME_SOURCES
 
@@ -63,7 +63,7 @@ _REQUIRED = {
     "rbd": ("monitors", "image"), "cinder": ("volumeID",), "cephfs": ("monitors",), "flexVolume": ("driver",),
     "azureFile": ("secretName", "shareName"), "vsphereVolume": ("volumePath",), "photonPersistentDisk": ("pdID",),
     "portworxVolume": ("volumeID",), "azureDisk": ("diskName", "diskURI"), "storageos": ("volumeName",),
-    "scaleIO": ("gateway", "system", "volumeName"), "quobyte": ("registry", "volume"),
+    "scaleIO": ("gateway", "system", "volumeName"), "quobyte": ("volume",),
 }
 
 
@@ -275,17 +275,21 @@ def _source_errors(kind: str, source: dict[str, Any], path: str) -> list[FieldEr
                 errs.append(required(f"{path}.{key}"))
         if not 0 <= (source.get("lun") or 0) <= 255:
             errs.append(invalid(f"{path}.lun", source["lun"], inclusive_range(0, 255)))
-    elif kind == "csi":
+    elif kind == "csi":  # ValidateCSIDriverName
         driver = source.get("driver") or ""
         if not driver:
             errs.append(required(f"{path}.driver"))
-        errs += dns_subdomain(driver.lower(), f"{path}.driver") if driver else []
+        if len(driver) > 63:
+            errs.append(too_long(f"{path}.driver", 63))
+        errs += [invalid(f"{path}.driver", driver, msg) for msg in subdomain_errors(driver.lower())]
     elif kind == "ephemeral":
         if source.get("volumeClaimTemplate") is None:
             errs.append(required(f"{path}.volumeClaimTemplate"))
         else:
             errs += _claim_template(source["volumeClaimTemplate"], f"{path}.volumeClaimTemplate")
     else:
+        if kind == "quobyte" and not source.get("registry"):
+            errs.append(required(f"{path}.registry", "must be a host:port pair or multiple pairs separated by commas"))
         errs += [required(f"{path}.{key}") for key in _REQUIRED.get(kind, ()) if not source.get(key)]
     return errs
 
