@@ -308,3 +308,10 @@ def test_ingress_without_a_class_gets_the_newest_default_ingress_class():
     assert "ingressClassName" not in trio.run(_admitted, scheme, annotated)["spec"]
     classes.observe("DELETED", {"metadata": {"name": "a"}})
     assert trio.run(_admitted, scheme, ingress(defaultBackend=SERVICE))["spec"]["ingressClassName"] == "b"
+
+
+def test_the_ingress_class_annotation_is_warned_deprecated_on_create():
+    obj = ingress(meta={"annotations": {"kubernetes.io/ingress.class": "nginx"}}, defaultBackend=SERVICE)
+    assert ING.strategy.warnings(None, obj, "m") == [
+        "annotation \"kubernetes.io/ingress.class\" is deprecated, please use 'spec.ingressClassName' instead"]
+    assert ING.strategy.warnings(obj, obj, "m") == []

@@ -355,3 +355,14 @@ def test_pvc_status_capacity_may_not_be_negative():
     obj = pvc(status={"phase": "Bound", "capacity": {"storage": "-2Gi"}})
     assert errors_of(PVC, obj) == ["status.capacity[storage]: Invalid value: -2147483648: must be a valid resource "
                                    "quantity"]
+
+
+def test_the_beta_storage_class_annotation_is_warned_deprecated():
+    meta = {"annotations": {"volume.beta.kubernetes.io/storage-class": "fast"}}
+    expected = ['metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use '
+                '"storageClassName" attribute instead']
+    assert PVC.strategy.warnings(None, pvc(meta=meta), "m") == expected
+    assert PVC.strategy.warnings(None, pvc(), "m") == []
+    volume = pv()
+    volume["metadata"]["annotations"] = meta["annotations"]
+    assert PV.strategy.warnings(None, volume, "m") == expected

@@ -12,7 +12,8 @@
   label) and a port name (an IANA service name) xor number; TLS hosts are
   (wildcard) DNS subdomains and a `secretName` a DNS subdomain;
   `ingressClassName` a DNS subdomain, equal to the
-  `kubernetes.io/ingress.class` annotation when both are set (create only).
+  `kubernetes.io/ingress.class` annotation when both are set (create only);
+  a create with that annotation is warned it is deprecated.
 - Admission (DefaultIngressClass): an Ingress created without a class
   (nor the class annotation) gets the default IngressClass, when there is one.
 - Strategy: a create starts with an empty status and generation 1; a spec
@@ -203,6 +204,12 @@ class IngressStrategy(ClusterStrategy):
             name = classes.strategy.default_class()
             if name is not None:
                 spec["ingressClassName"] = name
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        if old is None and INGRESS_CLASS_ANNOTATION in (new["metadata"].get("annotations") or {}):
+            return [f'annotation "{INGRESS_CLASS_ANNOTATION}" is deprecated, please use \'spec.ingressClassName\' '
+                    "instead"]
+        return []
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         spec = obj.get("spec") or {}

@@ -14,6 +14,7 @@
 - Update (`ValidatePersistentVolumeUpdate`): the volume source is immutable
   (`spec.persistentvolumesource`), so is `volumeMode` (path `volumeMode`, as
   Kubernetes); a set `nodeAffinity` may not change.
+- A write with the beta class annotation is warned it is deprecated.
 - `status` subresource; a PUT of a missing volume is 404. Field selectors:
   `metadata.name` (and `metadata.namespace`, empty), as Kubernetes' default.
 - `kubectl get`: NAME CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM
@@ -33,7 +34,8 @@ from runtime.server.kinds.cluster.printing import doc_column
 from runtime.server.kinds.cluster.resources import basic_resource_errors, go_resource_list, quantity
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (
-    access_mode_errors, access_modes_text, class_name_errors, storage_class_of, volume_mode_errors,
+    access_mode_errors, access_modes_text, beta_class_warnings, class_name_errors, storage_class_of,
+    volume_mode_errors,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
@@ -155,6 +157,9 @@ class PersistentVolumeStrategy(ClusterStrategy):
         status = obj.setdefault("status", {})
         if not status.get("phase"):
             status["phase"] = "Pending"
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        return beta_class_warnings(new)
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         spec = obj.get("spec") or {}

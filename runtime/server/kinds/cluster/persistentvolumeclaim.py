@@ -45,8 +45,8 @@ from runtime.server.kinds.cluster.resources import basic_resource_errors, quanti
 from runtime.server.kinds.cluster.storageclass import StorageClassStrategy
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (
-    BETA_STORAGE_CLASS, access_mode_errors, access_modes_text, class_name_errors, storage_class_of,
-    subdomain_errors, volume_mode_errors,
+    BETA_STORAGE_CLASS, access_mode_errors, access_modes_text, beta_class_warnings, class_name_errors,
+    storage_class_of, subdomain_errors, volume_mode_errors,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
@@ -198,6 +198,9 @@ class PersistentVolumeClaimStrategy(ClusterStrategy):
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         super().prepare_for_create(obj)
         normalize_data_sources(obj.setdefault("spec", {}))
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        return beta_class_warnings(new)
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         errs = claim_spec_errors(obj.get("spec") or {}, "spec")

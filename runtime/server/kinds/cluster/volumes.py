@@ -6,7 +6,8 @@
 - A class name is a DNS subdomain (`ValidateClassName`).
 - Printing: `access_modes_text` (`helper.GetAccessModesAsString`: RWO, ROX,
   RWX, RWOP in that order) and `storage_class_of` (the beta annotation
-  `volume.beta.kubernetes.io/storage-class` wins over `spec.storageClassName`).
+  `volume.beta.kubernetes.io/storage-class` wins over `spec.storageClassName`);
+  a write with that annotation is warned it is deprecated.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from runtime.machinery.validation.fielderrors import forbidden, invalid, not_sup
 from runtime.machinery.validation.names import DNS1123_SUBDOMAIN_MSG
 
 __all__ = ["ACCESS_MODES", "VOLUME_MODES", "BETA_STORAGE_CLASS", "access_mode_errors", "volume_mode_errors",
-           "class_name_errors", "subdomain_errors", "access_modes_text", "storage_class_of"]
+           "class_name_errors", "subdomain_errors", "beta_class_warnings", "access_modes_text", "storage_class_of"]
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 VOLUME_MODES = ["Block", "Filesystem"]
@@ -54,6 +55,14 @@ def volume_mode_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
 def class_name_errors(name: str | None, path: str) -> list[FieldError]:
     """A non-empty class name must be a DNS subdomain."""
     return [invalid(path, name, msg) for msg in subdomain_errors(name)] if name else []
+
+
+def beta_class_warnings(obj: dict[str, Any]) -> list[str]:
+    """`GetWarningsForPersistentVolume(Claim)`: the beta class annotation is deprecated."""
+    if BETA_STORAGE_CLASS not in (obj["metadata"].get("annotations") or {}):
+        return []
+    return [f'metadata.annotations[{BETA_STORAGE_CLASS}]: deprecated since v1.8; use "storageClassName" attribute '
+            "instead"]
 
 
 def access_modes_text(modes: list[str] | None) -> str:
