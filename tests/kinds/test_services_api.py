@@ -266,3 +266,24 @@ async def test_a_settled_delete_releases_the_services_values_at_once(autojump_cl
         await env.client.delete(services(env), "a", namespace="default")
         await request.finish(True)
         assert await reservation_keys(env.registry) == []
+
+
+async def test_a_type_change_from_external_name_allocates_an_ip(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        made = await env.client.create(service("a", type="ExternalName", externalName="db.example.com"))
+        made["spec"].update(type="ClusterIP")
+        made["spec"].pop("externalName")
+        updated = await env.client.update(made)
+        assert ipaddress.ip_address(updated["spec"]["clusterIP"]) in ipaddress.ip_network("10.96.0.0/12")
+        assert updated["spec"]["ipFamilies"] == ["IPv4"]
+
+
+async def test_load_balancers_get_node_ports_unless_asked_not_and_a_local_one_a_health_check_port(
+        autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        local = await env.client.create(service("a", type="LoadBalancer", externalTrafficPolicy="Local"))
+        assert local["spec"]["ports"][0]["nodePort"] and 30000 <= local["spec"]["healthCheckNodePort"] <= 32767
+        assert local["spec"]["healthCheckNodePort"] != local["spec"]["ports"][0]["nodePort"]
+        bare = await env.client.create(service("b", type="LoadBalancer", allocateLoadBalancerNodePorts=False))
+        assert "nodePort" not in bare["spec"]["ports"][0]
+        assert len(await reservation_keys(env.registry)) == 4  # two IPs, a node port, a health check port
