@@ -34,9 +34,9 @@ from runtime.machinery.validation.fielderrors import invalid
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.names import qualified_name_errors
 
-__all__ = ["canonical_resources", "quantity", "basic_resource_errors", "resource_name_errors", "container_resource_name_errors",
-           "quota_resource_name_errors", "quantity_value_errors", "is_standard_quota_resource",
-           "go_quantity", "go_resource_list", "NEGATIVE_MSG", "STANDARD_QUOTA_RESOURCES"]
+__all__ = ["canonical_resources", "quantity", "basic_resource_errors", "resource_name_errors",
+           "container_resource_name_errors", "quota_resource_name_errors", "quantity_value_errors",
+           "is_standard_quota_resource", "go_quantity", "go_resource_list", "NEGATIVE_MSG", "STANDARD_QUOTA_RESOURCES"]
 
 NEGATIVE_MSG = "must be greater than or equal to 0"
 _NOT_INTEGER_MSG = "must be an integer"
