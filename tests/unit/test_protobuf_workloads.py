@@ -8,9 +8,12 @@ codec's own classes; the round trips use realistic objects in Kubernetes' canoni
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from runtime.machinery.scheme import Scheme
@@ -277,3 +280,69 @@ def test_an_object_after_kubernetes_defaults_round_trips_with_what_go_writes_of_
     _go_writes_too(kind, expected)
     assert decode(encode(obj)) == expected
     assert decode(encode(expected)) == expected
+
+
+SWAGGER = Path(__file__).resolve().parents[3] / "shared" / "kubernetes" / "openapi-v1.28" / "swagger.json"
+
+
+def _served_messages() -> dict[str, Any]:
+    """Every k8s.io/api message a served workload kind reaches, by full name."""
+    out: dict[str, Any] = {}
+    for kind in WORKLOAD_OBJECTS:
+        for spec in protofacts.KINDS[kind]:
+            stack = [spec.message.DESCRIPTOR]
+            while stack:
+                d = stack.pop()
+                if (d.full_name not in out and d.full_name.startswith("k8s.io.api.")
+                        and not d.GetOptions().map_entry):
+                    out[d.full_name] = d
+                    stack += [f.message_type for f in d.fields if f.message_type is not None]
+    return out
+
+
+def test_the_messages_carry_every_v1_28_openapi_property_with_its_json_type() -> None:
+    definitions = json.loads(SWAGGER.read_text())["definitions"]
+    inline = {f"{p}.{m}.{f}" for p, ms in protofacts.INLINE_FIELDS.items() for m, fs in ms.items()
+              for f in fs.split()}
+    scalar = {FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BOOL: "boolean",
+              FieldDescriptor.TYPE_INT32: "integer", FieldDescriptor.TYPE_INT64: "integer"}
+    served = _served_messages()
+    inlined = {f.message_type.full_name for d in served.values() for f in d.fields if f"{d.full_name}.{f.name}" in inline}
+    checked = 0
+    for name, descriptor in served.items():
+        definition = definitions.get("io.k8s." + name.removeprefix("k8s.io."))
+        if definition is None:  # an inlined struct: its properties are its parent's
+            assert name in inlined, name
+            continue
+        keys = {protofacts.JSON_NAMES.get(f"{name}.{f.name}", f.name): f for f in descriptor.fields
+                if f"{name}.{f.name}" not in inline}
+        for f in descriptor.fields:
+            if f"{name}.{f.name}" in inline:
+                keys.update({g.name: g for g in f.message_type.fields})
+        props = set(definition.get("properties", {}))
+        assert set(keys) <= props and props - set(keys) <= {"apiVersion", "kind"}, name  # TypeMeta is the envelope's
+        for key, prop in definition.get("properties", {}).items():
+            field = keys.get(key)
+            if field is not None and field.message_type is None and not field.is_repeated and "type" in prop:
+                assert scalar[field.type] == prop["type"], f"{name}.{key}"
+                checked += 1
+    assert checked > 500
+
+
+def test_the_fields_without_omitempty_are_the_openapi_required_ones_and_the_few_read_in_types_go() -> None:
+    definitions = json.loads(SWAGGER.read_text())["definitions"]
+    read_in_types_go = {"k8s.io.api.apps.v1.StatefulSetStatus.availableReplicas",
+                        "k8s.io.api.apps.v1.StatefulSetOrdinals.start"}
+    served = _served_messages()
+    always = {f"{p}.{m}.{f}" for p, ms in protofacts.ALWAYS_FIELDS.items() for m, fs in ms.items()
+              for f in fs.split() if f"{p}.{m}" in served}
+    required = set()
+    for name, descriptor in served.items():
+        definition = definitions.get("io.k8s." + name.removeprefix("k8s.io."), {})
+        for key in definition.get("required", []):
+            field = next((f for f in descriptor.fields
+                          if protofacts.JSON_NAMES.get(f"{name}.{f.name}", f.name) == key), None)
+            if field is not None and field.name != "metadata":
+                required.add(f"{name}.{field.name}")
+    inlined_required = {"k8s.io.api.core.v1.EphemeralContainerCommon.name"}  # EphemeralContainer's `name`
+    assert always - read_in_types_go - inlined_required == required
