@@ -21,6 +21,8 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from runtime.machinery import errors
 from runtime.machinery.validation import FieldError, invalid_error
 from runtime.machinery.validation.fielderrors import invalid
@@ -75,7 +77,8 @@ async def _allocate(reservations: Reservations, services: "ResourceType", obj: d
         await _allocate_ips(reservations, services, obj, old_spec)
         await _allocate_node_ports(reservations, services, obj)
     except BaseException:
-        await reservations.release_taken()
+        with trio.CancelScope(shield=True):  # a cancelled request still gives back what it took
+            await reservations.release_taken()
         raise
 
 
