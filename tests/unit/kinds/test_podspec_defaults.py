@@ -214,6 +214,9 @@ def _specs(draw: st.DrawFn) -> dict[str, Any]:
         spec["initContainers"] = draw(st.lists(_containers(), max_size=2))
     if draw(st.booleans()):
         spec["hostNetwork"] = True
+    for key in ("serviceAccount", "serviceAccountName"):
+        if draw(st.booleans()):
+            spec[key] = draw(st.sampled_from(["", "robot", "other"]))
     return spec
 
 
@@ -227,3 +230,11 @@ def test_defaulting_twice_equals_defaulting_once(spec, as_pod):
     once = copy.deepcopy(spec)
     run(spec)
     assert spec == once
+
+
+def test_service_account_and_its_deprecated_name_read_back_alike():
+    assert defaulted({"containers": [container()], "serviceAccountName": "robot"})["serviceAccount"] == "robot"
+    legacy = defaulted({"containers": [container()], "serviceAccount": "old"})
+    assert (legacy["serviceAccountName"], legacy["serviceAccount"]) == ("old", "old")
+    both = defaulted({"containers": [container()], "serviceAccount": "old", "serviceAccountName": "new"})
+    assert (both["serviceAccountName"], both["serviceAccount"]) == ("new", "new")

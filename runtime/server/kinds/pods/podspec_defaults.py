@@ -25,6 +25,9 @@ What a Pod and every pod template get (`SetDefaults_PodSpec` and the walk
   (iSCSI, RBD, Azure Disk, ScaleIO); an ephemeral volume's claim
   `volumeMode: Filesystem`.
 
+The v1 conversion's service account is kept here too, as a read back shows
+it: the deprecated `serviceAccount` is `serviceAccountName` (given either way).
+
 `default_pod_only` is `SetDefaults_Pod`, a Pod's and not a template's:
 requests copied from limits where unset (containers and init containers),
 `enableServiceLinks: true`, and with `hostNetwork` each port's `hostPort`
@@ -205,8 +208,19 @@ def _volume(volume: dict[str, Any]) -> None:
         _resource_list(claim["spec"].get("resources"), "requests")
 
 
+def _service_account(spec: dict[str, Any]) -> None:
+    """The v1 conversion's service account: the deprecated `serviceAccount` names it when `serviceAccountName`
+    does not, and is written back as `serviceAccountName` (`Convert_core_PodSpec_To_v1_PodSpec`)."""
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if name:
+        spec["serviceAccountName"] = spec["serviceAccount"] = name
+    else:
+        spec.pop("serviceAccount", None)
+
+
 def default_spec(spec: dict[str, Any]) -> None:
     """SetDefaults_PodSpec and the defaults of the spec's volumes and containers (see the module doc)."""
+    _service_account(spec)
     _set_if_empty(spec, "dnsPolicy", "ClusterFirst")
     _set_if_empty(spec, "restartPolicy", "Always")
     _set(spec, "securityContext", {})
