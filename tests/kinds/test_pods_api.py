@@ -245,3 +245,15 @@ async def test_http_binding_eviction_429_and_table(nursery, tmp_path, autojump_c
         assert [col["name"] for col in table["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
         assert table["rows"][0]["cells"][:4] == ["web", "0/1", "Running", "0"]
         assert table["rows"][0]["cells"][6] == "node-1"
+
+
+async def test_finalizers_removed_from_a_pod_in_its_grace_period_leave_it_terminating(env):
+    made = pod(nodeName="node-1")
+    made["metadata"]["finalizers"] = ["example.com/hold"]
+    await env.client.create(made)
+    await env.client.delete(pods(env), "web", namespace="default")
+    released = await env.client.patch(pods(env), "web", {"metadata": {"finalizers": None}}, namespace="default")
+    assert released["metadata"]["deletionGracePeriodSeconds"] == 30 and "finalizers" not in released["metadata"]
+    await env.client.delete(pods(env), "web", namespace="default", grace_period_seconds=0)
+    with pytest.raises(errors.NotFound):
+        await env.client.get(pods(env), "web", namespace="default")

@@ -238,8 +238,11 @@ class DeleteStrategy(KindStrategy):
             meta["generation"] = int(meta["generation"]) + 1
 
     def should_delete_on_update(self, obj: dict[str, Any]) -> bool:
-        """A terminating object whose last finalizer an update removed is gone."""
-        return bool(obj["metadata"].get("deletionTimestamp")) and not self.has_finalizers(obj)
+        """A terminating object whose last finalizer an update removed is gone, unless a grace period still
+        runs (Kubernetes' shouldDeleteDuringUpdate: a Pod waits for its kubelet's delete)."""
+        meta = obj["metadata"]
+        return bool(meta.get("deletionTimestamp")) and not self.has_finalizers(obj) and \
+            not meta.get("deletionGracePeriodSeconds")
 
     def precondition_failed(self, name: str, field: str, wanted: str, actual: str) -> errors.Conflict:
         """A delete precondition (`field` "UID" or "ResourceVersion") that does not match, as Kubernetes'
