@@ -257,3 +257,20 @@ async def test_finalizers_removed_from_a_pod_in_its_grace_period_leave_it_termin
     await env.client.delete(pods(env), "web", namespace="default", grace_period_seconds=0)
     with pytest.raises(errors.NotFound):
         await env.client.get(pods(env), "web", namespace="default")
+
+
+async def test_binding_with_a_stale_uid_is_409(env):
+    await env.client.create(pod())
+    stale = binding("web", "node-1")
+    stale["metadata"]["uid"] = "not-the-pods"
+    with pytest.raises(errors.Conflict) as caught:
+        await post(env, "web", "binding", stale)
+    assert "Precondition failed: UID in precondition: not-the-pods, UID in object meta: " in caught.value.message
+    assert "nodeName" not in (await env.client.get(pods(env), "web", namespace="default"))["spec"]
+
+
+async def test_binding_named_for_another_pod_is_400(env):
+    await env.client.create(pod())
+    with pytest.raises(errors.BadRequest) as caught:
+        await post(env, "web", "binding", binding("other", "node-1"))
+    assert caught.value.message == "name in URL does not match name in Binding object"

@@ -12,6 +12,7 @@ import pytest
 from runtime.machinery import errors
 from runtime.machinery.options import Body
 from runtime.machinery.scheme import Scheme
+from runtime.server.kinds.pods.binding import binding_errors
 from runtime.server.kinds.pods.podupdate import IMMUTABLE_SPEC_MSG
 
 SCHEME = Scheme("k8s.io")
@@ -289,3 +290,9 @@ def test_pod_field_selector_values():
 
 def test_pod_delete_answers_the_pod_and_put_does_not_create():
     assert S.returns_deleted_object is True and S.allow_create_on_update is False
+
+
+def test_binding_target_is_a_named_node():
+    assert binding_errors({"target": {"kind": "Node", "name": "n1"}}) == []
+    found = [f"{e.field}: {e.detail}" for e in binding_errors({"target": {"kind": "Service"}})]
+    assert found == ['target.kind: supported values: "Node", "<empty>"', "target.name: "]

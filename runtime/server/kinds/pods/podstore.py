@@ -59,9 +59,11 @@ async def rewrite(server: PodServer, rt: ResourceType, namespace: str, name: str
         for field, wanted, actual in (("UID", uid, meta.get("uid", "")),
                                       ("ResourceVersion", resource_version, meta.get("resourceVersion", ""))):
             if wanted and wanted != actual:
-                raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": Precondition '
-                                      f"failed: {field} in precondition: {wanted}, {field} in object meta: {actual}",
-                                      name=name, group=rt.group, kind=rt.plural)
+                # storage.NewInvalidObjError's words, as the store's GuaranteedUpdate answers a precondition
+                raise errors.Conflict(f'Operation cannot be fulfilled on {rt.group_resource} "{name}": StorageError: '
+                                      f"invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: "
+                                      f"Precondition failed: {field} in precondition: {wanted}, {field} in object "
+                                      f"meta: {actual}", name=name, group=rt.group, kind=rt.plural)
         obj = current.copy_dict()
         change(obj)
         if dry_run:
