@@ -108,6 +108,9 @@ class ListNode(Node):
     item: Node
     list_type: str = "atomic"
     map_keys: tuple[str, ...] = ()
+    #: A key field's default, where the schema declares one: an item that omits the key is keyed by it
+    #: (structured-merge-diff's rule; a port's `protocol` is TCP).
+    key_defaults: tuple[tuple[str, Any], ...] = ()
 
     def __repr__(self) -> str:
         return f"ListNode({self.item!r}, {self.list_type}{', ' + ','.join(self.map_keys) if self.map_keys else ''})"
@@ -145,6 +148,19 @@ def _struct(model: type[BaseModel], building: dict[type, Struct]) -> Struct:
     return node
 
 
+def _key_defaults(item: Any, keys: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """The defaults the item model declares (`json_schema_extra["default"]`) for the map keys among its fields."""
+    item = _unwrap_optional(item)
+    if not keys or not (isinstance(item, type) and issubclass(item, BaseModel)):
+        return ()
+    found = []
+    for name, info in item.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if (info.alias or name) in keys and "default" in extra:
+            found.append((info.alias or name, extra["default"]))
+    return tuple(found)
+
+
 def _model_map_type(model: type[BaseModel]) -> str:
     extra = model.model_config.get("json_schema_extra")
     return str(extra.get("x-kubernetes-map-type", "")) if isinstance(extra, dict) else ""
@@ -162,7 +178,7 @@ def _node(annotation: Any, extra: dict[str, Any], building: dict[type, Struct]) 
         item = _node(args[0], {}, building) if args else UNTYPED
         list_type = str(extra.get("x-kubernetes-list-type", "atomic"))
         keys = tuple(extra.get("x-kubernetes-list-map-keys") or ())
-        return ListNode(item, list_type, keys)
+        return ListNode(item, list_type, keys, _key_defaults(args[0] if args else None, keys))
     if origin is dict:
         args = get_args(annotation)
         value = _node(args[1], {}, building) if len(args) == 2 else UNTYPED

@@ -85,10 +85,12 @@ def item_element(item: Any, node: ListNode, index: int, *, strict: bool, prefix:
     PatchNotApplicable; otherwise it falls back to its index.
     """
     if node.list_type == "map":
-        if isinstance(item, dict) and all(k in item for k in node.map_keys) and node.map_keys:
-            return PathElement.key({k: item[k] for k in node.map_keys})
+        defaults = dict(node.key_defaults)
+        if isinstance(item, dict) and node.map_keys and all(k in item or k in defaults for k in node.map_keys):
+            return PathElement.key({k: item[k] if k in item else defaults[k] for k in node.map_keys})
         if strict:
-            missing = next((k for k in node.map_keys if not isinstance(item, dict) or k not in item), "")
+            missing = next((k for k in node.map_keys
+                            if not isinstance(item, dict) or (k not in item and k not in defaults)), "")
             raise PatchNotApplicable(f"{path_string(prefix)}: element {index}: associative list with keys has an "
                              f"element that omits key field {go_quote(missing)} (and doesn't have default value)")
         return PathElement.index(index)

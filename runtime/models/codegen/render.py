@@ -154,6 +154,10 @@ class _Module:
         else:
             helper = ""
             markers = {k: schema[k] for k in _FIELD_MARKERS if k in schema}
+            if isinstance(schema.get("default"), str):
+                # A scalar's default, as the OpenAPI declares it: server-side apply keys a list item that
+                # omits a key field by it (a port's protocol, TCP), as structured-merge-diff does.
+                markers["default"] = schema["default"]
             if markers:
                 args.append(f"json_schema_extra={_literal(markers)}")
         if alias:

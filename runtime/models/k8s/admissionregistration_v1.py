@@ -24,17 +24,21 @@ class MatchCondition(K8sModel, defer_build=True):
     """MatchCondition represents a condition which must by fulfilled for a request to be sent to a webhook."""
 
     expression: Optional[str] = Field(
-        None, description="Expression represents the expression which will be evaluated by CEL.")
+        None, json_schema_extra={"default": ""},
+        description="Expression represents the expression which will be evaluated by CEL.")
     name: Optional[str] = Field(
-        None, description="Name is an identifier for this match condition, used for strategic merging of "
-                          "MatchConditions, as well as providing an identifier for logging purposes.")
+        None, json_schema_extra={"default": ""},
+        description="Name is an identifier for this match condition, used for strategic merging of MatchConditions, "
+                    "as well as providing an identifier for logging purposes.")
 
 
 class ServiceReference(K8sModel, defer_build=True):
     """ServiceReference holds a reference to Service.legacy.k8s.io"""
 
-    name: Optional[str] = Field(None, description="`name` is the name of the service.")
-    namespace: Optional[str] = Field(None, description="`namespace` is the namespace of the service.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="`name` is the name of the service.")
+    namespace: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="`namespace` is the namespace of the service.")
     path: Optional[str] = Field(
         None, description="`path` is an optional URL path which will be sent in any request to this service.")
     port: Optional[int] = int_field(bits=32, description="If specified, the port on the service that hosting webhook.")
@@ -82,7 +86,8 @@ class MutatingWebhook(K8sModel, defer_build=True):
                     "webhook.")
     match_policy: Optional[str] = Field(
         None, description="matchPolicy defines how the \"rules\" list is used to match incoming requests.")
-    name: Optional[str] = Field(None, description="The name of the admission webhook.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The name of the admission webhook.")
     namespace_selector: Optional[LabelSelector] = Field(
         None, description="NamespaceSelector decides whether to run the webhook on an object based on whether the "
                           "namespace for that object matches the selector.")
@@ -144,7 +149,8 @@ class ValidatingWebhook(K8sModel, defer_build=True):
                     "webhook.")
     match_policy: Optional[str] = Field(
         None, description="matchPolicy defines how the \"rules\" list is used to match incoming requests.")
-    name: Optional[str] = Field(None, description="The name of the admission webhook.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The name of the admission webhook.")
     namespace_selector: Optional[LabelSelector] = Field(
         None, description="NamespaceSelector decides whether to run the webhook on an object based on whether the "
                           "namespace for that object matches the selector.")

@@ -92,8 +92,9 @@ class DaemonSetCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="A human readable message indicating details about the transition.")
     reason: Optional[str] = Field(None, description="The reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of DaemonSet condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Type of DaemonSet condition.")
 
 
 class DaemonSetStatus(K8sModel, defer_build=True):
@@ -195,8 +196,9 @@ class DeploymentCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="A human readable message indicating details about the transition.")
     reason: Optional[str] = Field(None, description="The reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of deployment condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Type of deployment condition.")
 
 
 class DeploymentStatus(K8sModel, defer_build=True):
@@ -267,8 +269,9 @@ class ReplicaSetCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="A human readable message indicating details about the transition.")
     reason: Optional[str] = Field(None, description="The reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of replica set condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Type of replica set condition.")
 
 
 class ReplicaSetStatus(K8sModel, defer_build=True):
@@ -377,7 +380,8 @@ class StatefulSetSpec(K8sModel, defer_build=True):
     selector: Optional[LabelSelector] = Field(
         None, description="selector is a label query over pods that should match the replica count.")
     service_name: Optional[str] = Field(
-        None, description="serviceName is the name of the service that governs this StatefulSet.")
+        None, json_schema_extra={"default": ""},
+        description="serviceName is the name of the service that governs this StatefulSet.")
     template: Optional[PodTemplateSpec] = Field(
         None, description="template is the object that describes the pod that will be created if insufficient "
                           "replicas are detected.")
@@ -396,8 +400,9 @@ class StatefulSetCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="A human readable message indicating details about the transition.")
     reason: Optional[str] = Field(None, description="The reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of statefulset condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Type of statefulset condition.")
 
 
 class StatefulSetStatus(K8sModel, defer_build=True):

@@ -26,11 +26,13 @@ class CrossVersionObjectReference(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(None, description="apiVersion is the API version of the referent")
     kind: Optional[str] = Field(
-        None, description="kind is the kind of the referent; More info: "
-                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+        None, json_schema_extra={"default": ""},
+        description="kind is the kind of the referent; More info: "
+                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
     name: Optional[str] = Field(
-        None, description="name is the name of the referent; More info: "
-                          "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
+        None, json_schema_extra={"default": ""},
+        description="name is the name of the referent; More info: "
+                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
 
 
 class HorizontalPodAutoscalerSpec(K8sModel, defer_build=True):

@@ -34,7 +34,8 @@ class MetricTarget(K8sModel, defer_build=True):
         None, description="averageValue is the target value of the average of the metric across all relevant pods (as "
                           "a quantity)")
     type: Optional[str] = Field(
-        None, description="type represents whether the metric type is Utilization, Value, or AverageValue")
+        None, json_schema_extra={"default": ""},
+        description="type represents whether the metric type is Utilization, Value, or AverageValue")
     value: Optional[Quantity] = Field(None, description="value is the target value of the metric (as a quantity).")
 
 
@@ -43,8 +44,10 @@ class ContainerResourceMetricSource(K8sModel, defer_build=True):
     requests and limits, describing each pod in the current scale target (e.g. CPU or memory)."""
 
     container: Optional[str] = Field(
-        None, description="container is the name of the container in the pods of the scaling target")
-    name: Optional[str] = Field(None, description="name is the name of the resource in question.")
+        None, json_schema_extra={"default": ""},
+        description="container is the name of the container in the pods of the scaling target")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of the resource in question.")
     target: Optional[MetricTarget] = Field(None, description="target specifies the target value for the given metric")
 
 
@@ -67,10 +70,12 @@ class ContainerResourceMetricStatus(K8sModel, defer_build=True):
     CPU or memory)."""
 
     container: Optional[str] = Field(
-        None, description="container is the name of the container in the pods of the scaling target")
+        None, json_schema_extra={"default": ""},
+        description="container is the name of the container in the pods of the scaling target")
     current: Optional[MetricValueStatus] = Field(
         None, description="current contains the current value for the given metric")
-    name: Optional[str] = Field(None, description="name is the name of the resource in question.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of the resource in question.")
 
 
 class CrossVersionObjectReference(K8sModel, defer_build=True):
@@ -78,17 +83,20 @@ class CrossVersionObjectReference(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(None, description="apiVersion is the API version of the referent")
     kind: Optional[str] = Field(
-        None, description="kind is the kind of the referent; More info: "
-                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+        None, json_schema_extra={"default": ""},
+        description="kind is the kind of the referent; More info: "
+                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
     name: Optional[str] = Field(
-        None, description="name is the name of the referent; More info: "
-                          "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
+        None, json_schema_extra={"default": ""},
+        description="name is the name of the referent; More info: "
+                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names")
 
 
 class MetricIdentifier(K8sModel, defer_build=True):
     """MetricIdentifier defines the name and optionally selector for a metric"""
 
-    name: Optional[str] = Field(None, description="name is the name of the given metric")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of the given metric")
     selector: Optional[LabelSelector] = Field(
         None, description="selector is the string-encoded form of a standard kubernetes label selector for the given "
                           "metric When set, it is passed as an additional parameter to the metrics server for more "
@@ -118,7 +126,8 @@ class HPAScalingPolicy(K8sModel, defer_build=True):
 
     period_seconds: Optional[int] = int_field(
         bits=32, description="periodSeconds specifies the window of time for which the policy should hold true.")
-    type: Optional[str] = Field(None, description="type is used to specify the scaling policy.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="type is used to specify the scaling policy.")
     value: Optional[int] = int_field(
         bits=32, description="value contains the amount of change which is permitted by the policy.")
 
@@ -167,7 +176,8 @@ class ResourceMetricSource(K8sModel, defer_build=True):
     """ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests
     and limits, describing each pod in the current scale target (e.g. CPU or memory)."""
 
-    name: Optional[str] = Field(None, description="name is the name of the resource in question.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of the resource in question.")
     target: Optional[MetricTarget] = Field(None, description="target specifies the target value for the given metric")
 
 
@@ -190,7 +200,8 @@ class MetricSpec(K8sModel, defer_build=True):
     resource: Optional[ResourceMetricSource] = Field(
         None, description="resource refers to a resource metric (such as those specified in requests and limits) "
                           "known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
-    type: Optional[str] = Field(None, description="type is the type of metric source.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="type is the type of metric source.")
 
 
 class HorizontalPodAutoscalerSpec(K8sModel, defer_build=True):
@@ -221,8 +232,11 @@ class HorizontalPodAutoscalerCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(
         None, description="message is a human-readable explanation containing details about the transition")
     reason: Optional[str] = Field(None, description="reason is the reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="status is the status of the condition (True, False, Unknown)")
-    type: Optional[str] = Field(None, description="type describes the current condition")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="status is the status of the condition (True, False, Unknown)")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="type describes the current condition")
 
 
 class ObjectMetricStatus(K8sModel, defer_build=True):
@@ -253,7 +267,8 @@ class ResourceMetricStatus(K8sModel, defer_build=True):
 
     current: Optional[MetricValueStatus] = Field(
         None, description="current contains the current value for the given metric")
-    name: Optional[str] = Field(None, description="name is the name of the resource in question.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of the resource in question.")
 
 
 class MetricStatus(K8sModel, defer_build=True):
@@ -274,7 +289,8 @@ class MetricStatus(K8sModel, defer_build=True):
     resource: Optional[ResourceMetricStatus] = Field(
         None, description="resource refers to a resource metric (such as those specified in requests and limits) "
                           "known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory).")
-    type: Optional[str] = Field(None, description="type is the type of metric source.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="type is the type of metric source.")
 
 
 class HorizontalPodAutoscalerStatus(K8sModel, defer_build=True):

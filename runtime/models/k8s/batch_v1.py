@@ -28,22 +28,26 @@ class PodFailurePolicyOnExitCodesRequirement(K8sModel, defer_build=True):
     container_name: Optional[str] = Field(
         None, description="Restricts the check for exit codes to the container with the specified name.")
     operator: Optional[str] = Field(
-        None, description="Represents the relationship between the container exit code(s) and the specified values.")
+        None, json_schema_extra={"default": ""},
+        description="Represents the relationship between the container exit code(s) and the specified values.")
     values: Optional[list[int]] = list_field(list_type="set", description="Specifies the set of values.")
 
 
 class PodFailurePolicyOnPodConditionsPattern(K8sModel, defer_build=True):
     """PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type."""
 
-    status: Optional[str] = Field(None, description="Specifies the required Pod condition status.")
-    type: Optional[str] = Field(None, description="Specifies the required Pod condition type.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Specifies the required Pod condition status.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Specifies the required Pod condition type.")
 
 
 class PodFailurePolicyRule(K8sModel, defer_build=True):
     """PodFailurePolicyRule describes how a pod failure is handled when the requirements are met."""
 
     action: Optional[str] = Field(
-        None, description="Specifies the action taken on a pod failure when the requirements are satisfied.")
+        None, json_schema_extra={"default": ""},
+        description="Specifies the action taken on a pod failure when the requirements are satisfied.")
     on_exit_codes: Optional[PodFailurePolicyOnExitCodesRequirement] = Field(
         None, description="Represents the requirement on the container exit codes.")
     on_pod_conditions: Optional[list[PodFailurePolicyOnPodConditionsPattern]] = list_field(
@@ -111,7 +115,8 @@ class CronJobSpec(K8sModel, defer_build=True):
     job_template: Optional[JobTemplateSpec] = Field(
         None, description="Specifies the job that will be created when executing a CronJob.")
     schedule: Optional[str] = Field(
-        None, description="The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.")
+        None, json_schema_extra={"default": ""},
+        description="The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.")
     starting_deadline_seconds: Optional[int] = int_field(
         description="Optional deadline in seconds for starting the job if it misses scheduled time for any reason.")
     successful_jobs_history_limit: Optional[int] = int_field(
@@ -166,8 +171,10 @@ class JobCondition(K8sModel, defer_build=True):
         None, description="Last time the condition transit from one status to another.")
     message: Optional[str] = Field(None, description="Human readable message indicating details about last transition.")
     reason: Optional[str] = Field(None, description="(brief) reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of job condition, Complete or Failed.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Type of job condition, Complete or Failed.")
 
 
 class UncountedTerminatedPods(K8sModel, defer_build=True):

@@ -64,7 +64,7 @@ class AWSElasticBlockStoreVolumeSource(K8sModel, defer_build=True):
     read_only: Optional[bool] = Field(
         None, description="readOnly value true will force the readOnly setting in VolumeMounts.")
     volume_id: Optional[str] = Field(
-        None, alias="volumeID",
+        None, json_schema_extra={"default": ""}, alias="volumeID",
         description="volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume).")
 
 
@@ -72,8 +72,10 @@ class NodeSelectorRequirement(K8sModel, defer_build=True):
     """A node selector requirement is a selector that contains values, a key, and an operator that relates the key
     and values."""
 
-    key: Optional[str] = Field(None, description="The label key that the selector applies to.")
-    operator: Optional[str] = Field(None, description="Represents a key's relationship to a set of values.")
+    key: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The label key that the selector applies to.")
+    operator: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Represents a key's relationship to a set of values.")
     values: Optional[list[str]] = list_field(description="An array of string values.")
 
 
@@ -131,10 +133,11 @@ class PodAffinityTerm(K8sModel, defer_build=True):
     namespaces: Optional[list[str]] = list_field(
         description="namespaces specifies a static list of namespace names that the term applies to.")
     topology_key: Optional[str] = Field(
-        None, description="This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods "
-                          "matching the labelSelector in the specified namespaces, where co-located is defined as "
-                          "running on a node whose value of the label with key topologyKey matches that of any node "
-                          "on which any of the selected pods is running.")
+        None, json_schema_extra={"default": ""},
+        description="This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods "
+                    "matching the labelSelector in the specified namespaces, where co-located is defined as running "
+                    "on a node whose value of the label with key topologyKey matches that of any node on which any of "
+                    "the selected pods is running.")
 
 
 class WeightedPodAffinityTerm(K8sModel, defer_build=True):
@@ -186,8 +189,9 @@ class AttachedVolume(K8sModel, defer_build=True):
     """AttachedVolume describes a volume attached to a node"""
 
     device_path: Optional[str] = Field(
-        None, description="DevicePath represents the device path where the volume should be available")
-    name: Optional[str] = Field(None, description="Name of the attached volume")
+        None, json_schema_extra={"default": ""},
+        description="DevicePath represents the device path where the volume should be available")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Name of the attached volume")
 
 
 class AzureDiskVolumeSource(K8sModel, defer_build=True):
@@ -195,9 +199,12 @@ class AzureDiskVolumeSource(K8sModel, defer_build=True):
 
     caching_mode: Optional[str] = Field(
         None, description="cachingMode is the Host Caching mode: None, Read Only, Read Write.")
-    disk_name: Optional[str] = Field(None, description="diskName is the Name of the data disk in the blob storage")
+    disk_name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="diskName is the Name of the data disk in the blob storage")
     disk_uri: Optional[str] = Field(
-        None, alias="diskURI", description="diskURI is the URI of data disk in the blob storage")
+        None, json_schema_extra={"default": ""}, alias="diskURI",
+        description="diskURI is the URI of data disk in the blob storage")
     fs_type: Optional[str] = Field(None, description="fsType is Filesystem type to mount.")
     kind: Optional[str] = Field(
         None, description="kind expected values are Shared: multiple blob disks per storage account Dedicated: single "
@@ -211,11 +218,13 @@ class AzureFilePersistentVolumeSource(K8sModel, defer_build=True):
 
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
     secret_name: Optional[str] = Field(
-        None, description="secretName is the name of secret that contains Azure Storage Account Name and Key")
+        None, json_schema_extra={"default": ""},
+        description="secretName is the name of secret that contains Azure Storage Account Name and Key")
     secret_namespace: Optional[str] = Field(
         None, description="secretNamespace is the namespace of the secret that contains Azure Storage Account Name "
                           "and Key default is the same as the Pod")
-    share_name: Optional[str] = Field(None, description="shareName is the azure Share Name")
+    share_name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="shareName is the azure Share Name")
 
 
 class AzureFileVolumeSource(K8sModel, defer_build=True):
@@ -223,8 +232,10 @@ class AzureFileVolumeSource(K8sModel, defer_build=True):
 
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
     secret_name: Optional[str] = Field(
-        None, description="secretName is the name of secret that contains Azure Storage Account Name and Key")
-    share_name: Optional[str] = Field(None, description="shareName is the azure share Name")
+        None, json_schema_extra={"default": ""},
+        description="secretName is the name of secret that contains Azure Storage Account Name and Key")
+    share_name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="shareName is the azure share Name")
 
 
 class Binding(K8sModel, defer_build=True):
@@ -259,7 +270,8 @@ class CSIPersistentVolumeSource(K8sModel, defer_build=True):
         None, description="controllerPublishSecretRef is a reference to the secret object containing sensitive "
                           "information to pass to the CSI driver to complete the CSI ControllerPublishVolume and "
                           "ControllerUnpublishVolume calls.")
-    driver: Optional[str] = Field(None, description="driver is the name of the driver to use for this volume.")
+    driver: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="driver is the name of the driver to use for this volume.")
     fs_type: Optional[str] = Field(None, description="fsType to mount.")
     node_expand_secret_ref: Optional[SecretReference] = Field(
         None, description="nodeExpandSecretRef is a reference to the secret object containing sensitive information "
@@ -275,14 +287,17 @@ class CSIPersistentVolumeSource(K8sModel, defer_build=True):
     read_only: Optional[bool] = Field(None, description="readOnly value to pass to ControllerPublishVolumeRequest.")
     volume_attributes: Optional[dict[str, str]] = map_field(description="volumeAttributes of the volume to publish.")
     volume_handle: Optional[str] = Field(
-        None, description="volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to "
-                          "refer to the volume on all subsequent calls.")
+        None, json_schema_extra={"default": ""},
+        description="volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer "
+                    "to the volume on all subsequent calls.")
 
 
 class CSIVolumeSource(K8sModel, defer_build=True):
     """Represents a source location of a volume to mount, managed by an external CSI driver"""
 
-    driver: Optional[str] = Field(None, description="driver is the name of the CSI driver that handles this volume.")
+    driver: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="driver is the name of the CSI driver that handles this volume.")
     fs_type: Optional[str] = Field(None, description="fsType to mount.")
     node_publish_secret_ref: Optional[LocalObjectReference] = Field(
         None, description="nodePublishSecretRef is a reference to the secret object containing sensitive information "
@@ -353,7 +368,8 @@ class CinderPersistentVolumeSource(K8sModel, defer_build=True):
         None, description="secretRef is Optional: points to a secret object containing parameters used to connect to "
                           "OpenStack.")
     volume_id: Optional[str] = Field(
-        None, alias="volumeID", description="volumeID used to identify the volume in cinder.")
+        None, json_schema_extra={"default": ""}, alias="volumeID",
+        description="volumeID used to identify the volume in cinder.")
 
 
 class CinderVolumeSource(K8sModel, defer_build=True):
@@ -365,7 +381,8 @@ class CinderVolumeSource(K8sModel, defer_build=True):
         None, description="secretRef is optional: points to a secret object containing parameters used to connect to "
                           "OpenStack.")
     volume_id: Optional[str] = Field(
-        None, alias="volumeID", description="volumeID used to identify the volume in cinder.")
+        None, json_schema_extra={"default": ""}, alias="volumeID",
+        description="volumeID used to identify the volume in cinder.")
 
 
 class ClaimSource(K8sModel, defer_build=True):
@@ -397,7 +414,7 @@ class ConfigMapKeySelector(K8sModel, defer_build=True):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
-    key: Optional[str] = Field(None, description="The key to select.")
+    key: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="The key to select.")
     name: Optional[str] = Field(None, description="Name of the referent.")
     optional: Optional[bool] = Field(None, description="Specify whether the ConfigMap or its key must be defined")
 
@@ -406,11 +423,14 @@ class ConfigMapNodeConfigSource(K8sModel, defer_build=True):
     """ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node."""
 
     kubelet_config_key: Optional[str] = Field(
-        None, description="KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the "
-                          "KubeletConfiguration structure This field is required in all cases.")
-    name: Optional[str] = Field(None, description="Name is the metadata.name of the referenced ConfigMap.")
+        None, json_schema_extra={"default": ""},
+        description="KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the "
+                    "KubeletConfiguration structure This field is required in all cases.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name is the metadata.name of the referenced ConfigMap.")
     namespace: Optional[str] = Field(
-        None, description="Namespace is the metadata.namespace of the referenced ConfigMap.")
+        None, json_schema_extra={"default": ""},
+        description="Namespace is the metadata.namespace of the referenced ConfigMap.")
     resource_version: Optional[str] = Field(
         None, description="ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap.")
     uid: Optional[str] = Field(None, description="UID is the metadata.UID of the referenced ConfigMap.")
@@ -419,10 +439,11 @@ class ConfigMapNodeConfigSource(K8sModel, defer_build=True):
 class KeyToPath(K8sModel, defer_build=True):
     """Maps a string key to a path within a volume."""
 
-    key: Optional[str] = Field(None, description="key is the key to project.")
+    key: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="key is the key to project.")
     mode: Optional[int] = int_field(
         bits=32, description="mode is Optional: mode bits used to set permissions on this file.")
-    path: Optional[str] = Field(None, description="path is the relative path of the file to map the key to.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path is the relative path of the file to map the key to.")
 
 
 class ConfigMapProjection(K8sModel, defer_build=True):
@@ -456,7 +477,9 @@ class ObjectFieldSelector(K8sModel, defer_build=True):
 
     api_version: Optional[str] = Field(
         None, description="Version of the schema the FieldPath is written in terms of, defaults to \"v1\".")
-    field_path: Optional[str] = Field(None, description="Path of the field to select in the specified API version.")
+    field_path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Path of the field to select in the specified API version.")
 
 
 class ResourceFieldSelector(K8sModel, defer_build=True):
@@ -468,7 +491,7 @@ class ResourceFieldSelector(K8sModel, defer_build=True):
         None, description="Container name: required for volumes, optional for env vars")
     divisor: Optional[Quantity] = Field(
         None, description="Specifies the output format of the exposed resources, defaults to \"1\"")
-    resource: Optional[str] = Field(None, description="Required: resource to select")
+    resource: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Required: resource to select")
 
 
 class SecretKeySelector(K8sModel, defer_build=True):
@@ -476,7 +499,8 @@ class SecretKeySelector(K8sModel, defer_build=True):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
-    key: Optional[str] = Field(None, description="The key of the secret to select from.")
+    key: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The key of the secret to select from.")
     name: Optional[str] = Field(None, description="Name of the referent.")
     optional: Optional[bool] = Field(None, description="Specify whether the Secret or its key must be defined")
 
@@ -500,7 +524,8 @@ class EnvVarSource(K8sModel, defer_build=True):
 class EnvVar(K8sModel, defer_build=True):
     """EnvVar represents an environment variable present in a Container."""
 
-    name: Optional[str] = Field(None, description="Name of the environment variable.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name of the environment variable.")
     value: Optional[str] = Field(
         None, description="Variable references $(VAR_NAME) are expanded using the previously defined environment "
                           "variables in the container and any service environment variables.")
@@ -533,8 +558,8 @@ class ExecAction(K8sModel, defer_build=True):
 class HTTPHeader(K8sModel, defer_build=True):
     """HTTPHeader describes a custom header to be used in HTTP probes"""
 
-    name: Optional[str] = Field(None, description="The header field name.")
-    value: Optional[str] = Field(None, description="The header field value")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="The header field name.")
+    value: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="The header field value")
 
 
 class HTTPGetAction(K8sModel, defer_build=True):
@@ -580,8 +605,9 @@ class GRPCAction(K8sModel, defer_build=True):
 
     port: Optional[int] = int_field(bits=32, description="Port number of the gRPC service.")
     service: Optional[str] = Field(
-        None, description="Service is the name of the service to place in the gRPC HealthCheckRequest (see "
-                          "https://github.com/grpc/grpc/blob/master/doc/health-checking.md).")
+        None, json_schema_extra={"default": ""},
+        description="Service is the name of the service to place in the gRPC HealthCheckRequest (see "
+                    "https://github.com/grpc/grpc/blob/master/doc/health-checking.md).")
 
 
 class Probe(K8sModel, defer_build=True):
@@ -616,24 +642,27 @@ class ContainerPort(K8sModel, defer_build=True):
     host_port: Optional[int] = int_field(bits=32, description="Number of port to expose on the host.")
     name: Optional[str] = Field(
         None, description="If specified, this must be an IANA_SVC_NAME and unique within the pod.")
-    protocol: Optional[str] = Field(None, description="Protocol for port.")
+    protocol: Optional[str] = Field(None, json_schema_extra={"default": "TCP"}, description="Protocol for port.")
 
 
 class ContainerResizePolicy(K8sModel, defer_build=True):
     """ContainerResizePolicy represents resource resize policy for the container."""
 
     resource_name: Optional[str] = Field(
-        None, description="Name of the resource to which this resource resize policy applies.")
+        None, json_schema_extra={"default": ""},
+        description="Name of the resource to which this resource resize policy applies.")
     restart_policy: Optional[str] = Field(
-        None, description="Restart policy to apply when specified resource is resized.")
+        None, json_schema_extra={"default": ""},
+        description="Restart policy to apply when specified resource is resized.")
 
 
 class ResourceClaim(K8sModel, defer_build=True):
     """ResourceClaim references one entry in PodSpec.ResourceClaims."""
 
     name: Optional[str] = Field(
-        None, description="Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this "
-                          "field is used.")
+        None, json_schema_extra={"default": ""},
+        description="Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is "
+                    "used.")
 
 
 class ResourceRequirements(K8sModel, defer_build=True):
@@ -663,7 +692,9 @@ class SeccompProfile(K8sModel, defer_build=True):
 
     localhost_profile: Optional[str] = Field(
         None, description="localhostProfile indicates a profile defined in a file on the node should be used.")
-    type: Optional[str] = Field(None, description="type indicates which kind of seccomp profile will be applied.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="type indicates which kind of seccomp profile will be applied.")
 
 
 class WindowsSecurityContextOptions(K8sModel, defer_build=True):
@@ -709,19 +740,24 @@ class VolumeDevice(K8sModel, defer_build=True):
     """volumeDevice describes a mapping of a raw block device within a container."""
 
     device_path: Optional[str] = Field(
-        None, description="devicePath is the path inside of the container that the device will be mapped to.")
-    name: Optional[str] = Field(None, description="name must match the name of a persistentVolumeClaim in the pod")
+        None, json_schema_extra={"default": ""},
+        description="devicePath is the path inside of the container that the device will be mapped to.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="name must match the name of a persistentVolumeClaim in the pod")
 
 
 class VolumeMount(K8sModel, defer_build=True):
     """VolumeMount describes a mounting of a Volume within a container."""
 
     mount_path: Optional[str] = Field(
-        None, description="Path within the container at which the volume should be mounted.")
+        None, json_schema_extra={"default": ""},
+        description="Path within the container at which the volume should be mounted.")
     mount_propagation: Optional[str] = Field(
         None, description="mountPropagation determines how mounts are propagated from the host to container and the "
                           "other way around.")
-    name: Optional[str] = Field(None, description="This must match the Name of a Volume.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="This must match the Name of a Volume.")
     read_only: Optional[bool] = Field(
         None, description="Mounted read-only if true, read-write otherwise (false or unspecified).")
     sub_path: Optional[str] = Field(
@@ -745,7 +781,8 @@ class Container(K8sModel, defer_build=True):
     lifecycle: Optional[Lifecycle] = Field(
         None, description="Actions that the management system should take in response to container lifecycle events.")
     liveness_probe: Optional[Probe] = Field(None, description="Periodic probe of container liveness.")
-    name: Optional[str] = Field(None, description="Name of the container specified as a DNS_LABEL.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name of the container specified as a DNS_LABEL.")
     ports: Optional[list[ContainerPort]] = list_field(
         list_type="map", map_keys=["containerPort", "protocol"], patch_strategy="merge",
         patch_merge_key="containerPort", description="List of ports to expose from the container.")
@@ -830,13 +867,17 @@ class ContainerStatus(K8sModel, defer_build=True):
         None, alias="containerID",
         description="ContainerID is the ID of the container in the format '<type>://<container_id>'.")
     image: Optional[str] = Field(
-        None, description="Image is the name of container image that the container is running.")
+        None, json_schema_extra={"default": ""},
+        description="Image is the name of container image that the container is running.")
     image_id: Optional[str] = Field(
-        None, alias="imageID", description="ImageID is the image ID of the container's image.")
+        None, json_schema_extra={"default": ""}, alias="imageID",
+        description="ImageID is the image ID of the container's image.")
     last_state: Optional[ContainerState] = Field(
         None, description="LastTerminationState holds the last termination state of the container to help debug "
                           "container crashes and restarts.")
-    name: Optional[str] = Field(None, description="Name is a DNS_LABEL representing the unique name of the container.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Name is a DNS_LABEL representing the unique name of the container.")
     ready: Optional[bool] = Field(
         None, description="Ready specifies whether the container is currently passing its readiness check.")
     resources: Optional[ResourceRequirements] = Field(
@@ -867,7 +908,9 @@ class DownwardAPIVolumeFile(K8sModel, defer_build=True):
     mode: Optional[int] = int_field(
         bits=32, description="Optional: mode bits used to set permissions on this file, must be an octal value "
                              "between 0000 and 0777 or a decimal value between 0 and 511.")
-    path: Optional[str] = Field(None, description="Required: Path is the relative path name of the file to be created.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Required: Path is the relative path name of the file to be created.")
     resource_field_ref: Optional[ResourceFieldSelector] = Field(
         None, description="Selects a resource of the container: only resources limits and requests (limits.cpu, "
                           "limits.memory, requests.cpu and requests.memory) are currently supported.")
@@ -902,7 +945,7 @@ class EndpointAddress(K8sModel, defer_build=True):
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
     hostname: Optional[str] = Field(None, description="The Hostname of this endpoint")
-    ip: Optional[str] = Field(None, description="The IP of this endpoint.")
+    ip: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="The IP of this endpoint.")
     node_name: Optional[str] = Field(None, description="Optional: Node hosting this endpoint.")
     target_ref: Optional[ObjectReference] = Field(None, description="Reference to object providing the endpoint.")
 
@@ -968,7 +1011,9 @@ class EphemeralContainer(K8sModel, defer_build=True):
     image_pull_policy: Optional[str] = Field(None, description="Image pull policy.")
     lifecycle: Optional[Lifecycle] = Field(None, description="Lifecycle is not allowed for ephemeral containers.")
     liveness_probe: Optional[Probe] = Field(None, description="Probes are not allowed for ephemeral containers.")
-    name: Optional[str] = Field(None, description="Name of the ephemeral container specified as a DNS_LABEL.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Name of the ephemeral container specified as a DNS_LABEL.")
     ports: Optional[list[ContainerPort]] = list_field(
         list_type="map", map_keys=["containerPort", "protocol"], patch_strategy="merge",
         patch_merge_key="containerPort", description="Ports are not allowed for ephemeral containers.")
@@ -1014,16 +1059,20 @@ class TypedLocalObjectReference(K8sModel, defer_build=True):
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
     api_group: Optional[str] = Field(None, description="APIGroup is the group for the resource being referenced.")
-    kind: Optional[str] = Field(None, description="Kind is the type of resource being referenced")
-    name: Optional[str] = Field(None, description="Name is the name of resource being referenced")
+    kind: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Kind is the type of resource being referenced")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name is the name of resource being referenced")
 
 
 class TypedObjectReference(K8sModel, defer_build=True):
     """TypedObjectReference."""
 
     api_group: Optional[str] = Field(None, description="APIGroup is the group for the resource being referenced.")
-    kind: Optional[str] = Field(None, description="Kind is the type of resource being referenced")
-    name: Optional[str] = Field(None, description="Name is the name of resource being referenced")
+    kind: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Kind is the type of resource being referenced")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name is the name of resource being referenced")
     namespace: Optional[str] = Field(
         None, description="Namespace is the namespace of resource being referenced Note that when a namespace is "
                           "specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent "
@@ -1090,7 +1139,8 @@ class FlexPersistentVolumeSource(K8sModel, defer_build=True):
     """FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using
     an exec based plugin."""
 
-    driver: Optional[str] = Field(None, description="driver is the name of the driver to use for this volume.")
+    driver: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="driver is the name of the driver to use for this volume.")
     fs_type: Optional[str] = Field(None, description="fsType is the Filesystem type to mount.")
     options: Optional[dict[str, str]] = map_field(
         description="options is Optional: this field holds extra command options if any.")
@@ -1103,7 +1153,8 @@ class FlexPersistentVolumeSource(K8sModel, defer_build=True):
 class FlexVolumeSource(K8sModel, defer_build=True):
     """FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin."""
 
-    driver: Optional[str] = Field(None, description="driver is the name of the driver to use for this volume.")
+    driver: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="driver is the name of the driver to use for this volume.")
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
     options: Optional[dict[str, str]] = map_field(
         description="options is Optional: this field holds extra command options if any.")
@@ -1129,7 +1180,8 @@ class GCEPersistentDiskVolumeSource(K8sModel, defer_build=True):
     fs_type: Optional[str] = Field(None, description="fsType is filesystem type of the volume that you want to mount.")
     partition: Optional[int] = int_field(
         bits=32, description="partition is the partition in the volume that you want to mount.")
-    pd_name: Optional[str] = Field(None, description="pdName is unique name of the PD resource in GCE.")
+    pd_name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="pdName is unique name of the PD resource in GCE.")
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the ReadOnly setting in VolumeMounts.")
 
@@ -1138,7 +1190,7 @@ class GitRepoVolumeSource(K8sModel, defer_build=True):
     """Represents a volume that is populated with the contents of a git repository."""
 
     directory: Optional[str] = Field(None, description="directory is the target directory name.")
-    repository: Optional[str] = Field(None, description="repository is the URL")
+    repository: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="repository is the URL")
     revision: Optional[str] = Field(None, description="revision is the commit hash for the specified revision.")
 
 
@@ -1146,10 +1198,12 @@ class GlusterfsPersistentVolumeSource(K8sModel, defer_build=True):
     """Represents a Glusterfs mount that lasts the lifetime of a pod."""
 
     endpoints: Optional[str] = Field(
-        None, description="endpoints is the endpoint name that details Glusterfs topology.")
+        None, json_schema_extra={"default": ""},
+        description="endpoints is the endpoint name that details Glusterfs topology.")
     endpoints_namespace: Optional[str] = Field(
         None, description="endpointsNamespace is the namespace that contains Glusterfs endpoint.")
-    path: Optional[str] = Field(None, description="path is the Glusterfs volume path.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path is the Glusterfs volume path.")
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the Glusterfs volume to be mounted with read-only permissions.")
 
@@ -1158,8 +1212,10 @@ class GlusterfsVolumeSource(K8sModel, defer_build=True):
     """Represents a Glusterfs mount that lasts the lifetime of a pod."""
 
     endpoints: Optional[str] = Field(
-        None, description="endpoints is the endpoint name that details Glusterfs topology.")
-    path: Optional[str] = Field(None, description="path is the Glusterfs volume path.")
+        None, json_schema_extra={"default": ""},
+        description="endpoints is the endpoint name that details Glusterfs topology.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path is the Glusterfs volume path.")
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the Glusterfs volume to be mounted with read-only permissions.")
 
@@ -1181,7 +1237,8 @@ class HostIP(K8sModel, defer_build=True):
 class HostPathVolumeSource(K8sModel, defer_build=True):
     """Represents a host path mapped into a pod."""
 
-    path: Optional[str] = Field(None, description="path of the directory on the host.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path of the directory on the host.")
     type: Optional[str] = Field(
         None, description="type for HostPath Volume Defaults to \"\" More info: "
                           "https://kubernetes.io/docs/concepts/storage/volumes#hostpath")
@@ -1197,7 +1254,8 @@ class ISCSIPersistentVolumeSource(K8sModel, defer_build=True):
     fs_type: Optional[str] = Field(
         None, description="fsType is the filesystem type of the volume that you want to mount.")
     initiator_name: Optional[str] = Field(None, description="initiatorName is the custom iSCSI Initiator Name.")
-    iqn: Optional[str] = Field(None, description="iqn is Target iSCSI Qualified Name.")
+    iqn: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="iqn is Target iSCSI Qualified Name.")
     iscsi_interface: Optional[str] = Field(
         None, description="iscsiInterface is the interface Name that uses an iSCSI transport.")
     lun: Optional[int] = int_field(bits=32, description="lun is iSCSI Target Lun number.")
@@ -1206,7 +1264,8 @@ class ISCSIPersistentVolumeSource(K8sModel, defer_build=True):
         None, description="readOnly here will force the ReadOnly setting in VolumeMounts.")
     secret_ref: Optional[SecretReference] = Field(
         None, description="secretRef is the CHAP Secret for iSCSI target and initiator authentication")
-    target_portal: Optional[str] = Field(None, description="targetPortal is iSCSI Target Portal.")
+    target_portal: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="targetPortal is iSCSI Target Portal.")
 
 
 class ISCSIVolumeSource(K8sModel, defer_build=True):
@@ -1219,7 +1278,8 @@ class ISCSIVolumeSource(K8sModel, defer_build=True):
     fs_type: Optional[str] = Field(
         None, description="fsType is the filesystem type of the volume that you want to mount.")
     initiator_name: Optional[str] = Field(None, description="initiatorName is the custom iSCSI Initiator Name.")
-    iqn: Optional[str] = Field(None, description="iqn is the target iSCSI Qualified Name.")
+    iqn: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="iqn is the target iSCSI Qualified Name.")
     iscsi_interface: Optional[str] = Field(
         None, description="iscsiInterface is the interface Name that uses an iSCSI transport.")
     lun: Optional[int] = int_field(bits=32, description="lun represents iSCSI Target Lun number.")
@@ -1228,7 +1288,8 @@ class ISCSIVolumeSource(K8sModel, defer_build=True):
         None, description="readOnly here will force the ReadOnly setting in VolumeMounts.")
     secret_ref: Optional[LocalObjectReference] = Field(
         None, description="secretRef is the CHAP Secret for iSCSI target and initiator authentication")
-    target_portal: Optional[str] = Field(None, description="targetPortal is iSCSI Target Portal.")
+    target_portal: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="targetPortal is iSCSI Target Portal.")
 
 
 class LimitRangeItem(K8sModel, defer_build=True):
@@ -1245,7 +1306,8 @@ class LimitRangeItem(K8sModel, defer_build=True):
                     "both non-zero where limit divided by request is less than or equal to the enumerated value; this "
                     "represents the max burst for the named resource.")
     min: Optional[dict[str, Quantity]] = map_field(description="Min usage constraints on this kind by resource name.")
-    type: Optional[str] = Field(None, description="Type of resource that this limit applies to.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Type of resource that this limit applies to.")
 
 
 class LimitRangeSpec(K8sModel, defer_build=True):
@@ -1288,8 +1350,9 @@ class PortStatus(K8sModel, defer_build=True):
     port: Optional[int] = int_field(
         bits=32, description="Port is the port number of the service port of which status is recorded here")
     protocol: Optional[str] = Field(
-        None, description="Protocol is the protocol of the service port of which status is recorded here The "
-                          "supported values are: \"TCP\", \"UDP\", \"SCTP\"")
+        None, json_schema_extra={"default": ""},
+        description="Protocol is the protocol of the service port of which status is recorded here The supported "
+                    "values are: \"TCP\", \"UDP\", \"SCTP\"")
 
 
 class LoadBalancerIngress(K8sModel, defer_build=True):
@@ -1321,16 +1384,19 @@ class LocalVolumeSource(K8sModel, defer_build=True):
     """Local represents directly-attached storage with node affinity (Beta feature)"""
 
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
-    path: Optional[str] = Field(None, description="path of the full path to the volume on the node.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path of the full path to the volume on the node.")
 
 
 class NFSVolumeSource(K8sModel, defer_build=True):
     """Represents an NFS mount that lasts the lifetime of a pod."""
 
-    path: Optional[str] = Field(None, description="path that is exported by the NFS server.")
+    path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="path that is exported by the NFS server.")
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the NFS export to be mounted with read-only permissions.")
-    server: Optional[str] = Field(None, description="server is the hostname or IP address of the NFS server.")
+    server: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="server is the hostname or IP address of the NFS server.")
 
 
 class NodeConfigSource(K8sModel, defer_build=True):
@@ -1344,8 +1410,10 @@ class Taint(K8sModel, defer_build=True):
     """The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint."""
 
     effect: Optional[str] = Field(
-        None, description="Required. The effect of the taint on pods that do not tolerate the taint.")
-    key: Optional[str] = Field(None, description="Required. The taint key to be applied to a node.")
+        None, json_schema_extra={"default": ""},
+        description="Required. The effect of the taint on pods that do not tolerate the taint.")
+    key: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Required. The taint key to be applied to a node.")
     time_added: Optional[str] = Field(None, description="TimeAdded represents the time at which the taint was added.")
     value: Optional[str] = Field(None, description="The taint value corresponding to the taint key.")
 
@@ -1374,8 +1442,10 @@ class NodeSpec(K8sModel, defer_build=True):
 class NodeAddress(K8sModel, defer_build=True):
     """NodeAddress contains information for the node's address."""
 
-    address: Optional[str] = Field(None, description="The node address.")
-    type: Optional[str] = Field(None, description="Node address type, one of Hostname, ExternalIP or InternalIP.")
+    address: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="The node address.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Node address type, one of Hostname, ExternalIP or InternalIP.")
 
 
 class NodeCondition(K8sModel, defer_build=True):
@@ -1386,8 +1456,9 @@ class NodeCondition(K8sModel, defer_build=True):
         None, description="Last time the condition transit from one status to another.")
     message: Optional[str] = Field(None, description="Human readable message indicating details about last transition.")
     reason: Optional[str] = Field(None, description="(brief) reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status of the condition, one of True, False, Unknown.")
-    type: Optional[str] = Field(None, description="Type of node condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status of the condition, one of True, False, Unknown.")
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Type of node condition.")
 
 
 class NodeConfigStatus(K8sModel, defer_build=True):
@@ -1413,20 +1484,30 @@ class NodeDaemonEndpoints(K8sModel, defer_build=True):
 class NodeSystemInfo(K8sModel, defer_build=True):
     """NodeSystemInfo is a set of ids/uuids to uniquely identify the node."""
 
-    architecture: Optional[str] = Field(None, description="The Architecture reported by the node")
-    boot_id: Optional[str] = Field(None, alias="bootID", description="Boot ID reported by the node.")
+    architecture: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The Architecture reported by the node")
+    boot_id: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, alias="bootID", description="Boot ID reported by the node.")
     container_runtime_version: Optional[str] = Field(
-        None, description="ContainerRuntime Version reported by the node through runtime remote API (e.g. "
-                          "containerd://1.4.2).")
+        None, json_schema_extra={"default": ""},
+        description="ContainerRuntime Version reported by the node through runtime remote API (e.g. "
+                    "containerd://1.4.2).")
     kernel_version: Optional[str] = Field(
-        None, description="Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).")
-    kube_proxy_version: Optional[str] = Field(None, description="KubeProxy Version reported by the node.")
-    kubelet_version: Optional[str] = Field(None, description="Kubelet Version reported by the node.")
-    machine_id: Optional[str] = Field(None, alias="machineID", description="MachineID reported by the node.")
-    operating_system: Optional[str] = Field(None, description="The Operating System reported by the node")
+        None, json_schema_extra={"default": ""},
+        description="Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).")
+    kube_proxy_version: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="KubeProxy Version reported by the node.")
+    kubelet_version: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Kubelet Version reported by the node.")
+    machine_id: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, alias="machineID", description="MachineID reported by the node.")
+    operating_system: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The Operating System reported by the node")
     os_image: Optional[str] = Field(
-        None, description="OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).")
-    system_uuid: Optional[str] = Field(None, alias="systemUUID", description="SystemUUID reported by the node.")
+        None, json_schema_extra={"default": ""},
+        description="OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).")
+    system_uuid: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, alias="systemUUID", description="SystemUUID reported by the node.")
 
 
 class NodeStatus(K8sModel, defer_build=True):
@@ -1489,7 +1570,8 @@ class PhotonPersistentDiskVolumeSource(K8sModel, defer_build=True):
 
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
     pd_id: Optional[str] = Field(
-        None, alias="pdID", description="pdID is the ID that identifies Photon Controller persistent disk")
+        None, json_schema_extra={"default": ""}, alias="pdID",
+        description="pdID is the ID that identifies Photon Controller persistent disk")
 
 
 class PortworxVolumeSource(K8sModel, defer_build=True):
@@ -1500,7 +1582,8 @@ class PortworxVolumeSource(K8sModel, defer_build=True):
                           "host operating system.")
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
     volume_id: Optional[str] = Field(
-        None, alias="volumeID", description="volumeID uniquely identifies a Portworx volume")
+        None, json_schema_extra={"default": ""}, alias="volumeID",
+        description="volumeID uniquely identifies a Portworx volume")
 
 
 class QuobyteVolumeSource(K8sModel, defer_build=True):
@@ -1510,15 +1593,17 @@ class QuobyteVolumeSource(K8sModel, defer_build=True):
     read_only: Optional[bool] = Field(
         None, description="readOnly here will force the Quobyte volume to be mounted with read-only permissions.")
     registry: Optional[str] = Field(
-        None, description="registry represents a single or multiple Quobyte Registry services specified as a string "
-                          "as host:port pair (multiple entries are separated with commas) which acts as the central "
-                          "registry for volumes")
+        None, json_schema_extra={"default": ""},
+        description="registry represents a single or multiple Quobyte Registry services specified as a string as "
+                    "host:port pair (multiple entries are separated with commas) which acts as the central registry "
+                    "for volumes")
     tenant: Optional[str] = Field(
         None, description="tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned "
                           "Quobyte volumes, value is set by the plugin")
     user: Optional[str] = Field(None, description="user to map volume access to Defaults to serivceaccount user")
     volume: Optional[str] = Field(
-        None, description="volume is a string that references an already created Quobyte volume by name.")
+        None, json_schema_extra={"default": ""},
+        description="volume is a string that references an already created Quobyte volume by name.")
 
 
 class RBDPersistentVolumeSource(K8sModel, defer_build=True):
@@ -1526,7 +1611,7 @@ class RBDPersistentVolumeSource(K8sModel, defer_build=True):
 
     fs_type: Optional[str] = Field(
         None, description="fsType is the filesystem type of the volume that you want to mount.")
-    image: Optional[str] = Field(None, description="image is the rados image name.")
+    image: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="image is the rados image name.")
     keyring: Optional[str] = Field(None, description="keyring is the path to key ring for RBDUser.")
     monitors: Optional[list[str]] = list_field(description="monitors is a collection of Ceph monitors.")
     pool: Optional[str] = Field(None, description="pool is the rados pool name.")
@@ -1541,7 +1626,8 @@ class ScaleIOPersistentVolumeSource(K8sModel, defer_build=True):
     """ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume"""
 
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
-    gateway: Optional[str] = Field(None, description="gateway is the host address of the ScaleIO API Gateway.")
+    gateway: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="gateway is the host address of the ScaleIO API Gateway.")
     protection_domain: Optional[str] = Field(
         None, description="protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.")
     read_only: Optional[bool] = Field(None, description="readOnly defaults to false (read/write).")
@@ -1555,7 +1641,8 @@ class ScaleIOPersistentVolumeSource(K8sModel, defer_build=True):
     storage_pool: Optional[str] = Field(
         None, description="storagePool is the ScaleIO Storage Pool associated with the protection domain.")
     system: Optional[str] = Field(
-        None, description="system is the name of the storage system as configured in ScaleIO.")
+        None, json_schema_extra={"default": ""},
+        description="system is the name of the storage system as configured in ScaleIO.")
     volume_name: Optional[str] = Field(
         None, description="volumeName is the name of a volume already created in the ScaleIO system that is "
                           "associated with this volume source.")
@@ -1584,7 +1671,9 @@ class VsphereVirtualDiskVolumeSource(K8sModel, defer_build=True):
                     "StoragePolicyName.")
     storage_policy_name: Optional[str] = Field(
         None, description="storagePolicyName is the storage Policy Based Management (SPBM) profile name.")
-    volume_path: Optional[str] = Field(None, description="volumePath is the path that identifies vSphere volume vmdk")
+    volume_path: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="volumePath is the path that identifies vSphere volume vmdk")
 
 
 class PersistentVolumeSpec(K8sModel, defer_build=True):
@@ -1703,8 +1792,8 @@ class PersistentVolumeClaimCondition(K8sModel, defer_build=True):
     reason: Optional[str] = Field(
         None, description="reason is a unique, this should be a short, machine understandable string that gives the "
                           "reason for condition's last transition.")
-    status: Optional[str] = None
-    type: Optional[str] = None
+    status: Optional[str] = Field(None, json_schema_extra={"default": ""})
+    type: Optional[str] = Field(None, json_schema_extra={"default": ""})
 
 
 class PersistentVolumeClaimStatus(K8sModel, defer_build=True):
@@ -1754,8 +1843,9 @@ class PersistentVolumeClaimVolumeSource(K8sModel, defer_build=True):
     """PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace."""
 
     claim_name: Optional[str] = Field(
-        None, description="claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using "
-                          "this volume.")
+        None, json_schema_extra={"default": ""},
+        description="claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this "
+                    "volume.")
     read_only: Optional[bool] = Field(None, description="readOnly Will force the ReadOnly setting in VolumeMounts.")
 
 
@@ -1788,34 +1878,38 @@ class PodDNSConfig(K8sModel, defer_build=True):
 class PodOS(K8sModel, defer_build=True):
     """PodOS defines the OS parameters of a pod."""
 
-    name: Optional[str] = Field(None, description="Name is the name of the operating system.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Name is the name of the operating system.")
 
 
 class PodReadinessGate(K8sModel, defer_build=True):
     """PodReadinessGate contains the reference to a pod condition"""
 
     condition_type: Optional[str] = Field(
-        None, description="ConditionType refers to a condition in the pod's condition list with matching type.")
+        None, json_schema_extra={"default": ""},
+        description="ConditionType refers to a condition in the pod's condition list with matching type.")
 
 
 class PodResourceClaim(K8sModel, defer_build=True):
     """PodResourceClaim references exactly one ResourceClaim through a ClaimSource."""
 
-    name: Optional[str] = Field(None, description="Name uniquely identifies this resource claim inside the pod.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Name uniquely identifies this resource claim inside the pod.")
     source: Optional[ClaimSource] = Field(None, description="Source describes where to find the ResourceClaim.")
 
 
 class PodSchedulingGate(K8sModel, defer_build=True):
     """PodSchedulingGate is associated to a Pod to guard its scheduling."""
 
-    name: Optional[str] = Field(None, description="Name of the scheduling gate.")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Name of the scheduling gate.")
 
 
 class Sysctl(K8sModel, defer_build=True):
     """Sysctl defines a kernel parameter to be set"""
 
-    name: Optional[str] = Field(None, description="Name of a property to set")
-    value: Optional[str] = Field(None, description="Value of a property to set")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Name of a property to set")
+    value: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="Value of a property to set")
 
 
 class PodSecurityContext(K8sModel, defer_build=True):
@@ -1874,10 +1968,11 @@ class TopologySpreadConstraint(K8sModel, defer_build=True):
     node_taints_policy: Optional[str] = Field(
         None, description="NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology "
                           "spread skew.")
-    topology_key: Optional[str] = Field(None, description="TopologyKey is the key of node labels.")
+    topology_key: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="TopologyKey is the key of node labels.")
     when_unsatisfiable: Optional[str] = Field(
-        None, description="WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread "
-                          "constraint.")
+        None, json_schema_extra={"default": ""},
+        description="WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint.")
 
 
 class SecretProjection(K8sModel, defer_build=True):
@@ -1898,7 +1993,8 @@ class ServiceAccountTokenProjection(K8sModel, defer_build=True):
     expiration_seconds: Optional[int] = int_field(
         description="expirationSeconds is the requested duration of validity of the service account token.")
     path: Optional[str] = Field(
-        None, description="path is the path relative to the mount point of the file to project the token into.")
+        None, json_schema_extra={"default": ""},
+        description="path is the path relative to the mount point of the file to project the token into.")
 
 
 class VolumeProjection(K8sModel, defer_build=True):
@@ -1926,7 +2022,7 @@ class RBDVolumeSource(K8sModel, defer_build=True):
 
     fs_type: Optional[str] = Field(
         None, description="fsType is the filesystem type of the volume that you want to mount.")
-    image: Optional[str] = Field(None, description="image is the rados image name.")
+    image: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="image is the rados image name.")
     keyring: Optional[str] = Field(None, description="keyring is the path to key ring for RBDUser.")
     monitors: Optional[list[str]] = list_field(description="monitors is a collection of Ceph monitors.")
     pool: Optional[str] = Field(None, description="pool is the rados pool name.")
@@ -1941,7 +2037,8 @@ class ScaleIOVolumeSource(K8sModel, defer_build=True):
     """ScaleIOVolumeSource represents a persistent ScaleIO volume"""
 
     fs_type: Optional[str] = Field(None, description="fsType is the filesystem type to mount.")
-    gateway: Optional[str] = Field(None, description="gateway is the host address of the ScaleIO API Gateway.")
+    gateway: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="gateway is the host address of the ScaleIO API Gateway.")
     protection_domain: Optional[str] = Field(
         None, description="protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.")
     read_only: Optional[bool] = Field(None, description="readOnly Defaults to false (read/write).")
@@ -1955,7 +2052,8 @@ class ScaleIOVolumeSource(K8sModel, defer_build=True):
     storage_pool: Optional[str] = Field(
         None, description="storagePool is the ScaleIO Storage Pool associated with the protection domain.")
     system: Optional[str] = Field(
-        None, description="system is the name of the storage system as configured in ScaleIO.")
+        None, json_schema_extra={"default": ""},
+        description="system is the name of the storage system as configured in ScaleIO.")
     volume_name: Optional[str] = Field(
         None, description="volumeName is the name of a volume already created in the ScaleIO system that is "
                           "associated with this volume source.")
@@ -2035,7 +2133,7 @@ class Volume(K8sModel, defer_build=True):
     iscsi: Optional[ISCSIVolumeSource] = Field(
         None, description="iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and "
                           "then exposed to the pod.")
-    name: Optional[str] = Field(None, description="name of the volume.")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="name of the volume.")
     nfs: Optional[NFSVolumeSource] = Field(
         None, description="nfs represents an NFS mount on the host that shares a pod's lifetime More info: "
                           "https://kubernetes.io/docs/concepts/storage/volumes#nfs")
@@ -2163,8 +2261,10 @@ class PodCondition(K8sModel, defer_build=True):
     message: Optional[str] = Field(None, description="Human-readable message indicating details about last transition.")
     reason: Optional[str] = Field(
         None, description="Unique, one-word, CamelCase reason for the condition's last transition.")
-    status: Optional[str] = Field(None, description="Status is the status of the condition.")
-    type: Optional[str] = Field(None, description="Type is the type of the condition.")
+    status: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Status is the status of the condition.")
+    type: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Type is the type of the condition.")
 
 
 class PodIP(K8sModel, defer_build=True):
@@ -2177,7 +2277,9 @@ class PodResourceClaimStatus(K8sModel, defer_build=True):
     """PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a
     ResourceClaimTemplate."""
 
-    name: Optional[str] = Field(None, description="Name uniquely identifies this resource claim inside the pod.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""},
+        description="Name uniquely identifies this resource claim inside the pod.")
     resource_claim_name: Optional[str] = Field(
         None, description="ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the "
                           "namespace of the Pod.")
@@ -2258,8 +2360,10 @@ class ScopedResourceSelectorRequirement(K8sModel, defer_build=True):
     """A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that
     relates the scope name and values."""
 
-    operator: Optional[str] = Field(None, description="Represents a scope's relationship to a set of values.")
-    scope_name: Optional[str] = Field(None, description="The name of the scope that the selector applies to.")
+    operator: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="Represents a scope's relationship to a set of values.")
+    scope_name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The name of the scope that the selector applies to.")
     values: Optional[list[str]] = list_field(description="An array of string values.")
 
 
@@ -2327,7 +2431,8 @@ class ServicePort(K8sModel, defer_build=True):
         bits=32, description="The port on each node on which this service is exposed when type is NodePort or "
                              "LoadBalancer.")
     port: Optional[int] = int_field(bits=32, description="The port that will be exposed by this service.")
-    protocol: Optional[str] = Field(None, description="The IP protocol for this port.")
+    protocol: Optional[str] = Field(
+        None, json_schema_extra={"default": "TCP"}, description="The IP protocol for this port.")
     target_port: Optional[IntOrString] = Field(
         None, description="Number or name of the port to access on the pods targeted by the service.")
 
@@ -2431,7 +2536,8 @@ class ServiceList(K8sModel, defer_build=True):
 class TopologySelectorLabelRequirement(K8sModel, defer_build=True):
     """A topology selector requirement is a selector that matches given label."""
 
-    key: Optional[str] = Field(None, description="The label key that the selector applies to.")
+    key: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="The label key that the selector applies to.")
     values: Optional[list[str]] = list_field(description="An array of string values.")
 
 

@@ -33,7 +33,8 @@ class EndpointConditions(K8sModel, defer_build=True):
 class ForZone(K8sModel, defer_build=True):
     """ForZone provides information about which zones should consume this endpoint."""
 
-    name: Optional[str] = Field(None, description="name represents the name of the zone.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name represents the name of the zone.")
 
 
 class EndpointHints(K8sModel, defer_build=True):
@@ -77,7 +78,8 @@ class EndpointSlice(K8sModel, defer_build=True):
     """EndpointSlice represents a subset of the endpoints that implement a service."""
 
     address_type: Optional[str] = Field(
-        None, description="addressType specifies the type of address carried by this EndpointSlice.")
+        None, json_schema_extra={"default": ""},
+        description="addressType specifies the type of address carried by this EndpointSlice.")
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
     endpoints: Optional[list[Endpoint]] = list_field(

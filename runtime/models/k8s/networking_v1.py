@@ -36,7 +36,7 @@ class ServiceBackendPort(K8sModel, defer_build=True):
 class IngressServiceBackend(K8sModel, defer_build=True):
     """IngressServiceBackend references a Kubernetes Service as a Backend."""
 
-    name: Optional[str] = Field(None, description="name is the referenced service.")
+    name: Optional[str] = Field(None, json_schema_extra={"default": ""}, description="name is the referenced service.")
     port: Optional[ServiceBackendPort] = Field(None, description="port of the referenced service.")
 
 
@@ -69,8 +69,9 @@ class IPBlock(K8sModel, defer_build=True):
     """IPBlock describes a particular CIDR (Ex."""
 
     cidr: Optional[str] = Field(
-        None, description="cidr is a string representing the IPBlock Valid examples are \"192.168.1.0/24\" or "
-                          "\"2001:db8::/64\"")
+        None, json_schema_extra={"default": ""},
+        description="cidr is a string representing the IPBlock Valid examples are \"192.168.1.0/24\" or "
+                    "\"2001:db8::/64\"")
     except_: Optional[list[str]] = list_field(
         alias="except", description="except is a slice of CIDRs that should not be included within an IPBlock Valid "
                                     "examples are \"192.168.1.0/24\" or \"2001:db8::/64\" Except values will be "
@@ -114,7 +115,8 @@ class IngressPortStatus(K8sModel, defer_build=True):
                           "those shall use CamelCase names - cloud provider specific error values must have names "
                           "that comply with the format foo.example.com/CamelCase.")
     port: Optional[int] = int_field(bits=32, description="port is the port number of the ingress port.")
-    protocol: Optional[str] = Field(None, description="protocol is the protocol of the ingress port.")
+    protocol: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="protocol is the protocol of the ingress port.")
 
 
 class IngressLoadBalancerIngress(K8sModel, defer_build=True):
@@ -157,8 +159,10 @@ class IngressClassParametersReference(K8sModel, defer_build=True):
     """IngressClassParametersReference identifies an API object."""
 
     api_group: Optional[str] = Field(None, description="apiGroup is the group for the resource being referenced.")
-    kind: Optional[str] = Field(None, description="kind is the type of resource being referenced.")
-    name: Optional[str] = Field(None, description="name is the name of resource being referenced.")
+    kind: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="kind is the type of resource being referenced.")
+    name: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="name is the name of resource being referenced.")
     namespace: Optional[str] = Field(None, description="namespace is the namespace of the resource being referenced.")
     scope: Optional[str] = Field(
         None, description="scope represents if this refers to a cluster or namespace scoped resource.")

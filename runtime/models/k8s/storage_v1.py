@@ -36,7 +36,8 @@ class StorageClass(K8sModel, defer_build=True):
     parameters: Optional[dict[str, str]] = map_field(
         description="parameters holds the parameters for the provisioner that should create volumes of this storage "
                     "class.")
-    provisioner: Optional[str] = Field(None, description="provisioner indicates the type of the provisioner.")
+    provisioner: Optional[str] = Field(
+        None, json_schema_extra={"default": ""}, description="provisioner indicates the type of the provisioner.")
     reclaim_policy: Optional[str] = Field(
         None, description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of "
                           "this storage class.")

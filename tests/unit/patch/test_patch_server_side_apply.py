@@ -199,3 +199,27 @@ def test_inputs_are_not_modified() -> None:
     live_copy, config_copy = copy.deepcopy(live), copy.deepcopy(config)
     _apply(live, config, "bob", T2)
     assert (live, config) == (live_copy, config_copy)
+
+
+def test_an_applied_item_that_omits_a_defaulted_key_is_keyed_by_its_default() -> None:
+    # A Service's ports are keyed by (port, protocol); protocol's schema default is TCP, so an applied port
+    # without it is the item (80, TCP), as structured-merge-diff keys it (kubectl apply --server-side of
+    # `ports: [{port: 80}]`). A key without a default is still required.
+    from runtime.models.k8s.core_v1 import Pod, Service
+
+    def svc(*ports: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"ports": list(ports)}}
+
+    def apply(live: dict[str, Any] | None, config: dict[str, Any], manager: str) -> dict[str, Any]:
+        return server_side_apply(live, config, manager=manager, model=Service, force=False, api_version="v1", now=T1)
+
+    obj = apply(None, svc({"port": 80, "targetPort": 8080}), "kubectl")
+    assert obj["spec"]["ports"] == [{"port": 80, "targetPort": 8080}]
+    fields = obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:ports"]
+    assert list(fields) == ['k:{"port":80,"protocol":"TCP"}']
+    again = apply(obj, svc({"port": 80, "targetPort": 8081, "protocol": "TCP"}), "kubectl")
+    assert again["spec"]["ports"] == [{"port": 80, "targetPort": 8081, "protocol": "TCP"}]  # the same item
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}  # an owner reference's key, uid, has no default
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": [owner]}}
+    with pytest.raises(PatchNotApplicable, match='omits key field "uid"'):
+        server_side_apply(None, pod, manager="m", model=Pod, force=False, api_version="v1", now=T1)
