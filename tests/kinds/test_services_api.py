@@ -287,3 +287,10 @@ async def test_load_balancers_get_node_ports_unless_asked_not_and_a_local_one_a_
         bare = await env.client.create(service("b", type="LoadBalancer", allocateLoadBalancerNodePorts=False))
         assert "nodePort" not in bare["spec"]["ports"][0]
         assert len(await reservation_keys(env.registry)) == 4  # two IPs, a node port, a health check port
+
+
+async def test_a_delete_answers_the_deleted_service(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        made = await env.client.create(service("a"))
+        gone = await env.client.delete(services(env), "a", namespace="default")
+        assert gone["kind"] == "Service" and gone["metadata"]["uid"] == made["metadata"]["uid"]

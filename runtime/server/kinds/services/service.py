@@ -14,6 +14,7 @@
   for (see `reservations`). A dry run takes nothing.
 - Create resets `status`; the main resource keeps the stored status, `status` (loadBalancer ingress,
   conditions) keeps the spec; neither counts `generation` (Kubernetes' service strategy does not).
+- A DELETE answers the deleted Service, not a Status (the service storage's ReturnDeletedObject).
 - `kubectl get` prints NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE, and SELECTOR with `-o wide`
   (printService): `<none>`, `<pending>` for a LoadBalancer without ingress, `80:30080/TCP` with a node port.
 """
@@ -94,6 +95,7 @@ class ServiceStrategy(Strategy):
     """See the module doc."""
 
     name_rule = "dns-1035-label"
+    returns_deleted_object = True  # the service storage's ReturnDeletedObject: a DELETE answers the Service
     subresources = {"status": StatusSubresource()}
     columns = SERVICE_COLUMNS
 
