@@ -15,6 +15,10 @@ The functions other kinds call (their signatures are the contract):
   annotations Kubernetes reads (`podspec_annotations.pod_annotation_errors`, which a Pod's validation calls
   too), its spec, and no ephemeral containers.
 
+- `pod_spec_warnings(spec, meta, prefix)` and `pod_template_warnings(template, path)`: the `Warning:`s a pod
+  spec earns (`GetWarningsForPod`, `GetWarningsForPodTemplate`; `podspec_warnings` lists them), for the
+  kinds' `warnings` hooks.
+
 What `ValidatePodSpec` checks, in its order: `terminationGracePeriodSeconds` required; volumes
 (`podspec_volumes`); containers, init and ephemeral containers (`podspec_containers`); host network ports;
 `restartPolicy` (`Always`, `OnFailure`, `Never`) and `dnsPolicy` (`ClusterFirstWithHostNet`, `ClusterFirst`,
@@ -50,9 +54,10 @@ from runtime.server.kinds.pods.podspec_scheduling import (
     validate_readiness_gates, validate_scheduling_gates, validate_tolerations, validate_topology_spread,
 )
 from runtime.server.kinds.pods.podspec_volumes import validate_volumes
+from runtime.server.kinds.pods.podspec_warnings import pod_spec_warnings, pod_template_warnings
 
 __all__ = ["default_pod_spec", "default_pod_template", "default_pod", "validate_pod_spec",
-           "validate_pod_template_spec"]
+           "validate_pod_template_spec", "pod_spec_warnings", "pod_template_warnings"]
 
 _RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 _DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
