@@ -347,3 +347,12 @@ def test_a_headless_service_stays_headless_and_to_external_name_anything_goes() 
                                        'once set']
     gone = allocated(service(type="ExternalName", externalName="db.example.com"))
     assert update_errors(gone, allocated(service(ports=[PORT]))) == []
+
+
+def test_warnings_for_fields_the_type_ignores_and_uncanonical_ipv6() -> None:
+    obj = allocated(service(ports=[PORT], externalName="db.example.com", externalIPs=["2001:DB8::1"]))
+    assert SVC.strategy.warnings(None, obj, "test") == [
+        'spec.externalName is ignored when spec.type is not "ExternalName"',
+        'spec.externalIPs[0]: IPv6 address "2001:DB8::1" is not in RFC 5952 canonical format ("2001:db8::1"), '
+        "which may cause controller apply-loops"]
+    assert SVC.strategy.warnings(None, allocated(service(ports=[PORT])), "test") == []

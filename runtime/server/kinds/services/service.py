@@ -14,6 +14,8 @@
   for (see `reservations`). A dry run takes nothing.
 - Create resets `status`; the main resource keeps the stored status, `status` (loadBalancer ingress,
   conditions) keeps the spec; neither counts `generation` (Kubernetes' service strategy does not).
+- Warnings (GetWarningsForService): externalIPs on an ExternalName, externalName on another type, IPv6
+  addresses not in RFC 5952's canonical form.
 - A DELETE answers the deleted Service, not a Status (the service storage's ReturnDeletedObject).
 - `kubectl get` prints NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE, and SELECTOR with `-o wide`
   (printService): `<none>`, `<pending>` for a LoadBalancer without ingress, `80:30080/TCP` with a node port.
@@ -21,9 +23,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any, Awaitable, Callable
 
 from runtime.machinery.validation import FieldError
+from runtime.machinery.validation.gofmt import go_quote
 from runtime.models.k8s.core_v1 import ServiceSpec
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy
 from runtime.server.kinds.services.docs import doc_column
@@ -36,7 +40,7 @@ from runtime.server.kinds.services.service_validation import (
 )
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
-__all__ = ["ServiceStrategy", "external_ip_cell", "port_cell"]
+__all__ = ["ServiceStrategy", "external_ip_cell", "port_cell", "service_warnings"]
 
 
 def port_cell(ports: list[dict[str, Any]]) -> str:
@@ -65,6 +69,37 @@ def external_ip_cell(obj: dict[str, Any]) -> str:
     if kind == "ExternalName":
         return spec.get("externalName") or ""
     return "<unknown>"
+
+
+def _ip_warnings(path: str, address: str) -> list[str]:
+    """getWarningsForIP: an IPv6 address not in RFC 5952's canonical form."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return []  # validation refuses it
+    if ip.version == 6 and str(ip) != address:
+        return [f"{path}: IPv6 address {go_quote(address)} is not in RFC 5952 canonical format "
+                f"({go_quote(str(ip))}), which may cause controller apply-loops"]
+    return []
+
+
+def service_warnings(obj: dict[str, Any]) -> list[str]:
+    """GetWarningsForService: fields the type ignores, IPv6 addresses not written canonically."""
+    spec = obj.get("spec") or {}
+    kind = spec.get("type")
+    found = []
+    if kind == "ExternalName" and spec.get("externalIPs"):
+        found.append('spec.externalIPs is ignored when spec.type is "ExternalName"')
+    if kind != "ExternalName" and spec.get("externalName"):
+        found.append('spec.externalName is ignored when spec.type is not "ExternalName"')
+    for i, ip in enumerate(spec.get("clusterIPs") or ()):
+        if ip and ip != "None":
+            found += _ip_warnings(f"spec.clusterIPs[{i}]", ip)
+    for i, ip in enumerate(spec.get("externalIPs") or ()):
+        found += _ip_warnings(f"spec.externalIPs[{i}]", ip)
+    if spec.get("loadBalancerIP"):
+        found += _ip_warnings("spec.loadBalancerIP", spec["loadBalancerIP"])
+    return found
 
 
 def _selector_cell(selector: dict[str, str] | None) -> str:
@@ -117,6 +152,9 @@ class ServiceStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         return validate_service_update(new, old) + self.validate(new)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        return service_warnings(new)
 
     async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
         """Allocate the IPs and ports the write needs (see the module doc); settle them once it has."""
