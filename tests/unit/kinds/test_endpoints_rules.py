@@ -142,3 +142,9 @@ def test_print_endpoint_slice_columns_and_cells() -> None:
     obj["ports"][2].pop("name")
     assert columns.cells(obj)[1:4] == ["IPv4", "80,b,*", "10.1.0.1,10.1.0.2,10.1.0.3 + 1 more..."]
     assert columns.cells(endpoint_slice(addresses=(), ports=[]))[2:4] == ["<unset>", "<unset>"]
+
+
+def test_an_fqdn_slice_warns_that_fqdn_endpoints_are_deprecated() -> None:
+    assert SLICE.strategy.warnings(None, endpoint_slice("FQDN", ("db.example.com",)), "test") == [
+        "spec.addressType: FQDN endpoints are deprecated"]
+    assert SLICE.strategy.warnings(None, endpoint_slice(), "test") == []

@@ -9,6 +9,7 @@
   `deprecatedTopology` labels, a `hostname` that is a DNS-1123 label, at most 8 zone hints.
 - ports: at most 20000, names DNS-1123 labels and unique (the empty name once), `protocol` TCP, UDP or
   SCTP, `appProtocol` a qualified name.
+- A FQDN slice warns `spec.addressType: FQDN endpoints are deprecated` (warnOnDeprecatedAddressType).
 - `generation` counts every change but metadata (the strategy's PrepareForUpdate).
 - `kubectl get` prints NAME ADDRESSTYPE PORTS ENDPOINTS AGE (printEndpointSlice): the first three ports
   (`*` for a port without number or name) and addresses, then `+ N more...`, `<unset>` for none.
@@ -173,6 +174,10 @@ class EndpointSliceStrategy(Strategy):
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: Any = None) -> None:
         self.default(new)  # an update's body is defaulted as decoded, as Kubernetes' decoder does
         super().prepare_for_update(new, old, subresource)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        """warnOnDeprecatedAddressType."""
+        return ["spec.addressType: FQDN endpoints are deprecated"] if new.get("addressType") == "FQDN" else []
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         address_type = obj.get("addressType") or ""
