@@ -63,7 +63,6 @@ import json
 import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -72,11 +71,11 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from runtime.machinery.serializer import protofacts
-from runtime.machinery.serializer.proto import authentication_v1_pb2 as authn
-from runtime.machinery.serializer.proto import authorization_v1_pb2 as authz
-from runtime.machinery.serializer.proto import intstr_pb2 as intstr
+from runtime.machinery.serializer.protoplan import (
+    ALWAYS_WRITTEN, BYTES, BYTES_LIST, BYTES_MAP, Field, INLINE, INT_OR_STRING, JSON_BYTES, LIST, MAP, MESSAGE,
+    MESSAGE_LIST, MESSAGE_MAP, PLAIN, POINTER, SCALAR, SCALARS, STRING_LISTS, STRUCT, TIMES, is_map, plan,
+)
 from runtime.machinery.serializer.proto import meta_v1_pb2 as meta
-from runtime.machinery.serializer.proto import resource_pb2 as resource
 from runtime.machinery.serializer.proto import runtime_pb2
 
 __all__ = [
@@ -102,103 +101,6 @@ class ProtobufError(ValueError):
 
 SUPPORTED_KINDS: frozenset[str] = frozenset(protofacts.KINDS)
 """Kinds with a Protobuf encoding (each only in its own group family, see `supports`)."""
-
-# Messages whose JSON form is not an object, by full name.
-_TIMES = {  # name -> whether JSON carries microseconds (MicroTime) or whole seconds (Time)
-    meta.Time.DESCRIPTOR.full_name: False,
-    meta.MicroTime.DESCRIPTOR.full_name: True,
-}
-_JSON_BYTES = {  # name -> the bytes field holding embedded JSON
-    meta.FieldsV1.DESCRIPTOR.full_name: "Raw",
-    runtime_pb2.RawExtension.DESCRIPTOR.full_name: "raw",
-}
-_STRING_LISTS = frozenset({  # []string wrappers with one `items` field
-    authz.ExtraValue.DESCRIPTOR.full_name,
-    authn.ExtraValue.DESCRIPTOR.full_name,
-})
-_INT_OR_STRING = intstr.IntOrString.DESCRIPTOR.full_name
-_QUANTITY = resource.Quantity.DESCRIPTOR.full_name
-_SCALARS = frozenset({*_TIMES, *_JSON_BYTES, *_STRING_LISTS, _INT_OR_STRING, _QUANTITY})
-
-
-def _expand(table: dict[str, dict[str, str]]) -> frozenset[str]:
-    """`package.Message.field` for each field a per-package table names."""
-    return frozenset(f"{package}.{message}.{field}" for package, messages in table.items()
-                     for message, fields in messages.items() for field in fields.split())
-
-
-_ALWAYS_FULL = _expand(protofacts.ALWAYS_FIELDS)
-_NULLABLE_FULL = _expand(protofacts.NULLABLE_FIELDS)
-_INLINE_FULL = _expand(protofacts.INLINE_FIELDS)
-
-# How a field is rendered in JSON (see the module docstring).
-_PLAIN, _ALWAYS_WRITTEN, _POINTER, _STRUCT, _INLINE = range(5)
-# The shape of a field's value.
-_SCALAR, _BYTES, _MESSAGE, _LIST, _BYTES_LIST, _MESSAGE_LIST, _MAP, _BYTES_MAP, _MESSAGE_MAP = range(9)
-
-
-@dataclass(frozen=True)
-class _Field:
-    field: FieldDescriptor
-    key: str
-    """The JSON key."""
-    mode: int
-    shape: int
-
-
-@dataclass(frozen=True)
-class _Plan:
-    by_key: dict[str, _Field]
-    """The non-inline fields by JSON key."""
-    by_number: dict[int, _Field]
-    inline: tuple[FieldDescriptor, ...]
-    written: tuple[_Field, ...]
-    """The fields written even when unset (no omitempty, non-pointer structs, inline structs)."""
-
-
-_PLANS: dict[str, _Plan] = {}
-
-
-def _shape(field: FieldDescriptor) -> int:
-    if _is_map(field):
-        value = field.message_type.fields_by_name["value"]
-        return (_BYTES_MAP if value.type == FieldDescriptor.TYPE_BYTES
-                else _MAP if value.message_type is None else _MESSAGE_MAP)
-    if field.is_repeated:
-        return (_MESSAGE_LIST if field.message_type is not None
-                else _BYTES_LIST if field.type == FieldDescriptor.TYPE_BYTES else _LIST)
-    if field.message_type is not None:
-        return _MESSAGE
-    return _BYTES if field.type == FieldDescriptor.TYPE_BYTES else _SCALAR
-
-
-def _mode(descriptor, field: FieldDescriptor) -> int:
-    full, short = f"{descriptor.full_name}.{field.name}", f"{descriptor.name}.{field.name}"
-    if full in _INLINE_FULL:
-        return _INLINE
-    if full in _NULLABLE_FULL or short in protofacts.NULLABLE:
-        return _POINTER
-    if full in _ALWAYS_FULL or short in protofacts.ALWAYS:
-        # a zero Time is left out (Go writes null), whatever the tag
-        if field.message_type is not None and field.message_type.full_name in _TIMES:
-            return _POINTER
-        return _ALWAYS_WRITTEN
-    if field.message_type is not None and not field.is_repeated:
-        return _POINTER if field.message_type.full_name in _TIMES else _STRUCT
-    return _PLAIN
-
-
-def _plan(descriptor) -> _Plan:
-    """The JSON rendering of a message type's fields, built once per type."""
-    plan = _PLANS.get(descriptor.full_name)
-    if plan is None:
-        fields = [_Field(field, protofacts.JSON_NAMES.get(f"{descriptor.full_name}.{field.name}", field.name),
-                         _mode(descriptor, field), _shape(field)) for field in descriptor.fields]
-        plan = _Plan({f.key: f for f in fields if f.mode != _INLINE}, {f.field.number: f for f in fields},
-                     tuple(f.field for f in fields if f.mode == _INLINE),
-                     tuple(f for f in fields if f.mode in (_ALWAYS_WRITTEN, _STRUCT, _INLINE)))
-        _PLANS[descriptor.full_name] = plan
-    return plan
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FRAME_HEADER = struct.Struct(">I")
@@ -413,9 +315,6 @@ def _parse(message: Message, data: bytes) -> None:
         raise ProtobufError(f"malformed {message.DESCRIPTOR.name}: {exc}") from exc
 
 
-def _is_map(field: FieldDescriptor) -> bool:
-    return field.message_type is not None and field.message_type.GetOptions().map_entry
-
 
 def _expect(kind: type, value: Any, path: str) -> Any:
     if value.__class__ is kind or (kind is Mapping and value.__class__ is dict):  # the common case, fast
@@ -428,38 +327,38 @@ def _expect(kind: type, value: Any, path: str) -> Any:
 def _fill(message: Message, value: Any, path: str) -> None:
     """Set `message` from its JSON form `value` (never None)."""
     name = message.DESCRIPTOR.full_name
-    if name in _SCALARS:
+    if name in SCALARS:
         _fill_scalar(message, name, value, path)
         return
-    plan = _plan(message.DESCRIPTOR)
+    layout = plan(message.DESCRIPTOR)
     message.SetInParent()
-    by_key = plan.by_key
+    by_key = layout.by_key
     for key, item in _expect(Mapping, value, path).items():
         spec = by_key.get(key)
         if spec is None or item is None:
             continue
-        if spec.shape == _SCALAR and item.__class__ is not bool:  # the common case, without a call
+        if spec.shape == SCALAR and item.__class__ is not bool:  # the common case, without a call
             try:
                 setattr(message, spec.field.name, item)
             except (TypeError, ValueError) as exc:
                 raise ProtobufError(f"{path}.{key}: {exc}") from exc
         else:
             _set_field(message, spec, item, f"{path}.{key}")
-    for field in plan.inline:  # an embedded struct reads its keys from the same JSON object
+    for field in layout.inline:  # an embedded struct reads its keys from the same JSON object
         _fill(getattr(message, field.name), value, path)
 
 
 def _fill_scalar(message: Message, name: str, value: Any, path: str) -> None:
     """Set a message whose JSON form is not an object."""
-    if name in _TIMES:
+    if name in TIMES:
         seconds, nanos = _parse_time(_expect(str, value, path), path)
         message.seconds, message.nanos = seconds, nanos
-    elif name in _JSON_BYTES:
-        setattr(message, _JSON_BYTES[name], json.dumps(value, separators=(",", ":")).encode())
-    elif name in _STRING_LISTS:
+    elif name in JSON_BYTES:
+        setattr(message, JSON_BYTES[name], json.dumps(value, separators=(",", ":")).encode())
+    elif name in STRING_LISTS:
         message.items.extend(_expect(str, item, f"{path}[{i}]")
                              for i, item in enumerate(_expect(list, value, path)))
-    elif name == _INT_OR_STRING:
+    elif name == INT_OR_STRING:
         if isinstance(value, str):
             message.type, message.strVal = 1, value
         else:
@@ -470,31 +369,31 @@ def _fill_scalar(message: Message, name: str, value: Any, path: str) -> None:
         message.string = _expect(str, value, path)
 
 
-def _set_field(message: Message, spec: _Field, value: Any, path: str) -> None:
+def _set_field(message: Message, spec: Field, value: Any, path: str) -> None:
     field, shape = spec.field, spec.shape
     target = getattr(message, field.name)
     try:
-        if shape == _SCALAR:
+        if shape == SCALAR:
             if isinstance(value, bool) and field.type != FieldDescriptor.TYPE_BOOL:
                 raise TypeError(f"bool for a {field.name} field")
             setattr(message, field.name, value)
-        elif shape == _MESSAGE:
+        elif shape == MESSAGE:
             _fill(target, value, path)
-        elif shape == _MESSAGE_LIST:
+        elif shape == MESSAGE_LIST:
             for i, item in enumerate(_expect(list, value, path)):
                 _fill(target.add(), item, f"{path}[{i}]")
-        elif shape == _LIST:
+        elif shape == LIST:
             target.extend(_expect(list, value, path))
-        elif shape == _BYTES:
+        elif shape == BYTES:
             setattr(message, field.name, _bytes_of(_expect(str, value, path), path))
-        elif shape == _BYTES_LIST:
+        elif shape == BYTES_LIST:
             target.extend(_bytes_of(_expect(str, item, f"{path}[{i}]"), f"{path}[{i}]")
                           for i, item in enumerate(_expect(list, value, path)))
         else:
             for key, item in _expect(Mapping, value, path).items():
-                if shape == _MAP:
+                if shape == MAP:
                     target[key] = item
-                elif shape == _BYTES_MAP:
+                elif shape == BYTES_MAP:
                     target[key] = _bytes_of(_expect(str, item, f"{path}[{key}]"), f"{path}[{key}]")
                 else:
                     _fill(target[key], item, f"{path}[{key}]")
@@ -515,35 +414,35 @@ def _bytes_of(text: str, path: str) -> bytes:
 def _to_json(message: Message) -> Any:
     """Return the JSON form of `message`; None for a zero Time or empty embedded JSON."""
     name = message.DESCRIPTOR.full_name
-    if name in _SCALARS:
+    if name in SCALARS:
         return _scalar_json(message, name)
-    plan = _plan(message.DESCRIPTOR)
-    by_number = plan.by_number
+    layout = plan(message.DESCRIPTOR)
+    by_number = layout.by_number
     out: dict[str, Any] = {}
     for field, value in message.ListFields():  # the set fields only: a Pod's message has hundreds unset
         spec = by_number[field.number]
         mode = spec.mode
-        if mode == _INLINE:
+        if mode == INLINE:
             out.update(_to_json(value))
             continue
         rendered = _value_json(value, spec.shape)
-        if mode == _PLAIN and rendered in ("", 0, [], {}):  # omitempty; 0 == False
+        if mode == PLAIN and rendered in ("", 0, [], {}):  # omitempty; 0 == False
             continue
         if rendered is not None:
             out[spec.key] = rendered
-    for spec in plan.written:  # what Go writes when unset: zero values, empty structs
+    for spec in layout.written:  # what Go writes when unset: zero values, empty structs
         if spec.key in out:
             continue
-        if spec.mode == _INLINE:
+        if spec.mode == INLINE:
             if not message.HasField(spec.field.name):
                 out.update(_to_json(getattr(message, spec.field.name)))
-        elif spec.shape == _MESSAGE:
-            if spec.mode == _STRUCT and message.HasField(spec.field.name):
+        elif spec.shape == MESSAGE:
+            if spec.mode == STRUCT and message.HasField(spec.field.name):
                 continue  # set, and rendered as nothing (empty embedded JSON)
             rendered = _to_json(getattr(message, spec.field.name))
             if rendered is not None:
                 out[spec.key] = rendered
-            elif spec.mode == _ALWAYS_WRITTEN:
+            elif spec.mode == ALWAYS_WRITTEN:
                 out[spec.key] = {}
         else:
             out[spec.key] = _zero(spec.field)
@@ -552,40 +451,40 @@ def _to_json(message: Message) -> Any:
 
 def _value_json(value: Any, shape: int) -> Any:
     """The JSON form of a set field's value."""
-    if shape == _SCALAR or shape == _LIST:
-        return list(value) if shape == _LIST else value
-    if shape == _MESSAGE:
+    if shape == SCALAR or shape == LIST:
+        return list(value) if shape == LIST else value
+    if shape == MESSAGE:
         return _to_json(value)
-    if shape == _MESSAGE_LIST:
+    if shape == MESSAGE_LIST:
         return [_to_json(item) for item in value]
-    if shape == _MAP:
+    if shape == MAP:
         return {key: value[key] for key in sorted(value)}
-    if shape == _MESSAGE_MAP:
+    if shape == MESSAGE_MAP:
         return {key: _to_json(value[key]) for key in sorted(value)}
-    if shape == _BYTES_MAP:
+    if shape == BYTES_MAP:
         return {key: base64.b64encode(value[key]).decode("ascii") for key in sorted(value)}
-    if shape == _BYTES_LIST:
+    if shape == BYTES_LIST:
         return [base64.b64encode(item).decode("ascii") for item in value]
     return base64.b64encode(value).decode("ascii")
 
 
 def _scalar_json(message: Message, name: str) -> Any:
     """The JSON form of a message whose JSON form is not an object."""
-    if name in _TIMES:
-        return _format_time(message, micro=_TIMES[name]) if message.ListFields() else None
-    if name in _JSON_BYTES:
-        raw = getattr(message, _JSON_BYTES[name])
+    if name in TIMES:
+        return _format_time(message, micro=TIMES[name]) if message.ListFields() else None
+    if name in JSON_BYTES:
+        raw = getattr(message, JSON_BYTES[name])
         return json.loads(raw) if raw else None
-    if name in _STRING_LISTS:
+    if name in STRING_LISTS:
         return list(message.items)
-    if name == _INT_OR_STRING:
+    if name == INT_OR_STRING:
         return message.strVal if message.type == 1 else message.intVal
     return message.string or "0"  # Quantity: Go writes a zero Quantity as "0"
 
 
 def _zero(field: FieldDescriptor) -> Any:
     if field.is_repeated:
-        return {} if _is_map(field) else []
+        return {} if is_map(field) else []
     if field.message_type is not None:
         return {}
     return field.default_value
