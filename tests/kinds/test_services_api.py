@@ -294,3 +294,15 @@ async def test_a_delete_answers_the_deleted_service(autojump_clock: Any) -> None
         made = await env.client.create(service("a"))
         gone = await env.client.delete(services(env), "a", namespace="default")
         assert gone["kind"] == "Service" and gone["metadata"]["uid"] == made["metadata"]["uid"]
+
+
+async def test_a_put_of_a_missing_endpoint_slice_is_404_and_of_missing_endpoints_creates(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        piece = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                 "metadata": {"name": "web-1", "namespace": "default"}, "addressType": "IPv4",
+                 "endpoints": [{"addresses": ["10.1.0.1"]}]}
+        with pytest.raises(errors.NotFound):
+            await env.client.update(piece)
+        made = await env.client.update({"apiVersion": "v1", "kind": "Endpoints",
+                                        "metadata": {"name": "web", "namespace": "default"}})
+        assert made["metadata"]["uid"]

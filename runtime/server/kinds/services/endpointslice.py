@@ -9,6 +9,7 @@
   `deprecatedTopology` labels, a `hostname` that is a DNS-1123 label, at most 8 zone hints.
 - ports: at most 20000, names DNS-1123 labels and unique (the empty name once), `protocol` TCP, UDP or
   SCTP, `appProtocol` a qualified name.
+- A PUT of a missing EndpointSlice is 404 (no create on update).
 - A FQDN slice warns `spec.addressType: FQDN endpoints are deprecated` (warnOnDeprecatedAddressType).
 - `generation` counts every change but metadata (the strategy's PrepareForUpdate).
 - `kubectl get` prints NAME ADDRESSTYPE PORTS ENDPOINTS AGE (printEndpointSlice): the first three ports
@@ -160,6 +161,7 @@ class EndpointSliceStrategy(Strategy):
 
     name_rule = "dns-subdomain"
     counts_generation = True
+    allow_create_on_update = False  # the strategy's AllowCreateOnUpdate: a PUT of a missing one is 404
     columns = Columns((NAME_COLUMN, doc_column("AddressType", EndpointSlice, "addressType"),
                        doc_column("Ports", EndpointSlice, "ports"), doc_column("Endpoints", EndpointSlice, "endpoints"),
                        AGE_COLUMN), _cells)
