@@ -27,7 +27,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from typing import Any
 
@@ -37,6 +36,7 @@ from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.machinery.validation.labels import label_value_errors
 from runtime.machinery.validation.names import qualified_name_errors
 from runtime.models.k8s.core_v1 import NodeStatus, NodeSystemInfo
+from runtime.server.kinds.cluster.netrules import parse_cidr
 from runtime.server.kinds.cluster.printing import doc_column
 from runtime.server.kinds.cluster.resources import quantity_value_errors
 from runtime.server.kinds.cluster.stored import ClusterStrategy
@@ -81,16 +81,9 @@ def taint_errors(taints: list[dict[str, Any]], path: str) -> list[FieldError]:
     return errs
 
 
-def _cidr(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
-    try:
-        return ipaddress.ip_network(text, strict=False) if "/" in text else None
-    except ValueError:
-        return None
-
-
 def _pod_cidr_errors(cidrs: list[str]) -> list[FieldError]:
     path = "spec.podCIDRs"
-    parsed = [_cidr(c) for c in cidrs]
+    parsed = [parse_cidr(c) for c in cidrs]
     errs = [invalid(f"{path}[{i}]", cidrs, "must be valid CIDR") for i, net in enumerate(parsed) if net is None]
     if len(cidrs) > 1 and not errs:
         families = {net.version for net in parsed if net is not None}
