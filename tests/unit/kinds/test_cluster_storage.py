@@ -366,3 +366,13 @@ def test_the_beta_storage_class_annotation_is_warned_deprecated():
     volume = pv()
     volume["metadata"]["annotations"] = meta["annotations"]
     assert PV.strategy.warnings(None, volume, "m") == expected
+
+
+def test_pv_node_affinity_requires_node_selector_terms():
+    assert errors_of(PV, pv(nodeAffinity={})) == [
+        "spec.nodeAffinity.required: Required value: must specify required node constraints"]
+    assert errors_of(PV, pv(nodeAffinity={"required": {"nodeSelectorTerms": []}})) == [
+        "spec.nodeAffinity.required.nodeSelectorTerms: Required value: must have at least one node selector term"]
+    term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}
+    assert errors_of(PV, pv(hostPath=None, local={"path": "/mnt"},
+                            nodeAffinity={"required": {"nodeSelectorTerms": [term]}})) == []

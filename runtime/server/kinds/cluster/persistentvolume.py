@@ -10,7 +10,8 @@
   `volumeMode` and `persistentVolumeReclaimPolicy` supported; exactly one
   volume source ("must specify a volume type", "may not specify more than 1
   volume type"), checked for hostPath, nfs, local (which requires
-  `nodeAffinity`) and csi; Recycle is forbidden for a hostPath of `/`.
+  `nodeAffinity`, whose `required` has a node selector term) and csi;
+  Recycle is forbidden for a hostPath of `/`.
 - Update (`ValidatePersistentVolumeUpdate`): the volume source is immutable
   (`spec.persistentvolumesource`), so is `volumeMode` (path `volumeMode`, as
   Kubernetes); a set `nodeAffinity` may not change.
@@ -189,6 +190,9 @@ class PersistentVolumeStrategy(ClusterStrategy):
         affinity = spec.get("nodeAffinity")
         if affinity is not None and affinity.get("required") is None:
             errs.append(required("spec.nodeAffinity.required", "must specify required node constraints"))
+        elif affinity is not None and not affinity["required"].get("nodeSelectorTerms"):
+            errs.append(required("spec.nodeAffinity.required.nodeSelectorTerms",
+                                 "must have at least one node selector term"))
         return errs
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
