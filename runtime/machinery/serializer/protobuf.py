@@ -20,7 +20,8 @@ encoder writes `[]byte`. Embedded Go structs (`json:",inline"`: a Volume's
 `volumeSource`, a Probe's `handler`) are one field in Protobuf and their fields
 the parent's in JSON; a few fields are named unlike their JSON key
 (`IngressClassParametersReference.aPIGroup` is `apiGroup`). The tables of these
-facts, and of which message a kind travels as, are `protofacts`'.
+facts, and of which message a kind travels as, are `protofacts`'; `protoplan`
+turns them into a rendering plan per message type, built once.
 
 Decoding renders what Kubernetes' JSON encoder would write for the decoded
 Go struct, because Go clients write every non-pointer field, empty or not:
