@@ -427,6 +427,9 @@ class RegistryCore:
             new = transform(rt.strategy.present(current) if rt.strategy.converts else current)
             old = current.obj
             strategy = rt.strategy
+            # Scheme defaulting of every write's body (an update's, a patch's or apply's result), as
+            # Kubernetes' decoder defaults what it decodes: before the field manager, which owns what it sets.
+            strategy.default(new)
             # What the body says of managedFields, before the strategy drops an empty list (`[]` resets).
             sent_managed = new["metadata"].get("managedFields")
             sent_uid = new["metadata"].get("uid")
