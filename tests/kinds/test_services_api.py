@@ -306,3 +306,11 @@ async def test_a_put_of_a_missing_endpoint_slice_is_404_and_of_missing_endpoints
         made = await env.client.update({"apiVersion": "v1", "kind": "Endpoints",
                                         "metadata": {"name": "web", "namespace": "default"}})
         assert made["metadata"]["uid"]
+
+
+async def test_a_new_service_has_an_empty_load_balancer_status_as_kube_answers(autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        made = await env.client.create(dict(service("a"), status={"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}))
+        assert made["status"] == {"loadBalancer": {}}
+        made["status"] = {}
+        assert (await env.client.update(made, subresource="status"))["status"] == {"loadBalancer": {}}

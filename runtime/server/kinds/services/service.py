@@ -12,7 +12,8 @@
   the Service no longer holds (a type change to ClusterIP drops its node ports, to ExternalName its IPs).
   A deleted Service's values are released when its delete settles, and in any case reclaimed when next asked
   for (see `reservations`). A dry run takes nothing.
-- Create resets `status`; the main resource keeps the stored status, `status` (loadBalancer ingress,
+- Create resets `status` to `{"loadBalancer": {}}` (Go's empty ServiceStatus, as kube-apiserver answers it,
+  so that `status.loadBalancer.ingress` reads as empty, not missing); the main resource keeps the stored status, `status` (loadBalancer ingress,
   conditions) keeps the spec; neither counts `generation` (Kubernetes' service strategy does not).
 - Warnings (GetWarningsForService): externalIPs on an ExternalName, externalName on another type, IPv6
   addresses not in RFC 5952's canonical form.
@@ -139,13 +140,16 @@ class ServiceStrategy(Strategy):
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         super().prepare_for_create(obj)
-        obj.pop("status", None)
+        obj["status"] = {"loadBalancer": {}}  # reset, and written as Go writes an empty ServiceStatus
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
                            subresource: Subresource | None = None) -> None:
         default_service(new)  # an update's body is defaulted as decoded, as Kubernetes' decoder does
         super().prepare_for_update(new, old, subresource)
         drop_type_dependent_fields(new.setdefault("spec", {}), old.get("spec") or {})
+        status = new.setdefault("status", {})
+        if isinstance(status, dict):
+            status.setdefault("loadBalancer", {})  # Go's ServiceStatus has no empty form but this
 
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         return validate_service(obj) + validate_service_status(obj)
