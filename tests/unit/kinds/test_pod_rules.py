@@ -203,6 +203,12 @@ def test_status_pod_ip_and_pod_ips_are_kept_in_step():
         assert (new["status"]["podIP"], [e["ip"] for e in new["status"]["podIPs"]]) == (ip, ips)
 
 
+def test_status_write_does_not_check_the_stored_spec_again():
+    old = new_pod()
+    old["spec"]["containers"][0]["image"] = ""  # stored before a rule it now breaks
+    assert update(old, lambda p: p["status"].update(phase="Running"), "status") == []
+
+
 def test_status_nominated_node_name_is_a_dns_subdomain():
     found = update(new_pod(), lambda p: p["status"].update(nominatedNodeName="Bad_Node"), "status")
     assert [f.split(":")[0] for f in found] == ["status.nominatedNodeName"]
