@@ -19,7 +19,8 @@ How they were derived: `ALWAYS_FIELDS` from the `required` lists of the v1.28 Op
 required there), the required fields of an inlined struct found through its parent's list, and the few
 `+optional` scalars without `omitempty` read in types.go (a StatefulSet's `status.availableReplicas`); `INLINE_FIELDS`
 from the message fields that have no property of their name in the OpenAPI definition; `NULLABLE_FIELDS`
-from the Go types of k8s.io/api v1.28 (`*T` fields of `types.go`), written by hand.
+from the Go types of k8s.io/api v1.28 (`*T` fields of `types.go`), written by hand and read again against
+a core/v1 `types.go` for the volumes, PV and PVC, containers, probes, the pod's spec and status and the Service.
 """
 
 from __future__ import annotations
