@@ -164,8 +164,8 @@ class PodStrategy(Strategy):
                                     kube_finalizers=self.kube_finalizers)
         errs += annotation_update_errors(new, old)
         if new.get("spec") != old.get("spec"):  # a status write (the stored spec) is not the spec's to check again
-            errs += validate_pod_spec(new.get("spec") or {}, "spec", is_pod=True)
-        return errs + spec_update_errors(new, old) + status_update_errors(new, old) + ephemeral_update_errors(new, old)
+            errs += validate_pod_spec(new.get("spec") or {}, "spec", is_pod=True) + spec_update_errors(new, old)
+        return errs + status_update_errors(new, old) + ephemeral_update_errors(new, old)
 
     def grace_period(self, obj: dict[str, Any], asked: int | None) -> int | None:
         """CheckGracefulDelete: the asked period, else the Pod's terminationGracePeriodSeconds; 0 for a Pod
