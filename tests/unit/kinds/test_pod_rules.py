@@ -302,3 +302,9 @@ def test_binding_target_is_a_named_node():
     assert binding_errors({"target": {"kind": "Node", "name": "n1"}}) == []
     found = [f"{e.field}: {e.detail}" for e in binding_errors({"target": {"kind": "Service"}})]
     assert found == ['target.kind: supported values: "Node", "<empty>"', "target.name: "]
+
+
+def test_pod_write_earns_the_pod_specs_warnings():
+    obj = new_pod(nodeSelector={"beta.kubernetes.io/os": "linux"})
+    assert S.warnings(None, obj, "m") == [
+        'spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead']

@@ -32,6 +32,7 @@ and no kubelet behind it.
   its old name spec.host), spec.restartPolicy, spec.schedulerName,
   spec.serviceAccountName, spec.hostNetwork, status.phase, status.podIP,
   status.podIPs, status.nominatedNodeName.
+- Warnings: the pod spec's (`podspec.pod_spec_warnings`, GetWarningsForPod).
 - `kubectl get` columns: `podprinter`.
 """
 
@@ -47,7 +48,7 @@ from runtime.server.kinds.pods.binding import BindingSubresource
 from runtime.server.kinds.pods.podannotations import annotation_errors, annotation_update_errors
 from runtime.server.kinds.pods.eviction import EvictionSubresource
 from runtime.server.kinds.pods.podprinter import POD_COLUMNS
-from runtime.server.kinds.pods.podspec import default_pod, validate_pod_spec
+from runtime.server.kinds.pods.podspec import default_pod, pod_spec_warnings, validate_pod_spec
 from runtime.server.kinds.pods.podupdate import (
     IMMUTABLE_SPEC_MSG, ephemeral_update_errors, spec_diff, spec_update_errors, status_update_errors,
 )
@@ -166,6 +167,10 @@ class PodStrategy(Strategy):
         if new.get("spec") != old.get("spec"):  # a status write (the stored spec) is not the spec's to check again
             errs += validate_pod_spec(new.get("spec") or {}, "spec", is_pod=True) + spec_update_errors(new, old)
         return errs + status_update_errors(new, old) + ephemeral_update_errors(new, old)
+
+    def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        """GetWarningsForPod, on every write (Kubernetes' status strategies inherit the Pod's)."""
+        return pod_spec_warnings(new.get("spec") or {}, new.get("metadata"), "")
 
     def grace_period(self, obj: dict[str, Any], asked: int | None) -> int | None:
         """CheckGracefulDelete: the asked period, else the Pod's terminationGracePeriodSeconds; 0 for a Pod
