@@ -118,6 +118,7 @@ async def test_a_deleted_services_ip_and_node_port_are_free_again(autojump_clock
         await env.client.create(service("a", type="NodePort", clusterIP="10.96.0.30",
                                         ports=[{"port": 80, "nodePort": 30300}]))
         await env.client.delete(services(env), "a", namespace="default")
+        assert await reservation_keys(env.registry) == []  # released as the delete removed it
         again = await env.client.create(service("b", type="NodePort", clusterIP="10.96.0.30",
                                                 ports=[{"port": 80, "nodePort": 30300}]))
         assert again["spec"]["clusterIP"] == "10.96.0.30" and again["spec"]["ports"][0]["nodePort"] == 30300

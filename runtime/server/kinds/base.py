@@ -72,7 +72,8 @@ class AdmissionRequest:
     old: dict[str, Any] | None
     dry_run: bool
     #: What the kind's admission reserved beside the object settles once the write has (Kubernetes'
-    #: BeginCreate/BeginUpdate FinishFunc): each is awaited with True if the write was stored, else False.
+    #: BeginCreate/BeginUpdate FinishFunc): each is awaited with True if a create or update was stored, else
+    #: False; a delete's with True once the object is removed (Kubernetes' AfterDelete), else not at all.
     on_finish: list[Callable[[bool], Awaitable[None]]] = field(default_factory=list)
 
     async def finish(self, committed: bool) -> None:

@@ -151,7 +151,7 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
         if current is None:
             raise not_found(rt, name)
         _check_preconditions(rt, current, options)
-        await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run)
+        admitted = await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run)
         code = 202 if options.orphan_dependents is False else 200
         obj = current.copy_dict()
         graceful, pending = _before_delete(strategy, obj, options)
@@ -190,6 +190,7 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
                 await core.store.delete(key, expected_revision=current.revision)
             except RevisionConflict:
                 continue
+        await admitted.finish(True)  # removed: what the kind's admission holds for it may go (a Service's IPs)
         return DeleteResult(200, body)
 
 

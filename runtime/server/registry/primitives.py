@@ -293,11 +293,13 @@ class RegistryCore:
     # ---- writes ------------------------------------------------------------------------------------
 
     async def admit(self, user: UserInfo, rt: ResourceType, operation: str, obj: dict[str, Any],
-                    old: dict[str, Any] | None, dry_run: bool) -> None:
-        """The kind's own admission (e.g. RBAC escalation), then the user's plug-ins in order."""
+                    old: dict[str, Any] | None, dry_run: bool) -> AdmissionRequest:
+        """The kind's own admission (e.g. RBAC escalation), then the user's plug-ins in order; returns the
+        request, whose `finish` a delete awaits once the object is removed."""
         request = AdmissionRequest(user, rt, operation, obj, old, dry_run)
         await rt.strategy.admit(self, request)
         await run_plugins(self.admission, request)
+        return request
 
     async def create_object(self, user: UserInfo, rt: ResourceType, namespace: str, obj: dict[str, Any],
                             opts: WriteOptions, warnings: list[str], *, operation: str = "Update",
