@@ -274,3 +274,9 @@ async def test_binding_named_for_another_pod_is_400(env):
     with pytest.raises(errors.BadRequest) as caught:
         await post(env, "web", "binding", binding("other", "node-1"))
     assert caught.value.message == "name in URL does not match name in Binding object"
+
+
+async def test_eviction_in_policy_v1beta1_is_accepted(env):
+    await env.client.create(pod())
+    answer = await post(env, "web", "eviction", dict(eviction("web"), apiVersion="policy/v1beta1"))
+    assert answer["status"] == "Success"

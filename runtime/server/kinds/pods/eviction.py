@@ -1,7 +1,8 @@
 """A Pod's `eviction` subresource: POST a `policy/v1` Eviction to delete the Pod unless a PodDisruptionBudget
 forbids it (Kubernetes' EvictionREST, `pkg/registry/core/pod/storage/eviction.go`).
 
-- The Eviction's name is the Pod's (400 `name in URL does not match name in
+- The body is a `policy/v1` Eviction (a `policy/v1beta1` one is read as
+  it); the Eviction's name is the Pod's (400 `name in URL does not match name in
   Eviction object`); its `deleteOptions` are the delete's (grace period,
   preconditions, dry run, propagation).
 - A Pod that is Pending, Succeeded or Failed, or already being deleted, is
@@ -137,6 +138,10 @@ class EvictionSubresource(ActionSubresource):
         self.budgets = budgets
 
     def decode(self, body: Body, field_validation: str) -> tuple[dict[str, Any], list[str]]:
+        """A policy/v1 Eviction; a policy/v1beta1 one (the same fields) is taken as it, as Kubernetes' decoder does."""
+        data = body.data
+        if isinstance(data, dict) and data.get("apiVersion") == "policy/v1beta1":
+            body = Body(dict(data, apiVersion="policy/v1"), body.duplicates)
         return decode_object(_EVICTION, body, field_validation=field_validation)
 
     async def create(self, policy: Any, user: UserInfo, namespace: str, name: str, request: dict[str, Any],
