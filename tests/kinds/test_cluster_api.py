@@ -182,3 +182,22 @@ async def test_http_tables_of_nodes_and_claims(nursery, tmp_path, autojump_clock
         classes = await ok(await c.get("/apis/scheduling.k8s.io/v1/priorityclasses", headers=TABLE))
         assert [row["cells"][:3] for row in classes["rows"]] == [["system-cluster-critical", 2000000000, False],
                                                                 ["system-node-critical", 2000001000, False]]
+
+
+async def test_a_bound_claim_grows_only_when_its_class_allows_expansion(env):
+    for name, expands in (("fast", True), ("slow", False)):
+        await env.client.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+                                 "provisioner": "example.com/disk", "allowVolumeExpansion": expands})
+    await env.registry.cache.wait_fresh()
+    rt = kind(env, "PersistentVolumeClaim")
+    for name in ("fast", "slow"):
+        await env.client.create(claim(name, storageClassName=name, volumeName=f"pv-{name}"))
+        await env.client.patch(rt, name, {"status": {"phase": "Bound"}}, namespace="default", patch_type=MERGE_PATCH,
+                               subresource="status")
+    grown = await env.client.patch(rt, "fast", {"spec": {"resources": {"requests": {"storage": "2Gi"}}}},
+                                   namespace="default")
+    assert grown["spec"]["resources"]["requests"]["storage"] == "2Gi"
+    with pytest.raises(errors.Forbidden) as caught:
+        await env.client.patch(rt, "slow", {"spec": {"resources": {"requests": {"storage": "2Gi"}}}},
+                               namespace="default")
+    assert "the storageclass that provisions the pvc must support resize" in caught.value.message

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import trio
 
+from runtime.machinery import errors
 from runtime.machinery.errors import BadRequest
 from runtime.machinery.options import Body
 from runtime.machinery.patch import server_side_apply
@@ -376,3 +377,27 @@ def test_pv_node_affinity_requires_node_selector_terms():
     term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}
     assert errors_of(PV, pv(hostPath=None, local={"path": "/mnt"},
                             nodeAffinity={"required": {"nodeSelectorTerms": [term]}})) == []
+
+
+async def _resized(scheme: Scheme, new: dict[str, Any], old: dict[str, Any]) -> None:
+    rt = next(t for t in scheme.types if t.info is PERSISTENT_VOLUME_CLAIM)
+    await rt.strategy.admit(None, AdmissionRequest(UserInfo("u"), rt, "update", new, old, False))  # type: ignore
+
+
+def test_pvc_grows_only_when_bound_to_a_class_that_allows_expansion():
+    scheme = Scheme("k8s.io")
+    classes = next(t for t in scheme.types if t.info is STORAGE_CLASS).strategy
+    classes.observe_list([{"metadata": {"name": "fast"}, "allowVolumeExpansion": True}, {"metadata": {"name": "slow"}}])
+    for name, allowed in (("fast", True), ("slow", False)):
+        old = pvc(storageClassName=name, status={"phase": "Bound"})
+        new = pvc(storageClassName=name, resources={"requests": {"storage": "2Gi"}}, status={"phase": "Bound"})
+        if allowed:
+            trio.run(_resized, scheme, new, old)
+            continue
+        with pytest.raises(errors.Forbidden) as caught:
+            trio.run(_resized, scheme, new, old)
+        assert caught.value.message == ('persistentvolumeclaims "c" is forbidden: only dynamically provisioned pvc can '
+                                        "be resized and the storageclass that provisions the pvc must support resize")
+    shrunk = pvc(storageClassName="slow", status={"phase": "Bound"})
+    trio.run(_resized, scheme, shrunk, pvc(storageClassName="slow", resources={"requests": {"storage": "2Gi"}},
+                                           status={"phase": "Bound"}))

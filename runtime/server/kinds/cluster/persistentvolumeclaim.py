@@ -21,7 +21,11 @@
 - Status writes (`ValidatePersistentVolumeClaimStatusUpdate`): capacity
   quantities are not negative.
 - Admission (DefaultStorageClass): a claim created without a class (nor the
-  beta annotation) gets the default StorageClass, when there is one.
+  beta annotation) gets the default StorageClass, when there is one;
+  (PersistentVolumeClaimResize): a bound claim's storage request grows only
+  when its StorageClass has `allowVolumeExpansion` (403 "only dynamically
+  provisioned pvc can be resized and the storageclass that provisions the
+  pvc must support resize").
 - `status` subresource; a PUT of a missing claim is 404.
 - `kubectl get`: NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE,
   `-o wide` VOLUMEMODE (printPersistentVolumeClaim: capacity and access
@@ -33,6 +37,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from runtime.machinery import errors
 from runtime.machinery.validation import FieldError, label_selector_errors
 from runtime.machinery.validation.fielderrors import forbidden, invalid, required
 from runtime.machinery.validation.gofmt import GoText
@@ -182,18 +187,39 @@ class PersistentVolumeClaimStrategy(ClusterStrategy):
         if not status.get("phase"):
             status["phase"] = "Pending"
 
+    def _classes(self) -> StorageClassStrategy | None:
+        classes = self.scheme.by_model(StorageClass)
+        strategy = classes.strategy if classes is not None else None
+        return strategy if isinstance(strategy, StorageClassStrategy) else None
+
     async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
-        """Kubernetes' DefaultStorageClass admission: a new claim without a class gets the default one."""
-        obj = request.obj
+        """Kubernetes' DefaultStorageClass admission (a new claim without a class gets the default one) and
+        PersistentVolumeClaimResize (a bound claim grows only when its class allows volume expansion)."""
+        obj, classes = request.obj, self._classes()
         spec = obj.setdefault("spec", {})
+        if request.operation == "update" and request.old is not None:
+            self._check_resize(obj, request.old, classes)
+            return
         if (request.operation != "create" or spec.get("storageClassName") is not None
                 or BETA_STORAGE_CLASS in (obj["metadata"].get("annotations") or {})):
             return
-        classes = self.scheme.by_model(StorageClass)
-        if classes is not None and isinstance(classes.strategy, StorageClassStrategy):
-            name = classes.strategy.default_class()
-            if name is not None:
-                spec["storageClassName"] = name
+        name = classes.default_class() if classes is not None else None
+        if name is not None:
+            spec["storageClassName"] = name
+
+    def _check_resize(self, new: dict[str, Any], old: dict[str, Any], classes: StorageClassStrategy | None) -> None:
+        new_size, old_size = _storage_request(new.get("spec") or {}), _storage_request(old.get("spec") or {})
+        if new_size is None or old_size is None or quantity(new_size) <= quantity(old_size):
+            return
+        if (old.get("status") or {}).get("phase") != "Bound":
+            return  # the spec's validation refuses it (422), which Kubernetes answers before this admission
+        name, old_name = storage_class_of(new), storage_class_of(old)
+        if not name or name != old_name or classes is None or name not in classes.expandable:
+            rt = self.rt
+            claim = new["metadata"].get("name", "")
+            raise errors.Forbidden(f'{rt.group_resource} "{claim}" is forbidden: only dynamically provisioned pvc can '
+                                   "be resized and the storageclass that provisions the pvc must support resize",
+                                   name=claim, group=rt.group, kind=rt.plural)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         super().prepare_for_create(obj)

@@ -15,7 +15,9 @@
 - The default class: `storageclass.kubernetes.io/is-default-class: "true"`
   (or the beta annotation); the strategy follows which classes are default
   (`default_class`: the newest, as Kubernetes' DefaultStorageClass admission
-  picks for a claim without a class). A PUT of a missing class is 404.
+  picks for a claim without a class), and which allow volume expansion
+  (`expandable`, which the PersistentVolumeClaimResize admission asks). A
+  PUT of a missing class is 404.
 - `kubectl get`: NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE
   ALLOWVOLUMEEXPANSION AGE, the default class named `<name> (default)`.
 """
@@ -112,12 +114,20 @@ class StorageClassStrategy(ClusterStrategy, SchemeObserver):
         super().__init__(*args)
         #: The default classes the watch cache holds.
         self.defaults = DefaultClasses(is_default_class)
+        #: The classes the watch cache holds that allow volume expansion.
+        self.expandable: set[str] = set()
 
     def observe(self, event_type: str, obj: dict[str, Any]) -> None:
         self.defaults.observe(event_type, obj)
+        name = obj["metadata"].get("name", "")
+        if event_type != "DELETED" and obj.get("allowVolumeExpansion"):
+            self.expandable.add(name)
+        else:
+            self.expandable.discard(name)
 
     def observe_list(self, objs: list[dict[str, Any]]) -> None:
         self.defaults.replace(objs)
+        self.expandable = {o["metadata"].get("name", "") for o in objs if o.get("allowVolumeExpansion")}
 
     def default_class(self) -> str | None:
         """The default class a claim without one gets (`DefaultClasses.newest`)."""
