@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator
 import pytest
 import trio
 
+from runtime.client.interface import APPLY_PATCH
 from runtime.client.local import LocalClient
 from runtime.controller.testing import ADMIN, open_test_env
 from runtime.machinery import errors
@@ -315,3 +316,16 @@ async def test_a_new_service_has_an_empty_load_balancer_status_as_kube_answers(a
         assert made["status"] == {"loadBalancer": {}}
         made["status"] = {}
         assert (await env.client.update(made, subresource="status"))["status"] == {"loadBalancer": {}}
+
+
+async def test_a_server_side_apply_sent_again_keeps_the_allocated_values_and_changes_nothing(
+        autojump_clock: Any) -> None:
+    async with open_test_env(domain="k8s.io") as env:
+        manifest = service("a", type="NodePort", ports=[{"name": "http", "port": 80, "targetPort": 8080}])
+        first = await env.client.patch(services(env), "a", manifest, patch_type=APPLY_PATCH, namespace="default",
+                                       field_manager="deployer")
+        again = await env.client.patch(services(env), "a", manifest, patch_type=APPLY_PATCH, namespace="default",
+                                       field_manager="deployer")
+        assert again["spec"]["clusterIP"] == first["spec"]["clusterIP"]
+        assert again["spec"]["ports"][0]["nodePort"] == first["spec"]["ports"][0]["nodePort"]
+        assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
