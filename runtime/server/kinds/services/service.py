@@ -13,8 +13,9 @@
   A deleted Service's values are released when its delete settles, and in any case reclaimed when next asked
   for (see `reservations`). A dry run takes nothing.
 - Create resets `status` to `{"loadBalancer": {}}` (Go's empty ServiceStatus, as kube-apiserver answers it,
-  so that `status.loadBalancer.ingress` reads as empty, not missing); the main resource keeps the stored status, `status` (loadBalancer ingress,
-  conditions) keeps the spec; neither counts `generation` (Kubernetes' service strategy does not).
+  so that `status.loadBalancer.ingress` reads as empty, not missing); the main resource keeps the stored
+  status, `status` (loadBalancer ingress, conditions) keeps the spec; neither counts `generation`
+  (Kubernetes' service strategy does not).
 - Warnings (GetWarningsForService): externalIPs on an ExternalName, externalName on another type, IPv6
   addresses not in RFC 5952's canonical form.
 - A DELETE answers the deleted Service, not a Status (the service storage's ReturnDeletedObject).
