@@ -120,8 +120,8 @@ def test_an_update_without_the_allocated_values_keeps_them() -> None:
 
 
 def test_a_type_change_drops_what_the_new_type_does_not_use() -> None:
-    old = {"type": "NodePort", "clusterIP": "10.96.0.5", "clusterIPs": ["10.96.0.5"], "externalTrafficPolicy": "Cluster",
-           "ports": [{"port": 80, "protocol": "TCP", "nodePort": 30080}]}
+    old = {"type": "NodePort", "clusterIP": "10.96.0.5", "clusterIPs": ["10.96.0.5"],
+           "externalTrafficPolicy": "Cluster", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 30080}]}
     new = copy.deepcopy(old)
     new["type"] = "ClusterIP"
     drop_type_dependent_fields(new, old)
