@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from api.cli import parser, serve_options
 from api.serveoptions import ServeOptions
 from runtime.machinery.options import Body
 from runtime.machinery.scheme import Scheme
@@ -356,3 +357,13 @@ def test_warnings_for_fields_the_type_ignores_and_uncanonical_ipv6() -> None:
         'spec.externalIPs[0]: IPv6 address "2001:DB8::1" is not in RFC 5952 canonical format ("2001:db8::1"), '
         "which may cause controller apply-loops"]
     assert SVC.strategy.warnings(None, allocated(service(ports=[PORT])), "test") == []
+
+
+def test_the_serve_flags_set_the_ranges_and_bad_ones_are_refused() -> None:
+    opts = serve_options(parser().parse_args(["serve", "--store", "memory", "--service-cluster-ip-range",
+                                              "10.0.0.0/24", "--service-node-port-range", "30000-30099"]))
+    assert (opts.service_cluster_ip_range, opts.service_node_port_range) == ("10.0.0.0/24", "30000-30099")
+    with pytest.raises(ValueError, match="--service-node-port-range: unable to parse port range: many"):
+        serve_options(parser().parse_args(["serve", "--store", "memory", "--service-node-port-range", "many"]))
+    with pytest.raises(ValueError, match="--service-cluster-ip-range: invalid CIDR"):
+        serve_options(parser().parse_args(["serve", "--store", "memory", "--service-cluster-ip-range", "x/33"]))
