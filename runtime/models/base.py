@@ -42,16 +42,24 @@ class Base64(str):
         return core_schema.str_schema(strict=True)
 
 
-def list_field(*, list_type: str = "atomic", map_keys: list[str] | None = None,
+#: A private marker (never published): the field's schema declares no list type, which server-side apply then
+#: derives from its strategic merge key (`runtime.machinery.patch.schema`).
+UNDECLARED_LIST_TYPE = "x-miniplane-undeclared-list-type"
+
+
+def list_field(*, list_type: str | None = None, map_keys: list[str] | None = None,
                patch_strategy: str | None = None, patch_merge_key: str | None = None,
                alias: str | None = None, description: str | None = None, default: Any = None) -> Any:
     """A list field with its Kubernetes semantics (`default` for a result's own use: OpenAPI omits it).
 
     list_type: `atomic` (replaced whole on merge), `set` (scalars merged as a set)
-    or `map` (objects merged by `map_keys`). patch_strategy/patch_merge_key are
-    the strategic-merge-patch markers (`merge`, `retainKeys`, ...).
+    or `map` (objects merged by `map_keys`); None: undeclared, published as atomic.
+    patch_strategy/patch_merge_key are the strategic-merge-patch markers (`merge`,
+    `retainKeys`, ...).
     """
-    extra: dict[str, Any] = {"x-kubernetes-list-type": list_type}
+    extra: dict[str, Any] = {"x-kubernetes-list-type": list_type or "atomic"}
+    if list_type is None:
+        extra[UNDECLARED_LIST_TYPE] = True
     if map_keys:
         extra["x-kubernetes-list-map-keys"] = map_keys
     if patch_strategy:
@@ -80,4 +88,4 @@ def field_extensions(model: type[BaseModel], name: str) -> dict[str, Any]:
     """The `x-kubernetes-*` markers declared on one field of a model (empty if none)."""
     info = model.model_fields[name]
     extra = info.json_schema_extra
-    return dict(extra) if isinstance(extra, dict) else {}
+    return {k: v for k, v in extra.items() if not k.startswith("x-miniplane-")} if isinstance(extra, dict) else {}

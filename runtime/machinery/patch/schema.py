@@ -28,6 +28,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from runtime.models.base import UNDECLARED_LIST_TYPE
+
 __all__ = [
     "Node", "Scalar", "Struct", "ListNode", "MapNode", "Untyped", "Field",
     "SCALAR", "UNTYPED", "UNTYPED_FIELD", "schema_for", "merge_node", "node_for_annotation",
@@ -178,6 +180,12 @@ def _node(annotation: Any, extra: dict[str, Any], building: dict[type, Struct]) 
         item = _node(args[0], {}, building) if args else UNTYPED
         list_type = str(extra.get("x-kubernetes-list-type", "atomic"))
         keys = tuple(extra.get("x-kubernetes-list-map-keys") or ())
+        merge_key = extra.get("x-kubernetes-patch-merge-key")
+        if extra.get(UNDECLARED_LIST_TYPE) and merge_key and "merge" in str(
+                extra.get("x-kubernetes-patch-strategy", "")).split(","):
+            # No list type, but a strategic merge key: server-side apply keys its items by it, as
+            # kube-openapi's schema conversion does (a Pod's containers by name).
+            list_type, keys = "map", (str(merge_key),)
         return ListNode(item, list_type, keys, _key_defaults(args[0] if args else None, keys))
     if origin is dict:
         args = get_args(annotation)

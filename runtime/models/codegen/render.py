@@ -133,9 +133,8 @@ class _Module:
         kind = "" if _ref_of(schema) else schema.get("type")
         if kind == "array":
             helper = self.use("runtime.models.base", "list_field")
-            list_type = schema.get("x-kubernetes-list-type", "atomic")
-            if list_type != "atomic":
-                args.append(f"list_type={_literal(list_type)}")
+            if "x-kubernetes-list-type" in schema:  # declared, atomic too (undeclared: keyed by its merge key)
+                args.append(f"list_type={_literal(schema['x-kubernetes-list-type'])}")
             if schema.get("x-kubernetes-list-map-keys"):
                 args.append(f"map_keys={_literal(schema['x-kubernetes-list-map-keys'])}")
             for key, arg in (("x-kubernetes-patch-strategy", "patch_strategy"),

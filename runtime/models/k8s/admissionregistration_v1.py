@@ -59,13 +59,16 @@ class WebhookClientConfig(K8sModel, defer_build=True):
 class RuleWithOperations(K8sModel, defer_build=True):
     """RuleWithOperations is a tuple of Operations and Resources."""
 
-    api_groups: Optional[list[str]] = list_field(description="APIGroups is the API groups the resources belong to.")
+    api_groups: Optional[list[str]] = list_field(
+        list_type="atomic", description="APIGroups is the API groups the resources belong to.")
     api_versions: Optional[list[str]] = list_field(
-        description="APIVersions is the API versions the resources belong to.")
+        list_type="atomic", description="APIVersions is the API versions the resources belong to.")
     operations: Optional[list[str]] = list_field(
-        description="Operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or "
-                    "* for all of those operations and any future admission operations that are added.")
-    resources: Optional[list[str]] = list_field(description="Resources is a list of resources this rule applies to.")
+        list_type="atomic", description="Operations is the operations the admission hook cares about - CREATE, "
+                                        "UPDATE, DELETE, CONNECT or * for all of those operations and any future "
+                                        "admission operations that are added.")
+    resources: Optional[list[str]] = list_field(
+        list_type="atomic", description="Resources is a list of resources this rule applies to.")
     scope: Optional[str] = Field(None, description="scope specifies the scope of this rule.")
 
 

@@ -136,7 +136,8 @@ class HPAScalingRules(K8sModel, defer_build=True):
     """HPAScalingRules configures the scaling behavior for one direction."""
 
     policies: Optional[list[HPAScalingPolicy]] = list_field(
-        description="policies is a list of potential scaling polices which can be used during scaling.")
+        list_type="atomic", description="policies is a list of potential scaling polices which can be used during "
+                                        "scaling.")
     select_policy: Optional[str] = Field(
         None, description="selectPolicy is used to specify which policy should be used.")
     stabilization_window_seconds: Optional[int] = int_field(
@@ -214,8 +215,9 @@ class HorizontalPodAutoscalerSpec(K8sModel, defer_build=True):
         bits=32, description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can "
                              "scale up.")
     metrics: Optional[list[MetricSpec]] = list_field(
-        description="metrics contains the specifications for which to use to calculate the desired replica count (the "
-                    "maximum replica count across all metrics will be used).")
+        list_type="atomic", description="metrics contains the specifications for which to use to calculate the "
+                                        "desired replica count (the maximum replica count across all metrics will be "
+                                        "used).")
     min_replicas: Optional[int] = int_field(
         bits=32, description="minReplicas is the lower limit for the number of replicas to which the autoscaler can "
                              "scale down.")
@@ -301,7 +303,7 @@ class HorizontalPodAutoscalerStatus(K8sModel, defer_build=True):
         description="conditions is the set of conditions required for this autoscaler to scale its target, and "
                     "indicates whether or not those conditions are met.")
     current_metrics: Optional[list[MetricStatus]] = list_field(
-        description="currentMetrics is the last read state of the metrics used by this autoscaler.")
+        list_type="atomic", description="currentMetrics is the last read state of the metrics used by this autoscaler.")
     current_replicas: Optional[int] = int_field(
         bits=32, description="currentReplicas is current number of replicas of pods managed by this autoscaler, as "
                              "last seen by the autoscaler.")

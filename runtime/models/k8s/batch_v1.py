@@ -51,13 +51,14 @@ class PodFailurePolicyRule(K8sModel, defer_build=True):
     on_exit_codes: Optional[PodFailurePolicyOnExitCodesRequirement] = Field(
         None, description="Represents the requirement on the container exit codes.")
     on_pod_conditions: Optional[list[PodFailurePolicyOnPodConditionsPattern]] = list_field(
-        description="Represents the requirement on the pod conditions.")
+        list_type="atomic", description="Represents the requirement on the pod conditions.")
 
 
 class PodFailurePolicy(K8sModel, defer_build=True):
     """PodFailurePolicy describes how failed pods influence the backoffLimit."""
 
-    rules: Optional[list[PodFailurePolicyRule]] = list_field(description="A list of pod failure policy rules.")
+    rules: Optional[list[PodFailurePolicyRule]] = list_field(
+        list_type="atomic", description="A list of pod failure policy rules.")
 
 
 class JobSpec(K8sModel, defer_build=True):
@@ -132,7 +133,8 @@ class CronJobSpec(K8sModel, defer_build=True):
 class CronJobStatus(K8sModel, defer_build=True):
     """CronJobStatus represents the current state of a cron job."""
 
-    active: Optional[list[ObjectReference]] = list_field(description="A list of pointers to currently running jobs.")
+    active: Optional[list[ObjectReference]] = list_field(
+        list_type="atomic", description="A list of pointers to currently running jobs.")
     last_schedule_time: Optional[str] = Field(
         None, description="Information when was the last time the job was successfully scheduled.")
     last_successful_time: Optional[str] = Field(
@@ -194,7 +196,7 @@ class JobStatus(K8sModel, defer_build=True):
                           "text format.")
     completion_time: Optional[str] = Field(None, description="Represents time when the job was completed.")
     conditions: Optional[list[JobCondition]] = list_field(
-        patch_strategy="merge", patch_merge_key="type",
+        list_type="atomic", patch_strategy="merge", patch_merge_key="type",
         description="The latest available observations of an object's current state.")
     failed: Optional[int] = int_field(bits=32, description="The number of pods which reached phase Failed.")
     failed_indexes: Optional[str] = Field(

@@ -788,7 +788,7 @@ class Container(K8sModel, defer_build=True):
         patch_merge_key="containerPort", description="List of ports to expose from the container.")
     readiness_probe: Optional[Probe] = Field(None, description="Periodic probe of container service readiness.")
     resize_policy: Optional[list[ContainerResizePolicy]] = list_field(
-        description="Resources resize policy for the container.")
+        list_type="atomic", description="Resources resize policy for the container.")
     resources: Optional[ResourceRequirements] = Field(None, description="Compute Resources required by this container.")
     restart_policy: Optional[str] = Field(
         None, description="RestartPolicy defines the restart behavior of individual containers in a pod.")
@@ -1019,7 +1019,7 @@ class EphemeralContainer(K8sModel, defer_build=True):
         patch_merge_key="containerPort", description="Ports are not allowed for ephemeral containers.")
     readiness_probe: Optional[Probe] = Field(None, description="Probes are not allowed for ephemeral containers.")
     resize_policy: Optional[list[ContainerResizePolicy]] = list_field(
-        description="Resources resize policy for the container.")
+        list_type="atomic", description="Resources resize policy for the container.")
     resources: Optional[ResourceRequirements] = Field(
         None, description="Resources are not allowed for ephemeral containers.")
     restart_policy: Optional[str] = Field(
@@ -1369,8 +1369,8 @@ class LoadBalancerIngress(K8sModel, defer_build=True):
         None, description="IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip "
                           "field is specified.")
     ports: Optional[list[PortStatus]] = list_field(
-        description="Ports is a list of records of service ports If used, every port defined in the service should "
-                    "have an entry in it")
+        list_type="atomic", description="Ports is a list of records of service ports If used, every port defined in "
+                                        "the service should have an entry in it")
 
 
 class LoadBalancerStatus(K8sModel, defer_build=True):
@@ -1956,8 +1956,8 @@ class TopologySpreadConstraint(K8sModel, defer_build=True):
 
     label_selector: Optional[LabelSelector] = Field(None, description="LabelSelector is used to find matching pods.")
     match_label_keys: Optional[list[str]] = list_field(
-        description="MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be "
-                    "calculated.")
+        list_type="atomic", description="MatchLabelKeys is a set of pod label keys to select the pods over which "
+                                        "spreading will be calculated.")
     max_skew: Optional[int] = int_field(
         bits=32, description="MaxSkew describes the degree to which pods may be unevenly distributed.")
     min_domains: Optional[int] = int_field(
@@ -2297,7 +2297,7 @@ class PodStatus(K8sModel, defer_build=True):
     host_ip: Optional[str] = Field(
         None, alias="hostIP", description="hostIP holds the IP address of the host to which the pod is assigned.")
     host_ips: Optional[list[HostIP]] = list_field(
-        patch_strategy="merge", patch_merge_key="ip", alias="hostIPs",
+        list_type="atomic", patch_strategy="merge", patch_merge_key="ip", alias="hostIPs",
         description="hostIPs holds the IP addresses allocated to the host.")
     init_container_statuses: Optional[list[ContainerStatus]] = list_field(
         description="The list has one entry per init container in the manifest.")
@@ -2454,8 +2454,8 @@ class ServiceSpec(K8sModel, defer_build=True):
         None, alias="clusterIP",
         description="clusterIP is the IP address of the service and is usually assigned randomly.")
     cluster_ips: Optional[list[str]] = list_field(
-        alias="clusterIPs", description="ClusterIPs is a list of IP addresses assigned to this service, and are "
-                                        "usually assigned randomly.")
+        list_type="atomic", alias="clusterIPs",
+        description="ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.")
     external_ips: Optional[list[str]] = list_field(
         alias="externalIPs",
         description="externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic "
@@ -2473,7 +2473,8 @@ class ServiceSpec(K8sModel, defer_build=True):
         None, description="InternalTrafficPolicy describes how nodes distribute service traffic they receive on the "
                           "ClusterIP.")
     ip_families: Optional[list[str]] = list_field(
-        description="IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service.")
+        list_type="atomic", description="IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this "
+                                        "service.")
     ip_family_policy: Optional[str] = Field(
         None, description="IPFamilyPolicy represents the dual-stack-ness requested or required by this Service.")
     load_balancer_class: Optional[str] = Field(

@@ -41,8 +41,8 @@ class EndpointHints(K8sModel, defer_build=True):
     """EndpointHints provides hints describing how an endpoint should be consumed."""
 
     for_zones: Optional[list[ForZone]] = list_field(
-        description="forZones indicates the zone(s) this endpoint should be consumed by to enable topology aware "
-                    "routing.")
+        list_type="atomic", description="forZones indicates the zone(s) this endpoint should be consumed by to enable "
+                                        "topology aware routing.")
 
 
 class Endpoint(K8sModel, defer_build=True):
@@ -83,12 +83,13 @@ class EndpointSlice(K8sModel, defer_build=True):
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
     endpoints: Optional[list[Endpoint]] = list_field(
-        description="endpoints is a list of unique endpoints in this slice.")
+        list_type="atomic", description="endpoints is a list of unique endpoints in this slice.")
     kind: Optional[str] = Field(
         None, description="Kind is a string value representing the REST resource this object represents.")
     metadata: Optional[ObjectMeta] = Field(None, description="Standard object's metadata.")
     ports: Optional[list[EndpointPort]] = list_field(
-        description="ports specifies the list of network ports exposed by each endpoint in this slice.")
+        list_type="atomic", description="ports specifies the list of network ports exposed by each endpoint in this "
+                                        "slice.")
 
 
 class EndpointSliceList(K8sModel, defer_build=True):

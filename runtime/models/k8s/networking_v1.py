@@ -62,7 +62,7 @@ class HTTPIngressRuleValue(K8sModel, defer_build=True):
     """HTTPIngressRuleValue is a list of http selectors pointing to backends."""
 
     paths: Optional[list[HTTPIngressPath]] = list_field(
-        description="paths is a collection of paths that map requests to backends.")
+        list_type="atomic", description="paths is a collection of paths that map requests to backends.")
 
 
 class IPBlock(K8sModel, defer_build=True):
@@ -89,7 +89,8 @@ class IngressRule(K8sModel, defer_build=True):
 class IngressTLS(K8sModel, defer_build=True):
     """IngressTLS describes the transport layer security associated with an ingress."""
 
-    hosts: Optional[list[str]] = list_field(description="hosts is a list of hosts included in the TLS certificate.")
+    hosts: Optional[list[str]] = list_field(
+        list_type="atomic", description="hosts is a list of hosts included in the TLS certificate.")
     secret_name: Optional[str] = Field(
         None, description="secretName is the name of the secret used to terminate TLS traffic on port 443.")
 
@@ -102,8 +103,9 @@ class IngressSpec(K8sModel, defer_build=True):
     ingress_class_name: Optional[str] = Field(
         None, description="ingressClassName is the name of an IngressClass cluster resource.")
     rules: Optional[list[IngressRule]] = list_field(
-        description="rules is a list of host rules used to configure the Ingress.")
-    tls: Optional[list[IngressTLS]] = list_field(description="tls represents the TLS configuration.")
+        list_type="atomic", description="rules is a list of host rules used to configure the Ingress.")
+    tls: Optional[list[IngressTLS]] = list_field(
+        list_type="atomic", description="tls represents the TLS configuration.")
 
 
 class IngressPortStatus(K8sModel, defer_build=True):
@@ -126,7 +128,7 @@ class IngressLoadBalancerIngress(K8sModel, defer_build=True):
         None, description="hostname is set for load-balancer ingress points that are DNS based.")
     ip: Optional[str] = Field(None, description="ip is set for load-balancer ingress points that are IP based.")
     ports: Optional[list[IngressPortStatus]] = list_field(
-        description="ports provides information about the ports exposed by this LoadBalancer.")
+        list_type="atomic", description="ports provides information about the ports exposed by this LoadBalancer.")
 
 
 class IngressLoadBalancerStatus(K8sModel, defer_build=True):

@@ -24,7 +24,8 @@ class StorageClass(K8sModel, defer_build=True):
     allow_volume_expansion: Optional[bool] = Field(
         None, description="allowVolumeExpansion shows whether the storage class allow volume expand.")
     allowed_topologies: Optional[list[TopologySelectorTerm]] = list_field(
-        description="allowedTopologies restrict the node topologies where volumes can be dynamically provisioned.")
+        list_type="atomic", description="allowedTopologies restrict the node topologies where volumes can be "
+                                        "dynamically provisioned.")
     api_version: Optional[str] = Field(
         None, description="APIVersion defines the versioned schema of this representation of an object.")
     kind: Optional[str] = Field(

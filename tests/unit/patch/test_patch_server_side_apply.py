@@ -223,3 +223,26 @@ def test_an_applied_item_that_omits_a_defaulted_key_is_keyed_by_its_default() ->
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": [owner]}}
     with pytest.raises(PatchNotApplicable, match='omits key field "uid"'):
         server_side_apply(None, pod, manager="m", model=Pod, force=False, api_version="v1", now=T1)
+
+
+def test_a_list_with_a_merge_key_and_no_list_type_is_keyed_by_its_merge_key() -> None:
+    # kube-openapi's schema conversion: a Pod's containers (patch strategy merge, key name, no list type) are an
+    # associative list for server-side apply, so an applier owns its items' fields, not the whole list, and a
+    # field another writer added to an item (LimitRanger's resources) survives a re-apply. A list that declares
+    # itself atomic stays atomic even with a merge key (a Job's status.conditions).
+    from runtime.machinery.patch.schema import schema_for
+    from runtime.models.k8s.batch_v1 import Job
+    from runtime.models.k8s.core_v1 import Pod
+
+    containers = schema_for(Pod).child("spec").node.child("containers").node
+    assert (containers.list_type, containers.map_keys) == ("map", ("name",))
+    conditions = schema_for(Job).child("status").node.child("conditions").node
+    assert conditions.list_type == "atomic"
+    config = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+              "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
+    obj = server_side_apply(None, config, manager="kubectl", model=Pod, force=False, api_version="v1", now=T1)
+    assert obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:containers"] == {
+        'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
+    obj["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}  # another writer's, unowned
+    again = server_side_apply(obj, config, manager="kubectl", model=Pod, force=False, api_version="v1", now=T2)
+    assert again["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m"}}
