@@ -1,7 +1,8 @@
 """One valid object of each workload kind (issue 38), as a user would write it: for the property tests, the
 kubectl session and the benchmarks.
 
-`sample(kind, name, namespace)` returns a fresh dict; `SAMPLE_KINDS` names every kind sampled, in the order a
+`sample(kind, name, namespace)` returns a fresh dict (what the server defaults inside an atomic list, a port's
+protocol, is written out, so that a second `kubectl apply` of it is "unchanged"); `SAMPLE_KINDS` names every kind sampled, in the order a
 manifest applies them (what others refer to first). `realistic_pod(name, namespace, index)` is a Pod of about
 4 KiB as JSON (containers, probes, volumes, env, resources), as the scale benchmark stores 100,000 of.
 """
@@ -36,7 +37,7 @@ _BODIES: dict[tuple[str, str], Callable[[], dict[str, Any]]] = {
     ("v1", "Service"): lambda: {"spec": {"selector": dict(_LABELS),
                                          "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}},
     ("v1", "Endpoints"): lambda: {"subsets": [{"addresses": [{"ip": "10.0.0.7"}],
-                                               "ports": [{"name": "http", "port": 8080}]}]},
+                                               "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]},
     ("v1", "PersistentVolumeClaim"): lambda: {"spec": {"accessModes": ["ReadWriteOnce"],
                                                        "resources": {"requests": {"storage": "1Gi"}}}},
     ("v1", "PersistentVolume"): lambda: {"spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
@@ -69,7 +70,8 @@ _BODIES: dict[tuple[str, str], Callable[[], dict[str, Any]]] = {
         {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}},
     ("networking.k8s.io/v1", "IngressClass"): lambda: {"spec": {"controller": "example.com/ingress-controller"}},
     ("networking.k8s.io/v1", "NetworkPolicy"): lambda: {"spec": {"podSelector": {"matchLabels": dict(_LABELS)},
-                                                                 "ingress": [{"ports": [{"port": 80}]}]}},
+                                                                 "ingress": [{"ports": [{"port": 80,
+                                                                                         "protocol": "TCP"}]}]}},
     ("policy/v1", "PodDisruptionBudget"): lambda: {"spec": {"minAvailable": 1,
                                                             "selector": {"matchLabels": dict(_LABELS)}}},
     ("discovery.k8s.io/v1", "EndpointSlice"): lambda: {"addressType": "IPv4", "endpoints": [
