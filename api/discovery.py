@@ -141,8 +141,13 @@ def api_resource_list(scheme: Scheme, group_version: str) -> dict[str, Any] | No
             entry = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced, "kind": t.kind,
                      "verbs": list(verbs)}
             viewed = t.strategy.subresources.get(sub)
-            if viewed is not None and viewed.kind is not None:  # another kind's view (a custom kind's Scale): named as Kubernetes does
-                entry.update(group=viewed.kind[0], version=viewed.kind[1], kind=viewed.kind[2])
+            if viewed is not None and viewed.kind is not None:
+                # Another kind's (a Scale, an Eviction, a Binding): its group and version are named only when they
+                # are not the resource's own, as Kubernetes' APIResource (pods/binding has none, pods/eviction policy/v1)
+                group, version, kind = viewed.kind
+                if (group, version) != (t.group, t.version):
+                    entry.update(group=group, version=version)
+                entry["kind"] = kind
             resources.append(entry)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}

@@ -30,9 +30,16 @@ def test_every_served_subresource_has_its_object():
 
 def test_each_subresource_is_one_of_the_three_shapes():
     scheme = Scheme()
-    shapes = {(t.kind, name): type(part).__mro__ for t in scheme.types for name, part in t.strategy.subresources.items()}
-    assert len(shapes) == 4  # Namespace status and finalize, ServiceAccount token, CRD status
+    shapes = {(t.api_version, t.kind, name): type(part).__mro__ for t in scheme.types
+              for name, part in t.strategy.subresources.items()}
+    # Namespace status and finalize, ServiceAccount token, CRD status, and the workload kinds' (issue 38)
+    assert len(shapes) == 4 + 22
     assert all({ObjectSubresource, ViewSubresource, ActionSubresource} & set(mro) for mro in shapes.values())
+    kinds = {key[1:]: next(s for s in (ViewSubresource, ActionSubresource, ObjectSubresource) if s in mro)
+             for key, mro in shapes.items()}
+    assert kinds[("Deployment", "scale")] is ViewSubresource  # an autoscaling/v1 Scale
+    assert kinds[("Pod", "binding")] is kinds[("Pod", "eviction")] is ActionSubresource
+    assert kinds[("Pod", "ephemeralcontainers")] is kinds[("Pod", "status")] is ObjectSubresource
 
 
 def test_a_namespace_finalize_write_changes_only_its_finalizers():

@@ -189,3 +189,17 @@ def test_serviceaccounts_and_their_token_subresource_are_listed_as_kubernetes_li
     entry = next(r for r in core if r["resource"] == "serviceaccounts")
     assert entry["subresources"] == [{"subresource": "token", "verbs": ["create"], "responseKind": {
         "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}}]
+
+
+def test_a_subresource_of_another_kind_names_its_group_and_version_only_when_they_differ() -> None:
+    # kube-apiserver's APIResource: pods/binding (a core v1 Binding) names none; pods/eviction policy/v1; a scale
+    # autoscaling/v1.
+    scheme = Scheme("k8s.io")
+    core = {r["name"]: r for r in api_resource_list(scheme, "v1")["resources"]}
+    assert core["pods/binding"] == {"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding",
+                                    "verbs": ["create"]}
+    assert (core["pods/eviction"]["group"], core["pods/eviction"]["version"], core["pods/eviction"]["kind"]) == (
+        "policy", "v1", "Eviction")
+    assert "group" not in core["pods/status"] and core["pods/status"]["kind"] == "Pod"
+    apps = {r["name"]: r for r in api_resource_list(scheme, "apps/v1")["resources"]}
+    assert (apps["deployments/scale"]["group"], apps["deployments/scale"]["kind"]) == ("autoscaling", "Scale")
