@@ -35,7 +35,7 @@ from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.server.kinds.apps.rules import immutable_selector
 from runtime.server.kinds.apps.status import StatusRules
 from runtime.server.kinds.base import Strategy
-from runtime.server.kinds.pods.podspec import default_pod_template
+from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["WorkloadStrategy"]
@@ -100,7 +100,16 @@ class WorkloadStrategy(Strategy):
         return immutable_selector(new, old)
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        if old is not None or not self.warns_pod_names:
+        """The name's warning on create, and the pod template's (GetWarningsForPodTemplate) on create and on an
+        update that changes the spec, as each apps strategy's WarningsOnCreate/WarningsOnUpdate."""
+        template = (new.get("spec") or {}).get("template") or {}
+        if old is not None:
+            changed = new["metadata"].get("generation") != old["metadata"].get("generation")
+            return pod_template_warnings(template, "spec.template") if changed else []
+        return self._name_warnings(new) + pod_template_warnings(template, "spec.template")
+
+    def _name_warnings(self, new: dict[str, Any]) -> list[str]:
+        if not self.warns_pod_names:
             return []
         name = new["metadata"].get("name") or ""
         # The name is a valid DNS subdomain already: it fails as a label by its length or its dots only.

@@ -33,7 +33,7 @@ from runtime.server.kinds.batch.jobspec import (
     selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
-from runtime.server.kinds.pods.podspec import default_pod_template
+from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["CronJobStrategy"]
@@ -184,11 +184,16 @@ class CronJobStrategy(Strategy):
         return meta + _spec_errors(new.get("spec") or {}, old.get("spec") or {})
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
+        template = (((new.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+        template_warnings = pod_template_warnings(template, "spec.jobTemplate.spec.template")
         if old is None:
-            return name_warnings(new["metadata"].get("name", ""))
+            return name_warnings(new["metadata"].get("name", "")) + template_warnings
         changed = new["metadata"].get("generation") != old["metadata"].get("generation")
-        if changed and "TZ" in (new.get("spec") or {}).get("schedule", ""):
+        if not changed:
+            return []
+        if "TZ" in (new.get("spec") or {}).get("schedule", ""):
             # Kubernetes' words, its path included (`spec.spec.schedule`).
-            return ["CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "
-                    "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"]
-        return []
+            template_warnings.append("CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "
+                                     "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more "
+                                     "details")
+        return template_warnings

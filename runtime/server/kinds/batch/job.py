@@ -46,6 +46,7 @@ from runtime.server.kinds.batch.jobspec import (
     job_spec_errors, job_spec_warnings, name_warnings, nonnegative, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.pods.podspec import pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["JobStrategy", "CONTROLLER_UID_LABEL", "JOB_NAME_LABEL", "WIDE_COLUMNS", "job_labels_errors"]
@@ -305,7 +306,9 @@ class JobStrategy(Strategy):
         return errs
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
-        spec_warnings = job_spec_warnings(new.get("spec") or {}, "spec")
+        spec = new.get("spec") or {}
+        spec_warnings = job_spec_warnings(spec, "spec") + pod_template_warnings(spec.get("template") or {},
+                                                                                "spec.template")
         if old is None:
             return name_warnings(new["metadata"].get("name", "")) + spec_warnings
         changed = new["metadata"].get("generation") != old["metadata"].get("generation")
