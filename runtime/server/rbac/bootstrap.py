@@ -31,6 +31,7 @@ Internal to `runtime.server.rbac`: imported by its modules only.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,14 @@ def load_bootstrap_policy(domain: str, path: str | Path | None = None) -> list[d
     file cannot be read, ValueError/yaml.YAMLError as `parse_bootstrap_policy`.
     """
     source = Path(path) if path is not None else default_policy_path()
-    return parse_bootstrap_policy(source.read_text(encoding="utf-8"), domain)
+    return copy.deepcopy(_parsed(source.read_text(encoding="utf-8"), domain))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str, domain: str) -> list[dict[str, Any]]:
+    # Parsed once per text and domain: every server and test env start reads the same policy, and PyYAML
+    # takes tens of milliseconds over it. Callers get a copy.
+    return parse_bootstrap_policy(text, domain)
 
 
 def _protected(obj: Mapping[str, Any]) -> bool:
