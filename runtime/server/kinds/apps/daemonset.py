@@ -36,7 +36,7 @@ from runtime.server.kinds.apps.rules import (
     replica_template_errors, semantically_equal, template_label_errors,
 )
 from runtime.server.kinds.apps.status import StatusRules
-from runtime.server.kinds.apps.workload import WorkloadStrategy
+from runtime.server.kinds.apps.workload import WorkloadStrategy, default_rolling_update
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import Subresource
 
@@ -125,17 +125,7 @@ class DaemonSetStrategy(WorkloadStrategy):
          "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount"))
 
     def default_spec(self, spec: dict[str, Any]) -> None:
-        strategy = spec.get("updateStrategy")
-        if not isinstance(strategy, dict):
-            strategy = spec["updateStrategy"] = {}
-        if not strategy.get("type"):  # Go's "" is unset too
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if not isinstance(rolling, dict):
-                rolling = strategy["rollingUpdate"] = {}
-            rolling.setdefault("maxUnavailable", 1)
-            rolling.setdefault("maxSurge", 0)
+        default_rolling_update(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
         spec.setdefault("revisionHistoryLimit", 10)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:

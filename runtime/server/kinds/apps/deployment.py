@@ -39,7 +39,7 @@ from runtime.server.kinds.apps.rules import (
 )
 from runtime.server.kinds.apps.scale import ReplicasScale
 from runtime.server.kinds.apps.status import OVER_REPLICAS, StatusRules
-from runtime.server.kinds.apps.workload import WorkloadStrategy
+from runtime.server.kinds.apps.workload import WorkloadStrategy, default_rolling_update
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.parts import spec_of
 from runtime.server.kinds.subresources import StatusSubresource
@@ -107,17 +107,7 @@ class DeploymentStrategy(WorkloadStrategy):
 
     def default_spec(self, spec: dict[str, Any]) -> None:
         spec.setdefault("replicas", 1)
-        strategy = spec.get("strategy")
-        if not isinstance(strategy, dict):
-            strategy = spec["strategy"] = {}
-        if not strategy.get("type"):  # Go's "" is unset too
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if not isinstance(rolling, dict):
-                rolling = strategy["rollingUpdate"] = {}
-            rolling.setdefault("maxUnavailable", "25%")
-            rolling.setdefault("maxSurge", "25%")
+        default_rolling_update(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("progressDeadlineSeconds", 600)
 

@@ -1,7 +1,8 @@
 """What the apps controllers' kinds (Deployment, StatefulSet, ReplicaSet, DaemonSet) share, as their
 Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
 
-- Defaulting: the kind's own (`pkg/apis/apps/v1/defaults.go`, `default_spec`)
+- Defaulting: the kind's own (`pkg/apis/apps/v1/defaults.go`, `default_spec`;
+  `default_rolling_update` the strategy part a Deployment and a DaemonSet share)
   and the pod template's (podspec's `default_pod_template`), on a create and,
   as Kubernetes decodes every body, on an update of the object (a PUT
   without `replicas` is defaulted to 1, not refused).
@@ -38,7 +39,24 @@ from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
-__all__ = ["WorkloadStrategy"]
+__all__ = ["WorkloadStrategy", "default_rolling_update"]
+
+
+def default_rolling_update(spec: dict[str, Any], field: str, **rolling: Any) -> None:
+    """`SetDefaults_Deployment`'s and `SetDefaults_DaemonSet`'s strategy part, in place: `spec.<field>.type`
+    RollingUpdate when unset or "" (Go's zero value), and then the `rollingUpdate` values missing from
+    `rolling` (a Deployment's `maxUnavailable`/`maxSurge` 25%, a DaemonSet's 1 and 0)."""
+    strategy = spec.get(field)
+    if not isinstance(strategy, dict):
+        strategy = spec[field] = {}
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        update = strategy.get("rollingUpdate")
+        if not isinstance(update, dict):
+            update = strategy["rollingUpdate"] = {}
+        for name, value in rolling.items():
+            update.setdefault(name, value)
 
 
 class WorkloadStrategy(Strategy):
