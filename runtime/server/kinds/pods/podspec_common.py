@@ -5,6 +5,7 @@
   (`ValidateAnnotations`), `qualified_name`;
 - numbers: `port_number` (`IsValidPortNum`), `port_name` (`IsValidPortName`,
   IANA service names), `port_num_or_name`, `inclusive_range`,
+  `protocol_errors` (a port's `protocol`: required, one of `PROTOCOLS`),
   `non_negative`, `user_id`/`group_id`, `file_mode`;
 - text: `env_var_name` (`IsEnvVarName`), `http_header_name`, `ip_address`;
 - paths: `local_descending_path`, `no_backsteps`, `local_non_reserved_path`;
@@ -22,7 +23,7 @@ from typing import Any
 
 from runtime.machinery.quantity import Quantity, QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import invalid, too_long
+from runtime.machinery.validation.fielderrors import invalid, not_supported, required, too_long
 from runtime.machinery.validation.gofmt import go_value
 from runtime.machinery.validation.labels import label_key_errors, label_value_errors
 from runtime.machinery.validation.names import dns1123_label_errors
@@ -31,9 +32,11 @@ __all__ = ["regex_error", "inclusive_range", "dns_label", "dns_subdomain", "subd
            "annotation_map", "qualified_name", "port_number", "port_name_errors", "port_num_or_name",
            "non_negative", "user_id", "group_id", "file_mode", "env_var_name", "http_header_name", "ip_address",
            "local_descending_path", "no_backsteps", "local_non_reserved_path", "quantity", "NEGATIVE",
-           "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity"]
+           "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity", "protocol_errors", "PROTOCOLS"]
 
 MAX_INT32 = (1 << 31) - 1
+#: `supportedPortProtocols`, sorted as Kubernetes lists them in a NotSupported error.
+PROTOCOLS = ["SCTP", "TCP", "UDP"]
 NEGATIVE = "must be greater than or equal to 0"
 FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
 _SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
@@ -117,6 +120,15 @@ def port_name_errors(name: str) -> list[str]:
     if name and (name[0] == "-" or name[-1] == "-"):
         out.append("must not begin or end with a hyphen")
     return out
+
+
+def protocol_errors(protocol: str | None, path: str, *, empty_is_unset: bool = True) -> list[FieldError]:
+    """A port's `protocol` (a container's, a Service's, an Endpoints' or an EndpointSlice's): `Required value`
+    when unset, else one of `PROTOCOLS`. Core validation tests `len(protocol) == 0`, so "" is unset too;
+    discovery tests `protocol == nil` (`empty_is_unset=False`: "" is `Unsupported value: ""`)."""
+    if protocol is None or (empty_is_unset and not protocol):
+        return [required(path)]
+    return [] if protocol in PROTOCOLS else [not_supported(path, protocol, PROTOCOLS)]
 
 
 def port_num_or_name(port: Any, path: str) -> list[FieldError]:

@@ -38,7 +38,7 @@ from runtime.machinery.validation.fielderrors import duplicate, forbidden, inval
 from runtime.machinery.validation.gofmt import GoText, go_value
 from runtime.server.kinds.pods.podspec_common import (
     dns_label, group_id, http_header_name, local_descending_path, no_backsteps, non_negative, not_found,
-    port_name_errors, port_num_or_name, port_number, user_id,
+    port_name_errors, port_num_or_name, port_number, protocol_errors, user_id,
 )
 from runtime.server.kinds.pods.podspec_env import validate_env, validate_env_from
 from runtime.server.kinds.pods.podspec_resources import validate_resources
@@ -46,7 +46,6 @@ from runtime.server.kinds.pods.podspec_resources import validate_resources
 __all__ = ["validate_containers", "validate_init_containers", "validate_ephemeral_containers",
            "seccomp_profile_errors", "host_port_conflicts"]
 
-_PROTOCOLS = ["SCTP", "TCP", "UDP"]
 _PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 _MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 _PROPAGATIONS = ["Bidirectional", "HostToContainer", "None"]
@@ -78,11 +77,7 @@ def _ports(ports: list[dict[str, Any]], path: str) -> list[FieldError]:
             errs += port_number(port["containerPort"], f"{at}.containerPort")
         if port.get("hostPort"):
             errs += port_number(port["hostPort"], f"{at}.hostPort")
-        protocol = port.get("protocol") or ""
-        if not protocol:
-            errs.append(required(f"{at}.protocol"))
-        elif protocol not in _PROTOCOLS:
-            errs.append(not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
+        errs += protocol_errors(port.get("protocol"), f"{at}.protocol")
     return errs
 
 

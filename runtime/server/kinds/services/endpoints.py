@@ -17,19 +17,18 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import not_supported, required
+from runtime.machinery.validation.fielderrors import required
 from runtime.models.k8s.core_v1 import Endpoints
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.server.kinds.pods.podspec_common import (
-    dns_label, dns_subdomain, ip_address, port_number, qualified_name,
+    dns_label, dns_subdomain, ip_address, port_number, protocol_errors,
 )
 from runtime.server.kinds.services.docs import doc_column
-from runtime.server.kinds.services.service_validation import special_ip_errors
+from runtime.server.kinds.services.service_validation import app_protocol_errors, named_port_errors, special_ip_errors
 
-__all__ = ["EndpointsStrategy", "endpoints_cell", "PROTOCOLS"]
+__all__ = ["EndpointsStrategy", "endpoints_cell"]
 
-PROTOCOLS = ["SCTP", "TCP", "UDP"]
 _SHOWN = 3
 
 
@@ -85,21 +84,10 @@ def _address_errors(address: dict[str, Any], path: str) -> list[FieldError]:
 
 def _port_errors(port: dict[str, Any], require_name: bool, path: str) -> list[FieldError]:
     """validateEndpointPort."""
-    errs: list[FieldError] = []
-    name = port.get("name") or ""
-    if require_name and not name:
-        errs.append(required(f"{path}.name"))
-    elif name:
-        errs += dns_label(name, f"{path}.name")
+    errs = named_port_errors(port.get("name") or "", require_name, f"{path}.name")
     errs += port_number(port.get("port") or 0, f"{path}.port")
-    protocol = port.get("protocol")
-    if not protocol:
-        errs.append(required(f"{path}.protocol"))
-    elif protocol not in PROTOCOLS:
-        errs.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
-    if port.get("appProtocol") is not None:
-        errs += qualified_name(port["appProtocol"], f"{path}.appProtocol")
-    return errs
+    errs += protocol_errors(port.get("protocol"), f"{path}.protocol")
+    return errs + app_protocol_errors(port, f"{path}.appProtocol")
 
 
 class EndpointsStrategy(Strategy):

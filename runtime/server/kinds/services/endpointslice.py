@@ -28,11 +28,10 @@ from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec_common import (
-    dns_label, dns_subdomain, label_map, qualified_name, subdomain_errors,
+    dns_label, dns_subdomain, label_map, protocol_errors, subdomain_errors,
 )
 from runtime.server.kinds.services.docs import doc_column
-from runtime.server.kinds.services.endpoints import PROTOCOLS
-from runtime.server.kinds.services.service_validation import special_ip_errors
+from runtime.server.kinds.services.service_validation import app_protocol_errors, special_ip_errors
 
 __all__ = ["EndpointSliceStrategy", "ports_cell", "addresses_cell"]
 
@@ -146,13 +145,8 @@ def _port_errors(ports: list[Any]) -> list[FieldError]:
         if name in names:
             errs.append(duplicate(f"{path}.name", name))
         names.add(name)
-        protocol = port.get("protocol")
-        if protocol is None:
-            errs.append(required(f"{path}.protocol"))
-        elif protocol not in PROTOCOLS:
-            errs.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
-        if port.get("appProtocol") is not None:
-            errs += qualified_name(port["appProtocol"], f"{path}.appProtocol")
+        errs += protocol_errors(port.get("protocol"), f"{path}.protocol", empty_is_unset=False)
+        errs += app_protocol_errors(port, f"{path}.appProtocol")
     return errs
 
 

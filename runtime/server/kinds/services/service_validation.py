@@ -32,16 +32,16 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.server.kinds.pods.podspec_common import (
-    dns_label, dns_subdomain, ip_address, label_map, port_num_or_name, port_number, qualified_name,
+    dns_label, dns_subdomain, ip_address, label_map, port_num_or_name, port_number, protocol_errors, qualified_name,
 )
 from runtime.server.kinds.services.service_defaults import externally_accessible, is_headless, \
     needs_health_check_port
 
-__all__ = ["validate_service", "validate_service_update", "validate_service_status", "special_ip_errors"]
+__all__ = ["validate_service", "validate_service_update", "validate_service_status", "special_ip_errors",
+           "named_port_errors", "app_protocol_errors"]
 
 _TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 _AFFINITIES = ["ClientIP", "None"]
-_PROTOCOLS = ["SCTP", "TCP", "UDP"]
 _FAMILIES = ["IPv4", "IPv6"]
 _POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"]
 _TRAFFIC_POLICIES = ["Cluster", "Local"]
@@ -94,25 +94,29 @@ def validate_service(obj: dict[str, Any]) -> list[FieldError]:
 
 def _port_errors(port: dict[str, Any], require_name: bool, names: set[str], path: str) -> list[FieldError]:
     """validateServicePort."""
-    errs: list[FieldError] = []
     name = port.get("name") or ""
-    if require_name and not name:
-        errs.append(required(f"{path}.name"))
-    elif name:
-        errs += dns_label(name, f"{path}.name")
+    errs = named_port_errors(name, require_name, f"{path}.name")
+    if name:
         if name in names:
             errs.append(duplicate(f"{path}.name", name))
         names.add(name)
     errs += port_number(port.get("port") or 0, f"{path}.port")
-    protocol = port.get("protocol")
-    if not protocol:
-        errs.append(required(f"{path}.protocol"))
-    elif protocol not in _PROTOCOLS:
-        errs.append(not_supported(f"{path}.protocol", protocol, _PROTOCOLS))
+    errs += protocol_errors(port.get("protocol"), f"{path}.protocol")
     errs += port_num_or_name(port.get("targetPort"), f"{path}.targetPort")
-    if port.get("appProtocol") is not None:
-        errs += qualified_name(port["appProtocol"], f"{path}.appProtocol")
-    return errs
+    return errs + app_protocol_errors(port, f"{path}.appProtocol")
+
+
+def named_port_errors(name: str, require_name: bool, path: str) -> list[FieldError]:
+    """A Service's or an Endpoints subset's port `name` (validateServicePort, validateEndpointPort): required
+    when the list has several ports, else a DNS-1123 label when set."""
+    if require_name and not name:
+        return [required(path)]
+    return dns_label(name, path) if name else []
+
+
+def app_protocol_errors(port: dict[str, Any], path: str) -> list[FieldError]:
+    """A port's `appProtocol` (a Service's, an Endpoints' or an EndpointSlice's), when set: a qualified name."""
+    return [] if port.get("appProtocol") is None else qualified_name(port["appProtocol"], path)
 
 
 def _service_port_key(protocol: str, port: int = 0, node_port: int = 0) -> GoText:
