@@ -9,6 +9,8 @@
   `non_negative`, `user_id`/`group_id`, `file_mode`;
 - text: `env_var_name` (`IsEnvVarName`), `http_header_name`, `ip_address`;
 - paths: `local_descending_path`, `no_backsteps`, `local_non_reserved_path`;
+- one of: `exactly_one_of`, a union of which exactly one member is set (a
+  volume's source, a probe's or hook's handler);
 - quantities: `quantity` parses one (`parse_quantity`) or answers the field
   error with Kubernetes' message.
 """
@@ -19,11 +21,12 @@ import functools
 import ipaddress
 import posixpath
 import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from runtime.machinery.quantity import Quantity, QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import invalid, not_supported, required, too_long
+from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required, too_long
 from runtime.machinery.validation.gofmt import go_value
 from runtime.machinery.validation.labels import label_key_errors, label_value_errors
 from runtime.machinery.validation.names import dns1123_label_errors
@@ -32,7 +35,8 @@ __all__ = ["regex_error", "inclusive_range", "dns_label", "dns_subdomain", "subd
            "annotation_map", "qualified_name", "port_number", "port_name_errors", "port_num_or_name",
            "non_negative", "user_id", "group_id", "file_mode", "env_var_name", "http_header_name", "ip_address",
            "local_descending_path", "no_backsteps", "local_non_reserved_path", "quantity", "NEGATIVE",
-           "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity", "protocol_errors", "PROTOCOLS"]
+           "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity", "protocol_errors", "PROTOCOLS",
+           "exactly_one_of"]
 
 MAX_INT32 = (1 << 31) - 1
 #: `supportedPortProtocols`, sorted as Kubernetes lists them in a NotSupported error.
@@ -129,6 +133,30 @@ def protocol_errors(protocol: str | None, path: str, *, empty_is_unset: bool = T
     if protocol is None or (empty_is_unset and not protocol):
         return [required(path)]
     return [] if protocol in PROTOCOLS else [not_supported(path, protocol, PROTOCOLS)]
+
+
+def exactly_one_of(union: dict[str, Any], members: Iterable[str], path: str, what: str,
+                   check: Callable[[str, Any], list[FieldError]],
+                   second_paths: Mapping[str, str] | None = None) -> list[FieldError]:
+    """Core validation's one-of count (`numVolumes`, `numHandlers`): `check(member, value)` for the first of
+    `members` set in `union`; `<path>.<member>: Forbidden: may not specify more than 1 <what>` for each later
+    one set (at `second_paths`' name for it where Kubernetes misspells it); `<path>: Required value: must
+    specify a <what>` when none is. Errors in Kubernetes' order: each member's where it stands."""
+    errs: list[FieldError] = []
+    found = False
+    for member in members:
+        value = union.get(member)
+        if value is None:
+            continue
+        if found:
+            at = (second_paths or {}).get(member, member)
+            errs.append(forbidden(f"{path}.{at}", f"may not specify more than 1 {what}"))
+            continue
+        found = True
+        errs += check(member, value)
+    if not found:
+        errs.append(required(path, f"must specify a {what}"))
+    return errs
 
 
 def port_num_or_name(port: Any, path: str) -> list[FieldError]:

@@ -38,7 +38,7 @@ from runtime.machinery.validation.fielderrors import duplicate, forbidden, inval
 from runtime.machinery.validation.gofmt import GoText, go_value
 from runtime.server.kinds.pods.podspec_common import (
     dns_label, group_id, http_header_name, local_descending_path, no_backsteps, non_negative, not_found,
-    port_name_errors, port_num_or_name, port_number, protocol_errors, user_id,
+    exactly_one_of, port_name_errors, port_num_or_name, port_number, protocol_errors, user_id,
 )
 from runtime.server.kinds.pods.podspec_env import validate_env, validate_env_from
 from runtime.server.kinds.pods.podspec_resources import validate_resources
@@ -171,32 +171,25 @@ def _devices(container: dict[str, Any], volumes: dict[str, dict[str, Any]], path
 
 def _handler(handler: dict[str, Any], path: str, kinds: tuple[str, ...]) -> list[FieldError]:
     """`validateHandler`: exactly one of `kinds`, each with its own rules."""
-    errs: list[FieldError] = []
-    count = 0
-    for kind in kinds:
-        action = handler.get(kind)
-        if action is None:
-            continue
-        if count:
-            errs.append(forbidden(f"{path}.{kind}", "may not specify more than 1 handler type"))
-            continue
-        count += 1
-        at = f"{path}.{kind}"
-        if kind == "exec" and not action.get("command"):
-            errs.append(required(f"{at}.command"))
-        elif kind == "httpGet":
-            if not action.get("path"):
-                errs.append(required(f"{at}.path"))
-            errs += port_num_or_name(action.get("port"), f"{at}.port")
-            if (scheme := action.get("scheme") or "") not in ("HTTP", "HTTPS"):
-                errs.append(not_supported(f"{at}.scheme", scheme, ["HTTP", "HTTPS"]))
-            for header in action.get("httpHeaders") or []:
-                errs += http_header_name(header.get("name") or "", f"{at}.httpHeaders")
-        elif kind in ("tcpSocket", "grpc"):
-            errs += port_num_or_name(action.get("port") or 0, f"{at}.port")
-    if not count:
-        errs.append(required(path, "must specify a handler type"))
-    return errs
+    return exactly_one_of(handler, kinds, path, "handler type", lambda kind, action: _action(kind, action, path))
+
+
+def _action(kind: str, action: dict[str, Any], path: str) -> list[FieldError]:
+    """A handler's one action: an exec's command, an httpGet's path, port, scheme and headers, a port."""
+    at = f"{path}.{kind}"
+    if kind == "exec":
+        return [] if action.get("command") else [required(f"{at}.command")]
+    if kind == "httpGet":
+        errs = [] if action.get("path") else [required(f"{at}.path")]
+        errs += port_num_or_name(action.get("port"), f"{at}.port")
+        if (scheme := action.get("scheme") or "") not in ("HTTP", "HTTPS"):
+            errs.append(not_supported(f"{at}.scheme", scheme, ["HTTP", "HTTPS"]))
+        for header in action.get("httpHeaders") or []:
+            errs += http_header_name(header.get("name") or "", f"{at}.httpHeaders")
+        return errs
+    if kind in ("tcpSocket", "grpc"):
+        return port_num_or_name(action.get("port") or 0, f"{at}.port")
+    return []
 
 
 def _probe(probe: dict[str, Any] | None, path: str, kind: str) -> list[FieldError]:

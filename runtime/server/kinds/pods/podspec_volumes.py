@@ -26,7 +26,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required, too_long
 from runtime.server.kinds.cluster.persistentvolumeclaim import claim_spec_errors
 from runtime.server.kinds.pods.podspec_common import (
-    annotation_map, dns_label, file_mode, inclusive_range, label_map, local_descending_path,
+    annotation_map, dns_label, exactly_one_of, file_mode, inclusive_range, label_map, local_descending_path,
     local_non_reserved_path, no_backsteps, qualified_name, quantity, subdomain_errors,
 )
 from runtime.server.kinds.pods.podspec_defaults import VOLUME_SOURCES
@@ -295,21 +295,9 @@ def _source_errors(kind: str, source: dict[str, Any], path: str) -> list[FieldEr
 
 
 def _volume_source(volume: dict[str, Any], path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    count = 0
-    for kind in VOLUME_SOURCES:
-        source = volume.get(kind)
-        if source is None:
-            continue
-        if count:
-            errs.append(forbidden(f"{path}.{_SECOND_SOURCE_PATHS.get(kind, kind)}",
-                                  "may not specify more than 1 volume type"))
-            continue
-        count += 1
-        errs += _source_errors(kind, source, f"{path}.{_ERROR_PATHS.get(kind, kind)}")
-    if not count:
-        errs.append(required(path, "must specify a volume type"))
-    return errs
+    return exactly_one_of(volume, VOLUME_SOURCES, path, "volume type",
+                          lambda kind, source: _source_errors(kind, source, f"{path}.{_ERROR_PATHS.get(kind, kind)}"),
+                          _SECOND_SOURCE_PATHS)
 
 
 def validate_volumes(volumes: list[dict[str, Any]], path: str) -> tuple[dict[str, dict[str, Any]], list[FieldError]]:
