@@ -1,11 +1,11 @@
 """Pod scale benchmark (issue 38, point 5): 0, 10,000 and 100,000 Pods of a realistic size in the watch cache
 and in an informer, the memory per 1,000 Pods, and a paged list of them.
 
-For each size the SQLite store is filled in process: one Pod of about 4 KiB as JSON (two containers with
+For each size the SQLite store is filled in process: one Pod of about 4 KiB as JSON before the server's defaults and managed fields (two containers with
 env, probes, resources, volume mounts; labels, annotations, an owner reference, a node and a status with
 conditions and container statuses; `tests/support/workloads.realistic_pod`) is created through the registry
 (Kubernetes' defaults applied, managed fields recorded), then copied under `size` names across 20
-namespaces straight into the store. Then, measured:
+namespaces straight into the store, each Pod owned by its namespace's ReplicaSet. Then, measured:
 
 - `miniplane serve` on that data directory (built-in controllers on: the garbage collector and the quota
   controller inform on Pods too): start-up to serving, its RSS, and RSS per 1,000 Pods (above the size-0
@@ -46,11 +46,17 @@ from runtime.machinery.scheme import Scheme  # noqa: E402
 from runtime.machinery.storedobject import dumps_json  # noqa: E402
 from runtime.server.registry import Registry  # noqa: E402
 from runtime.server.storage.sqlite.store import SqliteStore  # noqa: E402
-from tests.support.workloads import realistic_pod  # noqa: E402
+from tests.support.workloads import realistic_pod, sample  # noqa: E402
 
 SIZES = (0, 10_000, 100_000)
 NAMESPACES = 20
 PAGE = 500
+
+
+def owned(pod: dict[str, Any], uid: str) -> dict[str, Any]:
+    """`pod` owned by its namespace's ReplicaSet (`uid`)."""
+    pod["metadata"]["ownerReferences"][0]["uid"] = uid
+    return pod
 
 
 def pod_status(index: int) -> dict[str, Any]:
@@ -74,13 +80,21 @@ async def fill(data_dir: Path, size: int) -> int:
     try:
         registry = Registry(store, Scheme("k8s.io"))
         scheme, opts = registry.scheme, WriteOptions(field_manager="bench-fill")
-        namespaces, pods = scheme.by_kind("Namespace"), scheme.by_kind("Pod")
+        namespaces, pods, replicasets = (scheme.by_kind(k) for k in ("Namespace", "Pod", "ReplicaSet"))
         async with trio.open_nursery() as nursery:
             await nursery.start(registry.run)
             for i in range(NAMESPACES):
                 await registry.create(ADMIN, namespaces, "", Body({"apiVersion": "v1", "kind": "Namespace",
                                                                    "metadata": {"name": f"ns-{i}"}}), opts)
-            made = await registry.create(ADMIN, pods, "ns-0", Body(realistic_pod("template", "ns-0")), opts)
+            # Each namespace's Pods are owned by a ReplicaSet of its own, as a Deployment's are (an owner that
+            # does not exist would have the garbage collector delete them all).
+            owners = {}
+            for i in range(NAMESPACES):
+                rs = await registry.create(ADMIN, replicasets, f"ns-{i}", Body(sample(
+                    "apps/v1", "ReplicaSet", "shop-7d9f8c6b5", f"ns-{i}")), opts)
+                owners[f"ns-{i}"] = rs.obj.obj["metadata"]["uid"]
+            made = await registry.create(ADMIN, pods, "ns-0", Body(owned(realistic_pod("template", "ns-0"),
+                                                                          owners["ns-0"])), opts)
             nursery.cancel_scope.cancel()
         template = dict(made.obj.obj, status=pod_status(0))
         one = len(dumps_json(template))
@@ -89,7 +103,8 @@ async def fill(data_dir: Path, size: int) -> int:
             def encode(revision: int) -> bytes:
                 pod = realistic_pod(name, namespace, index)
                 meta = dict(template["metadata"], name=name, namespace=namespace, uid=str(uuid.uuid4()),
-                            resourceVersion=str(revision), labels=pod["metadata"]["labels"])
+                            resourceVersion=str(revision), labels=pod["metadata"]["labels"],
+                            ownerReferences=owned(pod, owners[namespace])["metadata"]["ownerReferences"])
                 spec = dict(template["spec"], nodeName=pod["spec"]["nodeName"])
                 return dumps_json(dict(template, metadata=meta, spec=spec, status=pod_status(index)))
             return encode
