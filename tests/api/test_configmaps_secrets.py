@@ -100,7 +100,7 @@ async def test_secret_list_selects_by_the_type_field(srv, autojump_clock):
         assert [s["metadata"]["name"] for s in found["items"]] == ["plain"]
         r = await c.get(CMS, params={"fieldSelector": "type=x"})
         assert r.status_code == 400
-        assert r.json()["message"] == "field label not supported: type"
+        assert r.json()["message"] == '"type" is not a known field selector: only "metadata.name", "metadata.namespace"'
 
 
 @memory_only

@@ -202,7 +202,8 @@ MALFORMED = [
     ({"labelSelector": "a in (b"}, None),
     ({"labelSelector": "!!a"}, None),
     ({"fieldSelector": "metadata.name"}, "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
-    ({"fieldSelector": "spec.x=y"}, "field label not supported: spec.x"),
+    ({"fieldSelector": "spec.x=y"},
+     '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"'),
 ]
 
 

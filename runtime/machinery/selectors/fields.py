@@ -1,8 +1,10 @@
 """Field selectors (apimachinery `fields.ParseSelector`): `f=v`, `f==v`, `f!=v`, comma = AND.
 
-Contract: `parse_field_selector(text, allowed)` returns the `FieldSelector`
-`text` denotes ("" selects everything), or raises `SelectorError` with
-Kubernetes' message; with `allowed`, other field names are refused.
+Contract: `parse_field_selector(text, allowed, unknown)` returns the
+`FieldSelector` `text` denotes ("" selects everything), or raises
+`SelectorError` with Kubernetes' message; with `allowed`, other field names
+are refused with `unknown`'s message (the kind's field label conversion's:
+`field label not supported: X` by default).
 Values are escaped with `\\` (`escape_field_value`, `unescape_field_value`);
 field names are taken literally. `==` is normalised to `=`, as Kubernetes
 does, and terms keep Kubernetes' order: sorted by their raw text. A missing
@@ -20,6 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from runtime.machinery.selectors.selection import Operator, SelectorError
+from runtime.machinery.validation.gofmt import go_quote
 
 __all__ = ["FieldRequirement", "FieldSelector", "parse_field_selector", "escape_field_value",
            "unescape_field_value"]
@@ -108,13 +111,15 @@ def _split_terms(text: str) -> list[str]:
     return terms if text else []
 
 
-def parse_field_selector(text: str, allowed: Collection[str] | None = None) -> FieldSelector:
+def parse_field_selector(text: str, allowed: Collection[str] | None = None,
+                         unknown: str = "field label not supported: {label}") -> FieldSelector:
     """Returns the field selector `text` denotes; "" selects everything.
 
     Field names are taken literally (no escaping, no trimming); the first
     operator (`!=`, `==`, `=`) splits a term. With `allowed`, any other field
-    name raises SelectorError ``field label not supported: <name>``, checked
-    after the whole text parsed, as Kubernetes converts field labels.
+    name raises SelectorError with `unknown` formatted (`{label}` the name,
+    `{quoted}` it as Go's %q prints it), checked after the whole text parsed,
+    as Kubernetes converts field labels: the kind's conversion's message.
     """
     reqs: list[FieldRequirement] = []
     for part in sorted(_split_terms(text)):
@@ -128,6 +133,6 @@ def parse_field_selector(text: str, allowed: Collection[str] | None = None) -> F
     if allowed is not None:
         for r in reqs:
             if r.field not in allowed:
-                raise SelectorError(f"field label not supported: {r.field}")
+                raise SelectorError(unknown.format(label=r.field, quoted=go_quote(r.field)))
     return FieldSelector(tuple(reqs))
 

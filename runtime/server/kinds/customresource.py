@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from runtime.machinery import errors
 from runtime.machinery.crds import CustomObject, is_custom, kinds_of
 from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.decoding import type_error_message
 from runtime.server.kinds.subresources import StatusSubresource, Subresource, ViewSubresource
@@ -160,6 +161,7 @@ class CustomResourceStrategy(Strategy):
         selectable = [s.get("jsonPath", "") for s in version.get("selectableFields") or []]
         self._selectable = {path.lstrip("."): jsonpath(path) for path in selectable if path}
         self.field_labels = ("metadata.name", "metadata.namespace", *self._selectable)
+        self.field_label_error = FIELD_LABEL_NOT_SUPPORTED  # the custom resource converter's ConvertFieldLabel
         self.columns = _columns(version.get("additionalPrinterColumns") or [_AGE])
         storage = next((v.get("name") for v in (definition.crd.get("spec") or {}).get("versions") or []
                         if v.get("storage")), rt.version)

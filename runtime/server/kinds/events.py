@@ -46,6 +46,7 @@ from typing import Any, Callable
 from runtime.models.catalog import CORE_EVENT, EVENTS_EVENT
 from runtime.models.events.core import EVENT_TYPES
 from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
 from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.machinery.validation.fielderrors import invalid, required
@@ -243,6 +244,7 @@ class CoreEventStrategy(Strategy):
     """core/v1 Event: see the module doc."""
 
     field_labels = _labels("involvedObject", "reportingComponent")
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # AddFieldLabelConversionsForEvent (core/v1)
     columns = _columns(_cells)
 
     def validate(self, obj: dict[str, Any]) -> list[FieldError]:
@@ -260,6 +262,7 @@ class EventsV1EventStrategy(Strategy):
 
     name_rule = "dns-subdomain"
     field_labels = _labels("regarding", "reportingController")
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # events.k8s.io/v1's AddFieldLabelConversionsForEvent
     columns = _columns(lambda obj: _cells(as_core_event(obj)))
 
     def validate(self, obj: dict[str, Any]) -> list[FieldError]:

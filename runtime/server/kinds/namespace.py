@@ -19,6 +19,7 @@ from typing import Any
 
 from runtime.machinery import errors
 from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.deletion_propagation import namespace_deletion_finalizers
 from runtime.server.kinds.subresources import ObjectSubresource, StatusSubresource, Subresource
@@ -83,6 +84,7 @@ class NamespaceStrategy(Strategy):
     returns_deleted_object = True
     allow_create_on_update = False  # PUT of a missing namespace is 404, as Kubernetes' namespace strategy
     field_labels = ("metadata.name", "status.phase")
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # AddFieldLabelConversionsForNamespace
     name_rule = "dns-label"
     columns = Columns((NAME_COLUMN, column("Status", "The status of the namespace"), AGE_COLUMN), _cells)
     subresources = {"status": NamespaceStatus(), "finalize": NamespaceFinalize()}

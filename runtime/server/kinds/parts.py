@@ -40,8 +40,13 @@ if TYPE_CHECKING:
     from runtime.server.tokens import TokenClaims
 
 __all__ = ["KindStrategy", "Decoding", "CreateStrategy", "UpdateStrategy", "DeleteStrategy", "FieldSelection",
-           "TableConvertor", "VersionConverter", "SchemeObserver", "TokenIssuer", "spec_of"]
+           "TableConvertor", "VersionConverter", "SchemeObserver", "TokenIssuer", "spec_of",
+           "DEFAULT_FIELD_LABEL_ERROR", "FIELD_LABEL_NOT_SUPPORTED"]
 
+#: `runtime.DefaultMetaV1FieldSelectorConversion`'s error: a kind with no field label conversion of its own.
+DEFAULT_FIELD_LABEL_ERROR = '{quoted} is not a known field selector: only "metadata.name", "metadata.namespace"'
+#: The error of most kinds' own field label conversions (`pkg/apis/core/v1/conversion.go`, a custom resource's).
+FIELD_LABEL_NOT_SUPPORTED = "field label not supported: {label}"
 #: Fields the server owns: an update body cannot set them.
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 #: What is not an object's content: its type and its metadata.
@@ -258,9 +263,14 @@ class DeleteStrategy(KindStrategy):
 
 class FieldSelection:
     """Field selectors: the labels a kind serves and its objects' values for them (Kubernetes'
-    DefaultNamespaceScopedAttr / per-kind field label conversion, `<Kind>ToSelectableFields`)."""
+    DefaultNamespaceScopedAttr / per-kind field label conversion, `<Kind>ToSelectableFields`), and what a
+    selector on another label is told (`field_label_error`)."""
 
     field_labels: tuple[str, ...] = ("metadata.name", "metadata.namespace")
+    #: The 400's message for a label not in `field_labels` (`{label}`, `{quoted}` as Go's %q): a kind with no
+    #: field label conversion of its own answers `runtime.DefaultMetaV1FieldSelectorConversion`'s; one with
+    #: its own (`AddFieldLabelConversionFunc`) sets its words, most `FIELD_LABEL_NOT_SUPPORTED`.
+    field_label_error = DEFAULT_FIELD_LABEL_ERROR
 
     def selectable_fields(self, obj: dict[str, Any]) -> dict[str, str]:
         """The values a field selector matches `obj` on."""

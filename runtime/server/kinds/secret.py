@@ -34,6 +34,7 @@ from runtime.machinery.options import Body
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid, required, too_long
 from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.configdata import (
     MAX_SIZE, canonical_base64, config_key_errors, decode_bytes, decoded_size, drop_empty_maps, go_base64,
@@ -129,6 +130,7 @@ class SecretStrategy(Strategy):
     allow_create_on_update = False  # a PUT of a missing one is 404, as Kubernetes' strategy says
     columns = Columns((NAME_COLUMN, column("Type", _TYPE_DOC), column("Data", _DATA_DOC), AGE_COLUMN), _cells)
     field_labels = ("metadata.name", "metadata.namespace", "type")
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # AddFieldLabelConversionsForSecret
 
     def decode(self, body: Body, field_validation: str,
                extra_problems: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:

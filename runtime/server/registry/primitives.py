@@ -262,7 +262,7 @@ class RegistryCore:
         """The request's filter, parsed once (400 for a malformed selector)."""
         try:
             labels = parse_label_selector(opts.label_selector)
-            fields = parse_field_selector(opts.field_selector, rt.strategy.field_labels)
+            fields = parse_field_selector(opts.field_selector, rt.strategy.field_labels, rt.strategy.field_label_error)
         except SelectorError as exc:
             raise errors.BadRequest(str(exc)) from None
         return Selection(namespace if rt.namespaced else "", labels, fields, rt.strategy.selectable_fields)

@@ -23,7 +23,9 @@ Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
   in surprising behavior; a DNS label is recommended: [must not contain dots]`.
 - Field selectors: `metadata.name` and `metadata.namespace` only (apps/v1
   registers no field label conversion of its own: a ReplicaSet's
-  `status.replicas` is extensions/v1beta1's).
+  `status.replicas` is extensions/v1beta1's), another label answered as
+  `runtime.DefaultMetaV1FieldSelectorConversion` does: `"<label>" is not a
+  known field selector: only "metadata.name", "metadata.namespace"`.
 
 Internal to `runtime.server.kinds.apps`: imported by its modules only.
 """

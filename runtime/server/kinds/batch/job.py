@@ -23,7 +23,7 @@
 - A PUT of a missing Job is 404; a delete without a propagation policy orphans the Job's pods (batch/v1's
   legacy default).
 - Field selectors: `metadata.name`, `metadata.namespace` and `status.successful` (the succeeded count,
-  `JobToSelectableFields`).
+  `JobToSelectableFields`); another is `field label "<label>" not supported for Job` (batch/v1's conversion).
 - `kubectl get`: NAME COMPLETIONS DURATION AGE, `-o wide` CONTAINERS IMAGES SELECTOR.
 """
 
@@ -235,6 +235,7 @@ class JobStrategy(Strategy):
     allow_create_on_update = False
     subresources = {"status": StatusSubresource()}
     field_labels = ("metadata.name", "metadata.namespace", "status.successful")
+    field_label_error = "field label {quoted} not supported for Job"  # batch/v1's own conversion
     columns = Columns((NAME_COLUMN, column("Completions", _SUCCEEDED_DOC),
                        column("Duration", "Time required to complete the job."), AGE_COLUMN, *WIDE_COLUMNS), _cells)
 

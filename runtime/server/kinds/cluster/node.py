@@ -18,7 +18,7 @@
   writes of the main resource keep the stored status, `status` writes the
   spec. A PUT of a missing node is 404.
 - Field selectors: `metadata.name`, `spec.unschedulable` (Kubernetes'
-  field label conversion for Node).
+  field label conversion for Node); another is `field label not supported: <label>`.
 - `kubectl get`: NAME STATUS ROLES AGE VERSION, `-o wide` INTERNAL-IP
   EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME (printNode: Ready or
   NotReady from the Ready condition, else Unknown, plus SchedulingDisabled;
@@ -40,6 +40,7 @@ from runtime.server.kinds.cluster.netrules import parse_cidr
 from runtime.server.kinds.cluster.printing import doc_column
 from runtime.server.kinds.cluster.resources import quantity_value_errors
 from runtime.server.kinds.cluster.stored import ClusterStrategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
 
@@ -156,6 +157,7 @@ class NodeStrategy(ClusterStrategy):
     subresources = {"status": StatusSubresource()}
     resource_maps = ("status.capacity", "status.allocatable")
     field_labels = ("metadata.name", "spec.unschedulable")
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # the Node's own conversion (pkg/apis/core/v1)
     columns = _COLUMNS
 
     def default(self, obj: dict[str, Any]) -> None:

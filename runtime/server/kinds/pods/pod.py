@@ -31,7 +31,8 @@ and no kubelet behind it.
 - Field selectors: metadata.name, metadata.namespace, spec.nodeName (and
   its old name spec.host), spec.restartPolicy, spec.schedulerName,
   spec.serviceAccountName, spec.hostNetwork, status.phase, status.podIP,
-  status.podIPs, status.nominatedNodeName.
+  status.podIPs, status.nominatedNodeName; another is
+  `field label not supported: <label>` (the Pod's own label conversion).
 - Warnings: the pod spec's (`podspec.pod_spec_warnings`, GetWarningsForPod).
 - `kubectl get` columns: `podprinter`.
 """
@@ -44,6 +45,7 @@ from typing import Any
 from runtime.machinery.validation import FieldError, invalid_error, validate_object_meta
 from runtime.machinery.validation.fielderrors import forbidden
 from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.pods.binding import BindingSubresource
 from runtime.server.kinds.pods.podannotations import annotation_errors, annotation_update_errors
 from runtime.server.kinds.pods.eviction import EvictionSubresource
@@ -110,6 +112,7 @@ class PodStrategy(Strategy):
     allow_create_on_update = False
     returns_deleted_object = True
     field_labels = _FIELD_LABELS
+    field_label_error = FIELD_LABEL_NOT_SUPPORTED  # the Pod's own conversion (pkg/apis/core/v1)
     columns = POD_COLUMNS
 
     def __init__(self, scheme: Any, rt: Any) -> None:
