@@ -3,7 +3,7 @@
 - names: `dns_label`, `dns_subdomain` (`ValidateDNS1123Label`/`Subdomain`
   as field errors), `label_map` (`ValidateLabels`), `annotation_map`
   (`ValidateAnnotations`), `qualified_name`;
-- numbers: `port_number` (`IsValidPortNum`), `port_name` (`IsValidPortName`,
+- numbers: `port_number` (`IsValidPortNum`), `port_name_errors` (`IsValidPortName`,
   IANA service names), `port_num_or_name`, `inclusive_range`,
   `protocol_errors` (a port's `protocol`: required, one of `PROTOCOLS`),
   `non_negative`, `user_id`/`group_id`, `file_mode`;

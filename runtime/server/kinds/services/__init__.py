@@ -6,6 +6,13 @@ its rules are Kubernetes' (`pkg/apis/*/v1/defaults.go`, `pkg/apis/*/validation`,
 `ServiceRanges` is what Services allocate from (the server's `--service-cluster-ip-range` and
 `--service-node-port-range`): the registry holds one (`PolicyContext.service_ranges`), the Service strategy's
 admission reserves each IP and node port as a store key of its own (`reservations`).
+
+Modules, one concept each: `service` (the Service's strategy), `service_defaults` (its defaults and linked
+fields), `service_validation` (ValidateService, and the port rules Endpoints and EndpointSlice share),
+`service_allocation` (IPs and node ports taken on create and update) over `reservations` (each a store key)
+and `ranges`; `endpoints` and `endpointslice` (their strategies); `docs` (printer columns' descriptions).
+The surface is `__all__` (`runtime.server.kinds.base` names `ranges.ServiceRanges` in
+annotations only); the modules are internal to this package.
 """
 
 from runtime.server.kinds.services.ranges import DEFAULT_CLUSTER_IP_RANGE, DEFAULT_NODE_PORT_RANGE, ServiceRanges

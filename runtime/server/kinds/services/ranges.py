@@ -7,7 +7,7 @@
 - An IPv4 range never hands out its network and broadcast addresses (Kubernetes' ipallocator); an IPv6 one
   its first. Both ranges are split as Kubernetes' static subranges (`ServiceIPStaticSubrange`,
   `ServiceNodePortStaticSubrange`): a lower band kept for requested values, the rest tried first by a
-  random allocation (`dynamic_first`).
+  random allocation (`ip_band`, `port_band`: the static bands' sizes).
 """
 
 from __future__ import annotations
