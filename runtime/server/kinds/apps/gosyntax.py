@@ -1,4 +1,5 @@
-"""Bad values of the apps kinds as Kubernetes' `field.Error` prints them: Go's `%#v` of their internal types.
+"""Bad values of the apps and batch kinds as Kubernetes' `field.Error` prints them: Go's `%#v` of their
+internal types.
 
 `field.Error` prints a bad value that is a string as `%q`, a number as `%v`,
 and a struct, a map or a slice by `%#v` (a pointer is printed as what it
@@ -11,7 +12,8 @@ A set pointer inside a struct prints as its address in Go
 (`(*apps.RollingUpdateDeployment)(0xc000a1b2c8)`), which no client can
 predict; a fixed address stands for it here.
 
-Internal to `runtime.server.kinds.apps`: imported by its modules only.
+Internal to `runtime.server.kinds`: imported by the apps modules and by batch's (a Job's labels and
+selector are printed the same way).
 """
 
 from __future__ import annotations

@@ -25,12 +25,12 @@ from typing import Any
 
 from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.machinery.validation.fielderrors import invalid, not_supported, required
+from runtime.server.kinds.apps.gosyntax import go_label_selector
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.cronschedule import schedule_error, zone_error
 from runtime.server.kinds.batch.job import WIDE_COLUMNS
 from runtime.server.kinds.batch.jobspec import (
-    container_cells, drop_disabled_fields, go_label_selector, job_spec_errors, name_warnings, nonnegative,
-    selector_cell,
+    container_cells, drop_disabled_fields, job_spec_errors, name_warnings, nonnegative, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings

@@ -40,10 +40,11 @@ from runtime.machinery.validation import FieldError, label_selector_errors, vali
 from runtime.machinery.validation.fielderrors import invalid, required
 from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from runtime.server.kinds.apps.gosyntax import go_label_selector, go_string_map
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.jobspec import (
-    container_cells, default_job_spec, drop_disabled_fields, go_label_selector, go_string_map, immutable,
-    job_spec_errors, job_spec_warnings, name_warnings, nonnegative, selector_cell,
+    container_cells, default_job_spec, drop_disabled_fields, immutable, job_spec_errors, job_spec_warnings,
+    name_warnings, nonnegative, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.pods.podspec import pod_template_warnings

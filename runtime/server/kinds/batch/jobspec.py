@@ -13,12 +13,10 @@
   restartPolicy (OnFailure or Never; Always, or none, is "Required value").
 - `nonnegative(path, value)` and `immutable(path, new, old)`: apimachinery's `ValidateNonnegativeField`
   and `ValidateImmutableField`.
-- `go_string_map(labels)`, `go_label_selector(selector)`: Go's `%#v` of a `map[string]string` and a
-  `metav1.LabelSelector`, as a field error shows those bad values.
 - `name_warnings(name)`: the warning a Job's or CronJob's name that is not a DNS label earns (Pod names
   and hostnames are made of it).
 - `job_spec_warnings(spec, path)`: `WarningsForJobSpec`'s own (an Indexed Job above 10^5 completions and
-  10^4 parallelism); the pod template's warnings are not given.
+  10^4 parallelism); the pod template's are the kinds' `warnings` (podspec's `pod_template_warnings`).
 - `container_cells(template)` and `selector_cell(selector)`: the wide columns' cells (printers.go's
   `layoutContainerCells`, `metav1.FormatLabelSelector`).
 """
@@ -30,13 +28,13 @@ from typing import Any
 from runtime.machinery.selectors import SelectorError, label_selector_from_dict
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required
-from runtime.machinery.validation.gofmt import GoText, go_quote
+from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.labels import label_key_errors
 from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
 __all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "nonnegative", "immutable",
-           "container_cells", "selector_cell", "go_string_map", "go_label_selector", "name_warnings",
+           "container_cells", "selector_cell", "name_warnings",
            "job_spec_warnings", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
@@ -270,35 +268,6 @@ def selector_cell(selector: dict[str, Any] | None) -> str:
     except SelectorError:
         return "<error>"
     return text or "<none>"
-
-
-def go_string_map(value: dict[str, str] | None) -> GoText:
-    """Go's `%#v` of a `map[string]string` (keys sorted)."""
-    if value is None:
-        return GoText("map[string]string(nil)")
-    return GoText("map[string]string{" + ", ".join(f"{_q(k)}:{_q(value[k])}" for k in sorted(value)) + "}")
-
-
-def go_label_selector(selector: dict[str, Any]) -> GoText:
-    """Go's `%#v` of a `metav1.LabelSelector` (a field error's value)."""
-    labels = go_string_map(selector.get("matchLabels")) if selector.get("matchLabels") is not None \
-        else "map[string]string(nil)"
-    exprs = selector.get("matchExpressions")
-    if exprs is None:
-        shown = "[]v1.LabelSelectorRequirement(nil)"
-    else:
-        items = []
-        for e in exprs:
-            values = e.get("values")
-            vals = "[]string(nil)" if values is None else "[]string{" + ", ".join(_q(v) for v in values) + "}"
-            items.append(f'v1.LabelSelectorRequirement{{Key:{_q(e.get("key", ""))}, '
-                         f'Operator:{_q(e.get("operator", ""))}, Values:{vals}}}')
-        shown = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
-    return GoText(f"v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{shown}}}")
-
-
-def _q(text: Any) -> str:
-    return go_quote(str(text))
 
 
 def name_warnings(name: str) -> list[str]:
