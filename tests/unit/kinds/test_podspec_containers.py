@@ -99,7 +99,7 @@ def test_port_protocol_is_supported():
 
 @pytest.mark.parametrize("name, message", [
     ("http-endpoint-long", "must be no more than 15 characters"),
-    ("HTTP", "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"),
+    ("a_b", "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"),
     ("8080", "must contain at least one letter (a-z)"),
     ("a--b", "must not contain consecutive hyphens"),
     ("-ab", "must not begin or end with a hyphen"),

@@ -1,10 +1,11 @@
 """The small rules the pod spec's validators share, in apimachinery's and core validation's words.
 
 - names: `dns_label`, `dns_subdomain` (`ValidateDNS1123Label`/`Subdomain`
-  as field errors), `label_map` (`ValidateLabels`), `annotation_map`
-  (`ValidateAnnotations`), `qualified_name`;
+  as field errors; `subdomain_errors` is `IsDNS1123Subdomain`, the one
+  `runtime.server.kinds.cluster.volumes` has), `label_map` (`ValidateLabels`),
+  `annotation_map` (`ValidateAnnotations`), `qualified_name`;
 - numbers: `port_number` (`IsValidPortNum`), `port_name_errors` (`IsValidPortName`,
-  IANA service names), `port_num_or_name`, `inclusive_range`,
+  IANA service names: `cluster.netrules`' rule), `port_num_or_name`, `inclusive_range`,
   `protocol_errors` (a port's `protocol`: required, one of `PROTOCOLS`),
   `non_negative`, `user_id`/`group_id`, `file_mode`;
 - text: `env_var_name` (`IsEnvVarName`), `http_header_name`, `ip_address`;
@@ -30,6 +31,10 @@ from runtime.machinery.validation.fielderrors import forbidden, invalid, not_sup
 from runtime.machinery.validation.gofmt import go_value
 from runtime.machinery.validation.labels import label_key_errors, label_value_errors
 from runtime.machinery.validation.names import dns1123_label_errors
+# The cluster kinds' copies of two apimachinery rules, one for every kind (the pods package may import the
+# cluster package, which never imports it back).
+from runtime.server.kinds.cluster.netrules import port_name_errors
+from runtime.server.kinds.cluster.volumes import subdomain_errors
 
 __all__ = ["regex_error", "inclusive_range", "dns_label", "dns_subdomain", "subdomain_errors", "label_map",
            "annotation_map", "qualified_name", "port_number", "port_name_errors", "port_num_or_name",
@@ -43,9 +48,6 @@ MAX_INT32 = (1 << 31) - 1
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 NEGATIVE = "must be greater than or equal to 0"
 FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
-_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
-_PORT_NAME_CHARSET = re.compile(r"[-a-z0-9]+")
 _ENV_VAR_FMT = r"[-._a-zA-Z][-._a-zA-Z0-9]*"
 _ENV_VAR = re.compile(_ENV_VAR_FMT)
 _HTTP_HEADER_FMT = r"[-A-Za-z0-9]+"
@@ -65,16 +67,6 @@ def inclusive_range(lo: int, hi: int) -> str:
 
 def dns_label(value: str, path: str) -> list[FieldError]:
     return [invalid(path, value, msg) for msg in dns1123_label_errors(value)]
-
-
-def subdomain_errors(value: str) -> list[str]:
-    """`IsDNS1123Subdomain`'s messages."""
-    out = ["must be no more than 253 characters"] if len(value) > 253 else []
-    if not _SUBDOMAIN.fullmatch(value):
-        out.append(regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                               "'-' or '.', and must start and end with an alphanumeric character",
-                               _SUBDOMAIN_FMT, "example.com"))
-    return out
 
 
 def dns_subdomain(value: str, path: str) -> list[FieldError]:
@@ -108,22 +100,6 @@ def annotation_map(annotations: Any, path: str) -> list[FieldError]:
 
 def port_number(value: int, path: str) -> list[FieldError]:
     return [] if 1 <= value <= 65535 else [invalid(path, value, inclusive_range(1, 65535))]
-
-
-def port_name_errors(name: str) -> list[str]:
-    """`IsValidPortName`: an IANA service name (at most 15 characters, a-z, 0-9 and '-', a letter)."""
-    out = []
-    if len(name) > 15:
-        out.append("must be no more than 15 characters")
-    if not _PORT_NAME_CHARSET.fullmatch(name):
-        out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    elif not re.search(r"[a-z]", name):
-        out.append("must contain at least one letter (a-z)")
-    if "--" in name:
-        out.append("must not contain consecutive hyphens")
-    if name and (name[0] == "-" or name[-1] == "-"):
-        out.append("must not begin or end with a hyphen")
-    return out
 
 
 def protocol_errors(protocol: str | None, path: str, *, empty_is_unset: bool = True) -> list[FieldError]:
