@@ -18,6 +18,7 @@ and the Priority admission plugin's rules for the kind), cluster-scoped.
   system-cluster-critical (2000000000), which the server's bootstrap creates
   when missing, as kube-apiserver's post-start hook; they may not be deleted
   (403 "this is a system priority class and cannot be deleted").
+- A PUT of a missing class is 404 (the strategy's AllowCreateOnUpdate is false).
 - `kubectl get`: NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY.
 """
 
