@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from google.protobuf.message import Message
 from runtime.machinery.scheme import Scheme
 from runtime.machinery.serializer import protobuf, protofacts
 from runtime.machinery.serializer.protobuf import PROTOBUF_PREFIX, decode, encode
+from runtime.models import codegen
 from runtime.machinery.serializer.proto import apps_v1_pb2, autoscaling_v1_pb2, autoscaling_v2_pb2, core_v1_pb2
 from runtime.machinery.serializer.proto import intstr_pb2, runtime_pb2
 from tests.support.workload_objects import DEPLOYMENT, HPA_V1, HPA_V2, POD, SERVICE, WORKLOAD_OBJECTS
@@ -282,7 +282,8 @@ def test_an_object_after_kubernetes_defaults_round_trips_with_what_go_writes_of_
     assert decode(encode(expected)) == expected
 
 
-SWAGGER = Path(__file__).resolve().parents[3] / "shared" / "kubernetes" / "openapi-v1.28" / "swagger.json"
+# Beside the checkout, else the machine's (a clone elsewhere, as CI's): where the model generator finds them.
+SWAGGER = codegen.DEFAULT_SOURCE.parent / "swagger.json"
 
 
 def _served_messages() -> dict[str, Any]:
