@@ -48,6 +48,7 @@ def errors_of(obj: dict[str, Any]) -> list[str]:
 def updated(old: dict[str, Any], change, subresource=None) -> dict[str, Any]:
     new = copy.deepcopy(old)
     change(new)
+    RT.strategy.default(new)  # as the registry does first
     RT.strategy.prepare_for_update(new, old, subresource)
     return new
 

@@ -46,6 +46,7 @@ def errors_of(rt: Any, obj: dict[str, Any]) -> list[str]:
 def updated(rt: Any, old: dict[str, Any], change, subresource=None) -> dict[str, Any]:
     new = copy.deepcopy(old)
     change(new)
+    rt.strategy.default(new)  # as the registry does first
     rt.strategy.prepare_for_update(new, old, subresource)
     return new
 

@@ -44,6 +44,7 @@ def errors_of(obj: dict[str, Any]) -> list[str]:
 def update_errors(old: dict[str, Any], change, subresource=None) -> list[str]:
     new = copy.deepcopy(old)
     change(new)
+    RT.strategy.default(new)  # as the registry does first
     RT.strategy.prepare_for_update(new, old, subresource)
     return [str(e) for e in RT.strategy.validate_update(new, old)]
 
@@ -199,10 +200,12 @@ def test_a_spec_change_bumps_the_generation_and_a_status_write_does_not():
     old = created(statefulset())
     new = copy.deepcopy(old)
     new["spec"]["replicas"] = 2
+    RT.strategy.default(new)  # as the registry does first
     RT.strategy.prepare_for_update(new, old)
     assert new["metadata"]["generation"] == 2
     status = copy.deepcopy(old)
     status["status"] = {"readyReplicas": 0}
+    RT.strategy.default(status)  # as the registry does first
     RT.strategy.prepare_for_update(status, old, STATUS)
     assert status["metadata"]["generation"] == 1
     assert status["status"] == {"readyReplicas": 0, "replicas": 0, "availableReplicas": 0}

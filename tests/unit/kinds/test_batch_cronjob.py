@@ -38,6 +38,7 @@ def errors_of(obj: dict[str, Any]) -> list[str]:
 
 def update_errors(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
     new = copy.deepcopy(new)
+    CRON.strategy.default(new)  # as the registry does first
     CRON.strategy.prepare_for_update(new, old)
     return [str(e) for e in CRON.strategy.validate_update(new, old)]
 
@@ -178,6 +179,7 @@ def test_generation_counted_and_status_kept_to_its_subresource() -> None:
     new = copy.deepcopy(old)
     new["spec"]["schedule"] = "0 * * * *"
     new["status"] = {}
+    CRON.strategy.default(new)  # as the registry does first
     CRON.strategy.prepare_for_update(new, old)
     assert new["metadata"]["generation"] == 2 and new["status"] == old["status"]
 
@@ -200,6 +202,7 @@ def test_warnings_name_not_a_dns_label_and_tz_kept_on_update() -> None:
     old["metadata"]["generation"] = 1
     new = copy.deepcopy(old)
     new["spec"]["schedule"] = "TZ=UTC 0 1 * * *"
+    CRON.strategy.default(new)  # as the registry does first
     CRON.strategy.prepare_for_update(new, old)
     assert CRON.strategy.warnings(old, new, "m") == [
         "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "

@@ -38,6 +38,7 @@ def errors_of(obj: dict[str, Any]) -> list[str]:
 
 def update_errors(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
     new = copy.deepcopy(new)
+    JOB.strategy.default(new)  # as the registry does first
     JOB.strategy.prepare_for_update(new, old)
     return [str(e) for e in JOB.strategy.validate_update(new, old)]
 
@@ -271,10 +272,12 @@ def test_generation_counts_spec_changes_not_status() -> None:
     old["metadata"]["generation"] = 1
     new = copy.deepcopy(old)
     new["spec"]["suspend"] = True
+    JOB.strategy.default(new)  # as the registry does first
     JOB.strategy.prepare_for_update(new, old)
     assert new["metadata"]["generation"] == 2
     status = copy.deepcopy(old)
     status["status"] = {"active": 1}
+    JOB.strategy.default(status)  # as the registry does first
     JOB.strategy.prepare_for_update(status, old, JOB.strategy.subresources["status"])
     assert status["metadata"]["generation"] == 1 and status["status"] == {"active": 1}
 
@@ -284,6 +287,7 @@ def test_main_resource_write_keeps_the_status() -> None:
     old["status"] = {"succeeded": 1}
     new = copy.deepcopy(old)
     new["status"] = {"succeeded": 5}
+    JOB.strategy.default(new)  # as the registry does first
     JOB.strategy.prepare_for_update(new, old)
     assert new["status"] == {"succeeded": 1}
 

@@ -181,6 +181,7 @@ def test_quota_create_starts_with_an_empty_status_kept_by_main_writes():
     old = copy.deepcopy(quota(hard={"pods": "1"}))
     old["status"] = {"hard": {"pods": "1"}, "used": {"pods": "0"}}
     new = quota(hard={"pods": "2"})
+    RQ.strategy.default(new)  # as the registry does first
     RQ.strategy.prepare_for_update(new, old)
     assert new["status"] == old["status"]
 

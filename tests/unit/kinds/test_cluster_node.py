@@ -137,9 +137,11 @@ def test_status_addresses_are_unique_on_update():
 def test_a_spec_write_keeps_the_status_and_a_status_write_keeps_the_spec():
     old = node({"unschedulable": False}, status={"phase": "Running"})
     new = node({"unschedulable": True}, status={"phase": "Pending"})
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old)
     assert (new["spec"]["unschedulable"], new["status"]) == (True, {"phase": "Running"})
     status_write = node({"unschedulable": True}, status={"phase": "Pending"})
+    S.default(status_write)  # as the registry does first
     S.prepare_for_update(status_write, old, S.subresources["status"])
     assert (status_write["spec"].get("unschedulable"), status_write["status"]) == (False, {"phase": "Pending"})
 

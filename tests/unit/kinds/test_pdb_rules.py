@@ -66,6 +66,7 @@ def test_status_counts_are_not_negative():
     old = new_pdb()
     new = copy.deepcopy(old)
     new["status"]["disruptionsAllowed"] = -1
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old, S.subresources["status"])
     assert [f"{e.field}: {e.detail}" for e in S.validate_update(new, old)] == [
         "status.disruptionsAllowed: must be greater than or equal to 0"]

@@ -34,6 +34,7 @@ def update(old: dict[str, Any], change, subresource: str = "") -> list[str]:
     """The errors (as `field: detail`) of writing `old` changed by `change` (to the main resource or a subresource)."""
     new = copy.deepcopy(old)
     change(new)
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old, S.subresources.get(subresource) if subresource else None)
     return [f"{e.field}: {e.detail}" for e in S.validate_update(new, old)]
 
@@ -166,6 +167,7 @@ def test_pod_write_keeps_the_status():
     old = new_pod()
     new = copy.deepcopy(old)
     new["status"] = {"phase": "Running"}
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old)
     assert new["status"] == old["status"]
 
@@ -188,6 +190,7 @@ def test_status_write_keeps_spec_and_qos_class():
     new = copy.deepcopy(old)
     new["spec"]["nodeName"] = "n1"
     new["status"] = {"phase": "Running"}
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old, S.subresources["status"])
     assert "nodeName" not in new["spec"] and new["status"] == {"phase": "Running", "qosClass": "BestEffort"}
 
@@ -199,6 +202,7 @@ def test_status_pod_ip_and_pod_ips_are_kept_in_step():
                           ({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.3"}]}, "10.0.0.2", ["10.0.0.2"])):
         new = copy.deepcopy(old)
         new["status"] = dict(sent)
+        S.default(new)  # as the registry does first
         S.prepare_for_update(new, old, S.subresources["status"])
         assert (new["status"]["podIP"], [e["ip"] for e in new["status"]["podIPs"]]) == (ip, ips)
 
@@ -249,6 +253,7 @@ def test_ephemeral_write_changes_only_ephemeral_containers():
     new["spec"]["ephemeralContainers"] = [EPHEMERAL]
     new["spec"]["restartPolicy"] = "Never"
     new["status"] = {}
+    S.default(new)  # as the registry does first
     S.prepare_for_update(new, old, S.subresources["ephemeralcontainers"])
     assert new["spec"]["restartPolicy"] == "Always" and new["status"] == old["status"]
     assert S.validate_update(new, old) == []

@@ -101,7 +101,6 @@ class WorkloadStrategy(Strategy):
             super().prepare_for_update(new, old, subresource)
             new["status"] = self.status_rules.written(new.get("status"))
             return
-        self.default(new)
         super().prepare_for_update(new, old, subresource)
 
     # ---- validation ---------------------------------------------------------------------------------

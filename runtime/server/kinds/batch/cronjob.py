@@ -165,7 +165,6 @@ class CronJobStrategy(Strategy):
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
                            subresource: Subresource | None = None) -> None:
-        self.default(new)
         job_spec = new["spec"].get("jobTemplate", {}).get("spec")
         if isinstance(job_spec, dict):
             drop_disabled_fields(job_spec, ((old.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {})

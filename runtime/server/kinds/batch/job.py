@@ -263,7 +263,6 @@ class JobStrategy(Strategy):
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
                            subresource: Subresource | None = None) -> None:
         spec = new.setdefault("spec", {})
-        self.default(new)
         drop_disabled_fields(spec, old.get("spec") or {})
         super().prepare_for_update(new, old, subresource)
 

@@ -2,8 +2,8 @@
 
 - Quantities of the kind's resource maps (`resource_maps`) are decoded as
   `resource.Quantity`: canonical text, a bad one the decoder's 400.
-- Scheme defaulting runs on every decoded body, creates and updates alike
-  (a PUT without a defaulted field is defaulted again, not refused as a
+- Scheme defaulting runs on every decoded body, creates and updates alike (the registry
+  calls `default` on each: a PUT without a defaulted field is defaulted again, not refused as a
   change of an immutable field); `default` is idempotent.
 - `initial_status`: a kind whose create resets the status (`PrepareForCreate`
   of kinds with a status subresource: `obj.Status = {}`) starts with this one.
@@ -16,7 +16,6 @@ from typing import Any
 from runtime.machinery.options import Body
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.cluster.resources import canonical_resources
-from runtime.server.kinds.subresources import Subresource
 
 __all__ = ["ClusterStrategy"]
 
@@ -43,8 +42,3 @@ class ClusterStrategy(Strategy):
             obj.pop("status", None)
             if self.initial_status:
                 obj["status"] = dict(self.initial_status)
-
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
-                           subresource: Subresource | None = None) -> None:
-        self.default(new)
-        super().prepare_for_update(new, old, subresource)

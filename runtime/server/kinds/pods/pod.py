@@ -137,7 +137,6 @@ class PodStrategy(Strategy):
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
                            subresource: Subresource | None = None) -> None:
-        default_pod(new)  # every write's body is defaulted as a create's (Kubernetes' decoder defaults them all)
         super().prepare_for_update(new, old, subresource)
 
     def keep_to_main(self, new: dict[str, Any], old: dict[str, Any]) -> None:

@@ -102,10 +102,6 @@ class EndpointsStrategy(Strategy):
                 if isinstance(port, dict) and not port.get("protocol"):
                     port["protocol"] = "TCP"
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: Any = None) -> None:
-        self.default(new)  # an update's body is defaulted as decoded, as Kubernetes' decoder does
-        super().prepare_for_update(new, old, subresource)
-
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         errs: list[FieldError] = []
         for i, subset in enumerate(obj.get("subsets") or ()):

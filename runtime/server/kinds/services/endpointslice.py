@@ -167,10 +167,6 @@ class EndpointSliceStrategy(Strategy):
                 if port.get("protocol") is None:
                     port["protocol"] = "TCP"
 
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any], subresource: Any = None) -> None:
-        self.default(new)  # an update's body is defaulted as decoded, as Kubernetes' decoder does
-        super().prepare_for_update(new, old, subresource)
-
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
         """warnOnDeprecatedAddressType."""
         return ["spec.addressType: FQDN endpoints are deprecated"] if new.get("addressType") == "FQDN" else []

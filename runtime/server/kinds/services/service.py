@@ -145,7 +145,6 @@ class ServiceStrategy(Strategy):
 
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any],
                            subresource: Subresource | None = None) -> None:
-        default_service(new)  # an update's body is defaulted as decoded, as Kubernetes' decoder does
         super().prepare_for_update(new, old, subresource)
         drop_type_dependent_fields(new.setdefault("spec", {}), old.get("spec") or {})
         status = new.setdefault("status", {})
