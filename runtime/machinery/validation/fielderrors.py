@@ -9,7 +9,7 @@ from runtime.machinery.errors import Cause, Invalid
 from runtime.machinery.validation.gofmt import go_quote, go_value
 
 __all__ = ["FieldError", "required", "invalid", "not_supported", "forbidden", "duplicate",
-           "too_long", "invalid_error"]
+           "too_long", "too_many", "invalid_error"]
 
 _NO_VALUE = object()
 
@@ -74,6 +74,11 @@ def duplicate(field: str, value: Any) -> FieldError:
 
 def too_long(field: str, limit: int) -> FieldError:
     return FieldError("FieldValueTooLong", field, f"must have at most {limit} bytes")
+
+
+def too_many(field: str, count: int, limit: int) -> FieldError:
+    """field.TooMany: `Too many: <count>: must have at most <limit> items`."""
+    return FieldError("FieldValueTooMany", field, f"must have at most {limit} items", count)
 
 
 def invalid_error(kind: str, group_resource_kind: str, name: str, errors: list[FieldError]) -> Invalid:

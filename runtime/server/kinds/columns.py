@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-__all__ = ["Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS"]
+__all__ = ["Columns", "column", "doc_column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS"]
 
 # Kubernetes' descriptions (metav1.ObjectMeta).
 _NAME_DOC = ("Name must be unique within a namespace. Is required when creating resources, although some resources "
@@ -39,6 +39,16 @@ def column(name: str, description: str, *, type_: str = "string", format_: str =
            ) -> dict[str, Any]:
     """One column definition (`priority` 1: shown by `kubectl get -o wide` only)."""
     return {"name": name, "type": type_, "format": format_, "description": description, "priority": priority}
+
+
+def doc_column(name: str, model: type[Any], json_name: str, **options: Any) -> dict[str, Any]:
+    """A column described by `model`'s field `json_name` (its JSON name), as Kubernetes' printers take their
+    descriptions from its types' `SwaggerDoc()` (the OpenAPI's text); `column`'s options. KeyError for a field
+    the model has not."""
+    for field_name, info in model.model_fields.items():
+        if (info.alias or field_name) == json_name:
+            return column(name, info.description or "", **options)
+    raise KeyError(json_name)
 
 
 NAME_COLUMN = column("Name", _NAME_DOC, format_="name")

@@ -346,3 +346,10 @@ def test_an_empty_map_in_the_template_is_no_change() -> None:
     new["spec"]["template"]["metadata"]["annotations"] = {}
     new["spec"]["template"]["spec"]["containers"][0]["env"] = []
     assert update_errors(new, old) == []
+
+
+def test_pod_failure_policy_has_at_most_20_rules() -> None:
+    rule = {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}
+    obj = job(podFailurePolicy={"rules": [dict(rule) for _ in range(21)]})
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    assert "spec.podFailurePolicy.rules: Too many: 21: must have at most 20 items" in errors_of(created(obj))

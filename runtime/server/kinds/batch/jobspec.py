@@ -27,7 +27,7 @@ from typing import Any
 
 from runtime.machinery.selectors import SelectorError, label_selector_from_dict
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required, too_many
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.labels import label_key_errors
 from runtime.machinery.validation.names import dns1123_label_errors
@@ -170,15 +170,11 @@ def _indexed_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _too_many(path: str, count: int, limit: int) -> FieldError:
-    return FieldError("FieldValueTooMany", path, f"must have at most {limit} items", GoText(str(count)))
-
-
 def _pod_failure_policy_errors(spec: dict[str, Any], policy: dict[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     rules = policy.get("rules") or []
     if len(rules) > _MAX_RULES:
-        errs.append(_too_many(f"{path}.rules", len(rules), _MAX_RULES))
+        errs.append(too_many(f"{path}.rules", len(rules), _MAX_RULES))
     pod_spec = (spec.get("template") or {}).get("spec") or {}
     names = {c.get("name") for key in ("containers", "initContainers") for c in pod_spec.get(key) or []}
     for i, rule in enumerate(rules):
@@ -226,7 +222,7 @@ def _exit_codes_errors(req: dict[str, Any], path: str, names: set[Any]) -> list[
         errs.append(invalid(f"{path}.values", GoText("[]int32(nil)" if req.get("values") is None else "[]int32{}"),
                             "at least one value is required"))
     elif len(values) > _MAX_EXIT_CODES:
-        errs.append(_too_many(f"{path}.values", len(values), _MAX_EXIT_CODES))
+        errs.append(too_many(f"{path}.values", len(values), _MAX_EXIT_CODES))
     seen: set[int] = set()
     for j, value in enumerate(values):
         if operator == "In" and value == 0:
@@ -243,7 +239,7 @@ def _exit_codes_errors(req: dict[str, Any], path: str, names: set[Any]) -> list[
 def _conditions_errors(patterns: list[dict[str, Any]], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if len(patterns) > _MAX_CONDITION_PATTERNS:
-        errs.append(_too_many(path, len(patterns), _MAX_CONDITION_PATTERNS))
+        errs.append(too_many(path, len(patterns), _MAX_CONDITION_PATTERNS))
     for j, pattern in enumerate(patterns):
         kind = pattern.get("type") or ""
         errs += [invalid(f"{path}[{j}].type", kind, msg) for msg in label_key_errors(kind)]

@@ -6,7 +6,7 @@ Contract: each kind's strategy (`runtime.server.kinds.Strategy`), named in `runt
 its rules are Kubernetes' (`pkg/apis/*/v1/defaults.go`, `pkg/apis/*/validation`, `pkg/registry/*/*/strategy.go`,
 `printers.go`), each module's docstring lists them. One module per kind; what several share:
 `stored` (their base: quantities decoded canonically, defaults on every write), `resources` (resource names
-and quantities), `volumes` (access and volume modes, classes), `netrules` (ports, CIDRs, hosts), `printing`,
+and quantities), `volumes` (access and volume modes, classes), `netrules` (ports, CIDRs, hosts),
 `defaultclass` (a StorageClass's or IngressClass's default, which claims and Ingresses take).
 Also exported for the quota and limit admission: `LIMIT_TYPES`, `QUOTA_SCOPES`, `quantity`,
 `is_standard_quota_resource`; for the bootstrap: `SYSTEM_PRIORITY_CLASSES`; for claim templates:

@@ -25,7 +25,7 @@ from runtime.machinery.validation.fielderrors import forbidden, invalid, not_sup
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.models.k8s.networking_v1 import NetworkPolicySpec
 from runtime.server.kinds.cluster.netrules import parse_cidr, port_name_errors, port_number_errors
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 

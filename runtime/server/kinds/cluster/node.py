@@ -37,7 +37,7 @@ from runtime.machinery.validation.labels import label_value_errors
 from runtime.machinery.validation.names import qualified_name_errors
 from runtime.models.k8s.core_v1 import NodeStatus, NodeSystemInfo
 from runtime.server.kinds.cluster.netrules import parse_cidr
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.resources import quantity_value_errors
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED

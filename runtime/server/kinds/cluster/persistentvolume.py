@@ -31,7 +31,7 @@ from typing import Any
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.models.k8s.core_v1 import PersistentVolumeSpec, PersistentVolumeStatus
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.resources import basic_resource_errors, go_resource_list, quantity
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.cluster.volumes import (

@@ -45,7 +45,7 @@ from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.models.k8s.core_v1 import PersistentVolumeClaimSpec, PersistentVolumeClaimStatus
 from runtime.models.k8s.storage_v1 import StorageClass
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.resources import basic_resource_errors, quantity, quantity_value_errors
 from runtime.server.kinds.cluster.storageclass import StorageClassStrategy
 from runtime.server.kinds.cluster.stored import ClusterStrategy

@@ -31,7 +31,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
 from runtime.models.k8s.scheduling_v1 import PriorityClass
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.server.kinds.parts import SchemeObserver

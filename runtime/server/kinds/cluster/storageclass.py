@@ -31,7 +31,7 @@ from runtime.machinery.validation.fielderrors import duplicate, forbidden, inval
 from runtime.machinery.validation.names import qualified_name_errors
 from runtime.models.k8s.storage_v1 import StorageClass
 from runtime.server.kinds.cluster.defaultclass import DefaultClasses
-from runtime.server.kinds.cluster.printing import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.cluster.stored import ClusterStrategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.server.kinds.parts import SchemeObserver

@@ -10,7 +10,8 @@ admission reserves each IP and node port as a store key of its own (`reservation
 Modules, one concept each: `service` (the Service's strategy), `service_defaults` (its defaults and linked
 fields), `service_validation` (ValidateService, and the port rules Endpoints and EndpointSlice share),
 `service_allocation` (IPs and node ports taken on create and update) over `reservations` (each a store key)
-and `ranges`; `endpoints` and `endpointslice` (their strategies); `docs` (printer columns' descriptions).
+and `ranges`; `endpoints` and `endpointslice` (their strategies). Printer columns take their descriptions
+from the models (`runtime.server.kinds.columns.doc_column`).
 The surface is `__all__` (`runtime.server.kinds.base` names `ranges.ServiceRanges` in
 annotations only); the modules are internal to this package.
 """

@@ -24,7 +24,7 @@ from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.server.kinds.pods.podspec_common import (
     dns_label, dns_subdomain, ip_address, port_number, protocol_errors,
 )
-from runtime.server.kinds.services.docs import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.services.service_validation import app_protocol_errors, named_port_errors, special_ip_errors
 
 __all__ = ["EndpointsStrategy", "endpoints_cell"]

@@ -22,7 +22,7 @@ import ipaddress
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required, too_many
 from runtime.models.k8s.discovery_v1 import EndpointSlice
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
@@ -30,7 +30,7 @@ from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec_common import (
     dns_label, dns_subdomain, label_map, protocol_errors, subdomain_errors,
 )
-from runtime.server.kinds.services.docs import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.services.service_validation import app_protocol_errors, special_ip_errors
 
 __all__ = ["EndpointSliceStrategy", "ports_cell", "addresses_cell"]
@@ -38,10 +38,6 @@ __all__ = ["EndpointSliceStrategy", "ports_cell", "addresses_cell"]
 _ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
 _MAX_ENDPOINTS, _MAX_ADDRESSES, _MAX_PORTS, _MAX_TOPOLOGY, _MAX_ZONE_HINTS = 1000, 100, 20000, 16, 8
 _SHOWN = 3
-
-
-def _too_many(path: str, count: int, limit: int) -> FieldError:
-    return FieldError("FieldValueTooMany", path, f"must have at most {limit} items", count)
 
 
 def _with_more(shown: list[str], count: int) -> str:
@@ -107,7 +103,7 @@ def _fqdn_errors(name: str, path: str) -> list[FieldError]:
 
 def _endpoint_errors(endpoints: list[Any], address_type: str) -> list[FieldError]:
     if len(endpoints) > _MAX_ENDPOINTS:
-        return [_too_many("endpoints", len(endpoints), _MAX_ENDPOINTS)]
+        return [too_many("endpoints", len(endpoints), _MAX_ENDPOINTS)]
     errs: list[FieldError] = []
     for i, endpoint in enumerate(endpoints):
         path = f"endpoints[{i}]"
@@ -115,26 +111,26 @@ def _endpoint_errors(endpoints: list[Any], address_type: str) -> list[FieldError
         if not addresses:
             errs.append(required(f"{path}.addresses", "must contain at least 1 address"))
         elif len(addresses) > _MAX_ADDRESSES:
-            errs.append(_too_many(f"{path}.addresses", len(addresses), _MAX_ADDRESSES))
+            errs.append(too_many(f"{path}.addresses", len(addresses), _MAX_ADDRESSES))
         for j, address in enumerate(addresses):
             errs += _address_errors(address, address_type, f"{path}.addresses[{j}]")
         if endpoint.get("nodeName") is not None:
             errs += dns_subdomain(endpoint["nodeName"], f"{path}.nodeName")
         topology = endpoint.get("deprecatedTopology") or {}
         if len(topology) > _MAX_TOPOLOGY:
-            errs.append(_too_many(f"{path}.deprecatedTopology", len(topology), _MAX_TOPOLOGY))
+            errs.append(too_many(f"{path}.deprecatedTopology", len(topology), _MAX_TOPOLOGY))
         errs += label_map(topology, f"{path}.deprecatedTopology")
         if endpoint.get("hostname") is not None:
             errs += dns_label(endpoint["hostname"], f"{path}.hostname")
         zones = ((endpoint.get("hints") or {}).get("forZones")) or []
         if len(zones) > _MAX_ZONE_HINTS:
-            errs.append(_too_many(f"{path}.hints.forZones", len(zones), _MAX_ZONE_HINTS))
+            errs.append(too_many(f"{path}.hints.forZones", len(zones), _MAX_ZONE_HINTS))
     return errs
 
 
 def _port_errors(ports: list[Any]) -> list[FieldError]:
     if len(ports) > _MAX_PORTS:
-        return [_too_many("ports", len(ports), _MAX_PORTS)]
+        return [too_many("ports", len(ports), _MAX_PORTS)]
     errs: list[FieldError] = []
     names: set[str] = set()
     for i, port in enumerate(ports):

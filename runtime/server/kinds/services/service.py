@@ -32,7 +32,7 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.gofmt import go_quote
 from runtime.models.k8s.core_v1 import ServiceSpec
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy
-from runtime.server.kinds.services.docs import doc_column
+from runtime.server.kinds.columns import doc_column
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age
 from runtime.server.kinds.services.reservations import Owner, Reservations
 from runtime.server.kinds.services.service_allocation import allocate_create, allocate_update, reserved_keys
