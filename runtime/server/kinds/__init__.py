@@ -22,7 +22,7 @@ aggregation controller's field manager.
 
 from runtime.models import catalog
 from runtime.machinery.kindinfo import KindInfo
-from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of
+from runtime.server.kinds.base import AUDIT_ANNOTATIONS, AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of
 from runtime.server.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
 from runtime.server.kinds.subresources import (
     ActionSubresource, ObjectSubresource, StatusSubresource, Subresource, ViewSubresource,
@@ -51,7 +51,7 @@ from runtime.server.kinds import apps, batch, cluster, pods, services
 __all__ = [
     "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
     "Subresource", "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext",
-    "AdmissionRequest", "spec_of",
+    "AdmissionRequest", "AUDIT_ANNOTATIONS", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "STRATEGIES",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",

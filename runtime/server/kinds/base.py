@@ -23,6 +23,7 @@ RESTUpdateStrategy, RESTDeleteStrategy, TableConvertor):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from runtime.server.kinds.services.ranges import ServiceRanges
     from runtime.server.storage import Store
 
-__all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "spec_of"]
+__all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "AUDIT_ANNOTATIONS", "spec_of"]
 
 
 class PolicyContext(Protocol):
@@ -63,7 +64,17 @@ class PolicyContext(Protocol):
 
 @dataclass
 class AdmissionRequest:
-    """A write as admission sees it; `obj` may be changed by admission steps."""
+    """A write as admission sees it; `obj` may be changed by admission steps.
+
+    `operation` is create, update or delete; `obj` the new object (a
+    delete's: the object being deleted, as `old`); `subresource` the
+    subresource written ("" for the main resource); `options` the write's
+    options as parsed (`WriteOptions`, or `ParsedDeleteOptions` for a
+    delete). Steps answer beside the object through `warn` (Warning headers
+    of the answer) and `annotate` (the request's audit event), and keep
+    their own per-request memory in `state` (a mutating webhook's
+    reinvocation).
+    """
 
     user: UserInfo
     resource: "ResourceType"
@@ -75,11 +86,44 @@ class AdmissionRequest:
     #: BeginCreate/BeginUpdate FinishFunc): each is awaited with True if a create or update was stored, else
     #: False; a delete's with True once the object is removed (Kubernetes' AfterDelete), else not at all.
     on_finish: list[Callable[[bool], Awaitable[None]]] = field(default_factory=list)
+    subresource: str = ""
+    options: Any = None
+    warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        meta = (self.obj if self.obj is not None else self.old or {}).get("metadata") or {}
+        return meta.get("name") or ""
+
+    @property
+    def namespace(self) -> str:
+        meta = (self.obj if self.obj is not None else self.old or {}).get("metadata") or {}
+        return meta.get("namespace") or ""
+
+    def warn(self, text: str) -> None:
+        """Answer `text` as a Warning header (once, however many steps say it)."""
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def annotate(self, key: str, value: str) -> None:
+        """Record `key: value` in the request's audit event (the first value of a key stands, as kube's
+        `AddAnnotation`)."""
+        self.audit_annotations.setdefault(key, value)
+        sink = AUDIT_ANNOTATIONS.get()
+        if sink is not None:
+            sink.setdefault(key, value)
 
     async def finish(self, committed: bool) -> None:
         """Run `on_finish` (the registry calls it once per admitted write, shielded from cancellation)."""
         for settle in self.on_finish:
             await settle(committed)
+
+
+#: The audit annotations of the request being served: the HTTP layer sets it to its audit event's
+#: annotations (a context variable, as the request's context carries kube's audit event to admission).
+AUDIT_ANNOTATIONS: ContextVar[dict[str, str] | None] = ContextVar("miniplane_audit_annotations", default=None)
 
 
 class Strategy(Decoding, UpdateStrategy, DeleteStrategy, FieldSelection, TableConvertor, VersionConverter):

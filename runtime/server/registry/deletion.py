@@ -151,7 +151,7 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
         if current is None:
             raise not_found(rt, name)
         _check_preconditions(rt, current, options)
-        admitted = await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run)
+        admitted = await core.admit(user, rt, "delete", current.obj, current.obj, options.dry_run, options=options)
         code = 202 if options.orphan_dependents is False else 200
         obj = current.copy_dict()
         graceful, pending = _before_delete(strategy, obj, options)
@@ -159,7 +159,7 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
                        and strategy.has_finalizers(current.obj)):
             # Already terminating: the first delete's timestamp and finalizers stand; answer the object as it is
             # (202 as any delete that leaves the object, when orphanDependents=false asked for one).
-            return DeleteResult(code, current)
+            return DeleteResult(code, current, admitted.warnings)
         # The garbage collector's finalizer the propagation policy asks for.
         finalizers = strategy.deletion_finalizers(obj["metadata"].get("finalizers") or [], options)
         if finalizers:
@@ -171,7 +171,7 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
             strategy.prepare_for_delete(obj)  # the rest of Kubernetes' markAsDeleting, as the kind does it
         if strategy.has_finalizers(obj) or (graceful and obj["metadata"]["deletionGracePeriodSeconds"] > 0):
             if options.dry_run:
-                return DeleteResult(code, StoredObject(key, obj, current.revision))
+                return DeleteResult(code, StoredObject(key, obj, current.revision), admitted.warnings)
             with store_errors(rt, name):
                 try:
                     encoder = ObjectEncoder(obj)
@@ -179,19 +179,19 @@ async def _delete_stored(core: RegistryCore, user: UserInfo, rt: ResourceType, n
                 except RevisionConflict:
                     continue
             return DeleteResult(code, encoder.stored(key, entry.mod_revision)
-                                or StoredObject(key, obj, entry.mod_revision, entry.value))
+                                or StoredObject(key, obj, entry.mod_revision, entry.value), admitted.warnings)
         # Deleted now; a graceful delete of period 0 answers the object as it marked it.
         gone = StoredObject(key, obj, current.revision) if graceful else current
         body: Any = gone if strategy.returns_deleted_object else _success(rt, current)
         if options.dry_run:
-            return DeleteResult(200, body)
+            return DeleteResult(200, body, admitted.warnings)
         with store_errors(rt, name):
             try:
                 await core.store.delete(key, expected_revision=current.revision)
             except RevisionConflict:
                 continue
         await admitted.finish(True)  # removed: what the kind's admission holds for it may go (a Service's IPs)
-        return DeleteResult(200, body)
+        return DeleteResult(200, body, admitted.warnings)
 
 
 def _before_delete(strategy: Any, obj: dict[str, Any], options: ParsedDeleteOptions) -> tuple[bool, bool]:

@@ -40,7 +40,8 @@ import trio
 
 from runtime.machinery import errors
 from runtime.server.featuregates import DEFAULT_GATES
-from runtime.server.admission import BuiltinAdmission
+from runtime.server.admission import AdmissionChain, AdmissionMetrics, CacheServiceResolver, WebhookClient
+from runtime.server.admission.steps import admission_steps
 from runtime.server.kinds import AdmissionRequest, SchemeObserver, Subresource
 from runtime.server.kinds.services import ServiceRanges
 from runtime.machinery.storedobject import ObjectEncoder, StoredObject, decode_stored
@@ -125,7 +126,8 @@ class RegistryCore:
                  authenticator: TokenAuthenticator | None = None, admission: Sequence[AdmissionPlugin] = (),
                  tokens: TokenSigner | None = None, feature_gates: dict[str, bool] | None = None,
                  history_seconds: float = 300.0, continue_ttl: float = 300.0, continue_secret: bytes | None = None,
-                 token_clock: Callable[[], float] | None = None, service_ranges: ServiceRanges | None = None) -> None:
+                 token_clock: Callable[[], float] | None = None, service_ranges: ServiceRanges | None = None,
+                 admission_metrics: AdmissionMetrics | None = None) -> None:
         self.scheme = scheme
         scheme.bind_strategies()
         #: Roles and bindings as the watch cache sees them, indexed by subject (what the authorizer reads).
@@ -151,8 +153,14 @@ class RegistryCore:
             SignedTokenAuthenticator(self.tokens, scheme, self.cache))
         #: Admission plug-ins, run in order after the kind's own admission; fixed at construction.
         self.admission: tuple[AdmissionPlugin, ...] = tuple(admission)
-        #: Kubernetes' default-on plug-ins, for every kind: LimitRanger before validation, ResourceQuota last.
-        self.builtin_admission = BuiltinAdmission(self)
+        #: Kubernetes' admission metrics (the server's `/metrics` registry when the assembly gives one).
+        self.admission_metrics = admission_metrics if admission_metrics is not None else AdmissionMetrics()
+        #: Calls admission and conversion webhooks; a `service` resolves through the watch cache.
+        self.webhook_client = WebhookClient(CacheServiceResolver(self))
+        #: Kubernetes' default-on plug-ins for every kind: LimitRanger and the mutating steps before
+        #: validation; the validating steps, then ResourceQuota, after it.
+        mutating, validating = admission_steps(self)
+        self.admission_chain = AdmissionChain(self, mutating=mutating, validating=validating)
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type
@@ -166,7 +174,11 @@ class RegistryCore:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Fill and follow the watch cache; started() once the first list is in."""
-        await self.cache.run(task_status=task_status)
+        try:
+            await self.cache.run(task_status=task_status)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.webhook_client.aclose()
 
     def gate(self, name: str) -> bool:
         """Whether feature gate `name` is on (the spec's defaults unless the server set it)."""
@@ -293,11 +305,14 @@ class RegistryCore:
     # ---- writes ------------------------------------------------------------------------------------
 
     async def admit(self, user: UserInfo, rt: ResourceType, operation: str, obj: dict[str, Any],
-                    old: dict[str, Any] | None, dry_run: bool) -> AdmissionRequest:
-        """The kind's own admission (e.g. RBAC escalation), then the user's plug-ins in order; returns the
-        request, whose `finish` a delete awaits once the object is removed."""
-        request = AdmissionRequest(user, rt, operation, obj, old, dry_run)
+                    old: dict[str, Any] | None, dry_run: bool, *, options: Any = None) -> AdmissionRequest:
+        """A delete's admission: the kind's own (e.g. RBAC escalation), the admission chain's both phases, then
+        the user's plug-ins in order; returns the request, whose `finish` a delete awaits once the object is
+        removed (and whose `warnings` the answer carries)."""
+        request = AdmissionRequest(user, rt, operation, obj, old, dry_run, options=options)
         await rt.strategy.admit(self, request)
+        await self.admission_chain.mutate(request)
+        await self.admission_chain.validate(request)
         await run_plugins(self.admission, request)
         return request
 
@@ -341,14 +356,16 @@ class RegistryCore:
         if operation == "Update":
             _track_managers(rt, None, obj, opts, now_rfc3339())
             meta = obj["metadata"]  # a new dict
-        request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run)
+        request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run, options=opts)
         # The uid first, as Kubernetes' Store.Create fills the system fields before BeginCreate: what a
         # kind's admission reserves beside the object names it (a Service's IPs and node ports).
         meta["uid"] = str(uuid.uuid4())
         await strategy.admit(self, request)
         committed = False
         try:
-            await self.builtin_admission.mutate(request)
+            await self.admission_chain.mutate(request)
+            obj = request.obj  # a mutating step may answer a new object
+            meta = obj["metadata"]
             meta["creationTimestamp"] = now_rfc3339()
             if strategy.counts_generation:
                 meta["generation"] = 1
@@ -362,7 +379,8 @@ class RegistryCore:
             if on_update:
                 self.authorize_create_on_update(user, rt, namespace, meta.get("name", ""))
             await run_plugins(self.admission, request)
-            await self.builtin_admission.validate(request)
+            await self.admission_chain.validate(request)
+            warnings = warnings + [w for w in request.warnings if w not in warnings]
             name = meta["name"]
             key = rt.storage_key(namespace if rt.namespaced else None, name)
             with store_errors(rt, name):
@@ -436,11 +454,13 @@ class RegistryCore:
             sent_managed = new["metadata"].get("managedFields")
             sent_uid = new["metadata"].get("uid")
             strategy.prepare_for_update(new, old, subresource)
-            request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run)
+            request = AdmissionRequest(user, rt, "update", new, old, opts.dry_run, options=opts,
+                                       subresource=subresource.name if subresource is not None else "")
             await strategy.admit(self, request)  # before validation, as Kubernetes' RBAC storage
             committed = False
             try:
-                await self.builtin_admission.mutate(request, subresource=subresource is not None)
+                await self.admission_chain.mutate(request)
+                new = request.obj  # a mutating step may answer a new object
                 errs = strategy.validate_update(new, old) + validate_object_meta_update(
                     new["metadata"], old["metadata"], sent_uid=sent_uid)
                 if errs:
@@ -451,7 +471,8 @@ class RegistryCore:
                     _track_managers(rt, old, new, opts, now_rfc3339(), subresource)
                 result_warnings = warnings + strategy.warnings(old, new, opts.field_manager)
                 await run_plugins(self.admission, request)
-                await self.builtin_admission.validate(request, subresource=subresource is not None)
+                await self.admission_chain.validate(request)
+                result_warnings += [w for w in request.warnings if w not in result_warnings]
                 # Unchanged, but sealed with an old key (a rotation's rewrite): written anyway, as kube's stale value.
                 if _same_object(new, old) and not await is_stale(self.store, key):
                     return WriteResult(current, False, result_warnings)

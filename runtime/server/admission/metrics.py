@@ -1,0 +1,89 @@
+"""Admission's metrics, named and labelled as kube-apiserver's (`k8s.io/apiserver/pkg/admission/metrics` and the
+validating policy plugin's `metrics.go`, v1.30+ labels), on a prometheus-client registry.
+
+`AdmissionMetrics(registry)` registers on `registry` (the server's `/metrics`
+one; a private one when None, which tests read):
+- `apiserver_admission_webhook_admission_duration_seconds` (histogram:
+  name, type `admit`|`validating`, operation, rejected);
+- `apiserver_admission_webhook_rejection_count` (name, type, operation,
+  error_type `calling_webhook_error`|`apiserver_internal_error`|`no_error`,
+  rejection_code: the webhook's HTTP code, at most 600, 0 when none);
+- `apiserver_admission_webhook_request_total` (name, type, operation, code,
+  rejected);
+- `apiserver_validating_admission_policy_check_total` and
+  `..._check_duration_seconds` (policy, policy_binding, error_type
+  `no_error`|`compile_error`|`invalid_error`, enforcement_action
+  `allow`|`deny`|`warn`|`audit`).
+Operations are kube's upper-case words (CREATE, UPDATE, DELETE, CONNECT).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+__all__ = ["AdmissionMetrics"]
+
+_WEBHOOK_BUCKETS = (0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25)
+_POLICY_BUCKETS = (0.0000005, 0.001, 0.01, 0.1, 1.0)
+
+
+class AdmissionMetrics:
+    """The webhook and policy metrics (see the module doc)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        on = {"registry": self.registry}
+        self._webhook_duration = Histogram(
+            "apiserver_admission_webhook_admission_duration_seconds",
+            "Admission webhook latency histogram in seconds, identified by name and broken out for each operation "
+            "and API resource and type (validate or admit).",
+            ("name", "type", "operation", "rejected"), buckets=_WEBHOOK_BUCKETS, **on)
+        self._webhook_rejections = Counter(
+            "apiserver_admission_webhook_rejection_count",
+            "Admission webhook rejection count, identified by name and broken out for each admission type "
+            "(validating or admit) and operation. Additional labels specify an error type (calling_webhook_error "
+            "or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero "
+            "rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver "
+            "when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the "
+            "metrics cardinality bounded.",
+            ("name", "type", "operation", "error_type", "rejection_code"), **on)
+        self._webhook_requests = Counter(
+            "apiserver_admission_webhook_request_total",
+            "Admission webhook request total, identified by name and broken out for each admission type "
+            "(validating or mutating) and operation. Additional labels specify whether the request was rejected "
+            "or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics "
+            "cardinality bounded.",
+            ("name", "type", "operation", "code", "rejected"), **on)
+        self._policy_checks = Counter(
+            "apiserver_validating_admission_policy_check_total",
+            "Validation admission policy check total, labeled by policy and further identified by binding and "
+            "enforcement action taken.",
+            ("policy", "policy_binding", "error_type", "enforcement_action"), **on)
+        self._policy_latency = Histogram(
+            "apiserver_validating_admission_policy_check_duration_seconds",
+            "Validation admission latency for individual validation expressions in seconds, labeled by policy and "
+            "further including binding and enforcement action taken.",
+            ("policy", "policy_binding", "error_type", "enforcement_action"), buckets=_POLICY_BUCKETS, **on)
+
+    def webhook_called(self, name: str, kind: str, operation: str, *, rejected: bool, seconds: float,
+                       code: int) -> None:
+        """One webhook call answered (`code`: its HTTP status, 0 when none came); `kind` admit|validating."""
+        flag = "true" if rejected else "false"
+        self._webhook_duration.labels(name, kind, operation, flag).observe(seconds)
+        self._webhook_requests.labels(name, kind, operation, str(min(code, 600)), flag).inc()
+
+    def webhook_rejected(self, name: str, kind: str, operation: str, *, error_type: str = "no_error",
+                         code: int = 0) -> None:
+        """A webhook's rejection: a denial (`code` its status, at least 400) or a failed call (`error_type`)."""
+        self._webhook_rejections.labels(name, kind, operation, error_type, str(min(code, 600))).inc()
+
+    def policy_checked(self, policy: str, binding: str, *, action: str, seconds: float,
+                       error_type: str = "no_error") -> None:
+        """One policy evaluation under `binding`: `action` allow|deny|warn|audit."""
+        self._policy_checks.labels(policy, binding, error_type, action).inc()
+        self._policy_latency.labels(policy, binding, error_type, action).observe(seconds)
+
+    def sample(self, name: str, labels: dict[str, str]) -> float:
+        """The value of sample `name` with `labels` (0 when never observed): for tests and benchmarks."""
+        value = self.registry.get_sample_value(name, labels)
+        return value or 0.0
