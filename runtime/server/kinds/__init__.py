@@ -22,7 +22,9 @@ aggregation controller's field manager.
 
 from runtime.models import catalog
 from runtime.machinery.kindinfo import KindInfo
-from runtime.server.kinds.base import AUDIT_ANNOTATIONS, AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of
+from runtime.server.kinds.base import (
+    AUDIT_ANNOTATIONS, AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of,
+)
 from runtime.server.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
 from runtime.server.kinds.subresources import (
     ActionSubresource, ObjectSubresource, StatusSubresource, Subresource, ViewSubresource,
