@@ -1,13 +1,14 @@
 """apiextensions/v1 `CustomResourceDefinition`: users bring their own kinds (Kubernetes' apiextensions-apiserver).
 
 - Defaults: `names.singular` is the kind in lower case, `names.listKind` the
-  kind + `List`, `conversion.strategy` `None`; the status starts empty, its
+  kind + `List`, `conversion.strategy` `None` (a webhook service's port 443); the status starts empty, its
   `storedVersions` the storage version.
 - Validation (`apiextensions/validation`): the name is `<plural>.<group>`; the
   group a DNS subdomain with a dot; names DNS-1035 labels (kind and listKind in
   mixed case, not equal); scope `Namespaced` or `Cluster`; versions unique
   DNS-1035 labels, exactly one storage version, at least one served, each with
-  a structural schema (`runtime.server.schema.structural_errors`); conversion `None`.
+  a structural schema (`runtime.server.schema.structural_errors`); conversion `None` or `Webhook`
+  (`runtime.server.kinds.crdconversion`: its webhook's clientConfig and review versions, as kube's).
   On update group and plural never change, scope and kind not once established.
 - Status subresource; the main resource keeps the status.
 - Delete: the first delete adds the `customresourcecleanup.apiextensions.k8s.io`
@@ -26,6 +27,7 @@ from typing import Any
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.parts import SchemeObserver
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
+from runtime.server.kinds.crdconversion import conversion_errors, default_conversion
 from runtime.server.kinds.customresource import CustomKinds, schema_errors
 from runtime.machinery.crds import CRD_CLEANUP_FINALIZER as CLEANUP_FINALIZER, condition, is_established, set_condition
 from runtime.machinery.options import ParsedDeleteOptions
@@ -113,16 +115,18 @@ class CustomResourceDefinitionStrategy(Strategy, SchemeObserver):
             if not names.get(field):
                 errs.append(required(f"spec.names.{field}"))
         errs += _names_errors(names, "spec.names")
-        strategy = (spec.get("conversion") or {}).get("strategy") or "None"
-        if strategy != "None":
-            errs.append(not_supported("spec.conversion.strategy", strategy, ["None"]))
+        errs += conversion_errors(spec)
         if spec.get("preserveUnknownFields"):
             errs.append(invalid("spec.preserveUnknownFields", True, "must be false in order to use defaults in "
                                 "the schema"))
         return errs
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-        errs = self.validate(new)
+        # The conversion rules on update: a CRD that already named only review versions the server does
+        # not speak keeps them (validateCustomResourceConversion's requireRecognizedVersion).
+        created = conversion_errors(new.get("spec") or {})
+        errs = [e for e in self.validate(new) if e not in created]
+        errs += conversion_errors(new.get("spec") or {}, old.get("spec") or {})
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         immutable = [("spec.group", spec.get("group"), old_spec.get("group")),
                      ("spec.names.plural", (spec.get("names") or {}).get("plural"),
@@ -170,7 +174,7 @@ def _default(spec: dict[str, Any]) -> None:
         names.setdefault("singular", names["kind"].lower())
         names.setdefault("listKind", names["kind"] + "List")
     if spec.get("versions") is not None:
-        spec.setdefault("conversion", {"strategy": "None"})
+        default_conversion(spec)
 
 
 def _names_errors(names: dict[str, Any], path: str) -> list[FieldError]:
