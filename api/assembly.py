@@ -53,6 +53,7 @@ from api.serveoptions import SQLITE_FILE, ServeOptions, WorkerSpec, is_shared_st
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, ScrapeGauges, ScrapeSources
 from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
 from controllers.tokens import TokenSigning
+from runtime.server.admission import AdmissionMetrics
 from runtime.server.bootstrap import SYSTEM_USER, bootstrap
 from runtime.client.local import LocalClient
 from runtime.controller.leaderelection import LeaderElectionConfig, default_identity
@@ -325,7 +326,8 @@ async def open_control_plane(options: ServeOptions, *,
                             feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,
                             continue_secret=await _store_secret(store, CONTINUE_KEY), token_clock=clock,
                             service_ranges=ServiceRanges.parse(options.service_cluster_ip_range,
-                                                               options.service_node_port_range))
+                                                               options.service_node_port_range),
+                            admission_metrics=AdmissionMetrics(metrics.registry))
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.follow_peers)  # other workers' writes (returns at once without)

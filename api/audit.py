@@ -51,6 +51,7 @@ from pathlib import Path
 import yaml
 
 from api.auditlog import AuditLog
+from runtime.server.kinds import AUDIT_ANNOTATIONS
 from runtime.server.rbac import RequestInfo
 from runtime.server.rbac.user import UserInfo
 
@@ -437,6 +438,7 @@ class Auditor:
             return None
         record = AuditRecord(self, level, omit, omit_managed, info, facts(), user, self.now())
         _CURRENT.set(record)
+        AUDIT_ANNOTATIONS.set(record.annotations)  # admission's annotations (webhooks, policies) join the event
         record.received_event()
         return record
 

@@ -23,6 +23,7 @@ connection pools) are kept per CA bundle.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
@@ -113,25 +114,44 @@ class CacheServiceResolver:
         return random.choice(candidates)  # kube spreads calls over the ready addresses
 
 
-def _tls_context(ca_bundle: str | bytes | None) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    if ca_bundle:
-        pem = ca_bundle.decode() if isinstance(ca_bundle, bytes) else ca_bundle
-        context = ssl.create_default_context(cadata=pem)
+def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """Trust `ca_bundle` (the base64 of PEM certificates, as a stored `caBundle`), else the system's roots.
+    A bundle that does not decode trusts nothing (every call then fails verification, as Go's would)."""
+    if not ca_bundle:
+        return ssl.create_default_context()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # hostname checked, only the bundle's CAs trusted
+    try:
+        context.load_verify_locations(cadata=base64.b64decode(ca_bundle).decode())
+    except (ValueError, ssl.SSLError):
+        pass
     return context
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and every exception behind it (causes, contexts, a group's members)."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.append(current)
+        todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+        todo += list(getattr(current, "exceptions", ()))
+    return seen
 
 
 def _go_reason(exc: BaseException, address: str) -> str:
     """Go's words for a failed connection or exchange with `address` (what kube's error messages show)."""
-    cause = exc.__cause__ or exc.__context__
-    chain = f"{exc} {cause or ''}".lower()
-    if "certificate verify failed" in chain:
-        if "mismatch" in chain:
-            return "tls: failed to verify certificate: x509: certificate is not valid for the requested name"
-        return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-    if "refused" in chain:
+    causes = _causes(exc)
+    for cause in causes:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            if "mismatch" in str(cause).lower():
+                return "tls: failed to verify certificate: x509: certificate is not valid for the requested name"
+            return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
         return f"dial tcp {address}: connect: connection refused"
-    if "reset" in chain:
+    if any(isinstance(c, ConnectionResetError) for c in causes):
         return f"read tcp {address}: read: connection reset by peer"
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, ssl.SSLError)):
         return "EOF"
@@ -153,8 +173,8 @@ class WebhookClient:
         host = service_host(service.get("namespace", ""), service.get("name", ""))
         return f"https://{host}:{service.get('port') or _DEFAULT_PORT}{service.get('path') or ''}"
 
-    def _client(self, ca_bundle: Any) -> httpx.AsyncClient:
-        key = hashlib.sha256(ca_bundle.encode() if isinstance(ca_bundle, str) else ca_bundle or b"").hexdigest()
+    def _client(self, ca_bundle: str | None) -> httpx.AsyncClient:
+        key = hashlib.sha256((ca_bundle or "").encode()).hexdigest()
         client = self._clients.get(key)
         if client is None:
             client = httpx.AsyncClient(verify=_tls_context(ca_bundle), trust_env=False,
