@@ -10,10 +10,13 @@ never decodes a kind never builds its model.
 `BUILTIN_KINDS` is every built-in kind in discovery order (core first);
 `REVIEW_KINDS` and `INSIGHT_KINDS` the virtual ones of their families;
 `TOKEN_REQUEST` the kind of a ServiceAccount's `token` subresource (served as
-the subresource, never on its own).
+the subresource, never on its own); `ADMISSION_KINDS` the `admissionregistration.<domain>/v1` kinds (webhook
+configurations and admission policies).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from runtime import models
 from runtime.machinery.kindinfo import STATUS_VERBS, KindInfo, ModelRef
@@ -27,7 +30,9 @@ __all__ = [
     "ENDPOINTS", "PERSISTENT_VOLUME_CLAIM", "PERSISTENT_VOLUME", "NODE", "LIMIT_RANGE", "RESOURCE_QUOTA", "DEPLOYMENT",
     "STATEFUL_SET", "REPLICA_SET", "DAEMON_SET", "CONTROLLER_REVISION", "JOB", "CRON_JOB", "INGRESS", "INGRESS_CLASS",
     "NETWORK_POLICY", "POD_DISRUPTION_BUDGET", "HORIZONTAL_POD_AUTOSCALER", "HORIZONTAL_POD_AUTOSCALER_V1",
-    "ENDPOINT_SLICE", "PRIORITY_CLASS", "STORAGE_CLASS",
+    "ENDPOINT_SLICE", "PRIORITY_CLASS", "STORAGE_CLASS", "ADMISSION_KINDS", "VALIDATING_WEBHOOK_CONFIGURATION",
+    "MUTATING_WEBHOOK_CONFIGURATION", "VALIDATING_ADMISSION_POLICY", "VALIDATING_ADMISSION_POLICY_BINDING",
+    "MUTATING_ADMISSION_POLICY", "MUTATING_ADMISSION_POLICY_BINDING",
 ]
 
 _CREATE_ONLY = ("create",)
@@ -175,8 +180,38 @@ WORKLOAD_KINDS = (
     HORIZONTAL_POD_AUTOSCALER, HORIZONTAL_POD_AUTOSCALER_V1, JOB, CRON_JOB,
     INGRESS, INGRESS_CLASS, NETWORK_POLICY, POD_DISRUPTION_BUDGET, ENDPOINT_SLICE, PRIORITY_CLASS, STORAGE_CLASS,
 )
+
+# The admission kinds (issue 39), cluster-scoped, in `api-extensions` as kube's. The policies are hand-written
+# models (`runtime.models.admissionpolicies`: v1.28's OpenAPI has no `v1` policies).
+_ADMISSION = "admissionregistration"
+_POLICIES = "runtime.models.admissionpolicies"
+_EXTENSIONS = ("api-extensions",)
+
+
+def _admission(kind: str, plural: str, model: str, **facts: Any) -> KindInfo:
+    return KindInfo(_ADMISSION, kind, plural, kind.lower(), False, f"{model}:{kind}", f"{model}:{kind}List",
+                    categories=_EXTENSIONS, **facts)
+
+
+VALIDATING_WEBHOOK_CONFIGURATION = _admission("ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+                                              f"{_K8S}.admissionregistration_v1")
+MUTATING_WEBHOOK_CONFIGURATION = _admission("MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+                                            f"{_K8S}.admissionregistration_v1")
+VALIDATING_ADMISSION_POLICY = _admission("ValidatingAdmissionPolicy", "validatingadmissionpolicies", _POLICIES,
+                                         subresources=(_STATUS,))
+VALIDATING_ADMISSION_POLICY_BINDING = _admission("ValidatingAdmissionPolicyBinding",
+                                                 "validatingadmissionpolicybindings", _POLICIES)
+MUTATING_ADMISSION_POLICY = _admission("MutatingAdmissionPolicy", "mutatingadmissionpolicies", _POLICIES)
+MUTATING_ADMISSION_POLICY_BINDING = _admission("MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings",
+                                               _POLICIES)
+#: The admission kinds, in discovery order (kube-apiserver's: webhook configurations, then policies).
+ADMISSION_KINDS = (
+    VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_ADMISSION_POLICY,
+    VALIDATING_ADMISSION_POLICY_BINDING, MUTATING_ADMISSION_POLICY, MUTATING_ADMISSION_POLICY_BINDING,
+)
 #: Every built-in kind, in discovery order (core first): what a `Scheme` serves unless told otherwise.
 BUILTIN_KINDS: tuple[KindInfo, ...] = (
     NAMESPACE, CORE_EVENT, CONFIG_MAP, SECRET, SERVICE_ACCOUNT, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE,
     ROLE_BINDING, *REVIEW_KINDS, TOKEN_REVIEW, LEASE, EVENTS_EVENT, CRD, *INSIGHT_KINDS, *WORKLOAD_KINDS,
+    *ADMISSION_KINDS,
 )

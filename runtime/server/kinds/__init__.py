@@ -6,7 +6,7 @@ small parts, `parts`; subresources that are objects of their own,
 (`namespace`, `serviceaccount`, `configmap`, `secret` (with `configdata`, what
 they share), `rbac`, `coordination`, `reviews`, `tokenreview`, `events`, `crd`,
 `insight*`; the workload kinds by family, one package each: `pods`, `services`,
-`apps`, `batch`, `cluster`); `customresource` builds
+`apps`, `batch`, `cluster`; the admission kinds: `admissionregistration`); `customresource` builds
 the kinds a CRD defines, while the server runs). The registry, the HTTP
 layer and the controllers read a kind's facts and call its strategy's hooks;
 nothing outside this package compares kind names. A kind's facts are data
@@ -48,7 +48,7 @@ from runtime.server.kinds.insight.strategies import INSIGHT_STRATEGIES
 from runtime.server.kinds.secret import SecretStrategy
 from runtime.server.kinds.serviceaccount import ServiceAccountStrategy
 from runtime.server.kinds.tokenreview import TokenReviewStrategy
-from runtime.server.kinds import apps, batch, cluster, pods, services
+from runtime.server.kinds import admissionregistration, apps, batch, cluster, pods, services
 
 __all__ = [
     "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
@@ -101,4 +101,10 @@ STRATEGIES: dict[KindInfo, type[Strategy | VirtualStrategy]] = {
     catalog.ENDPOINT_SLICE: services.EndpointSliceStrategy,
     catalog.PRIORITY_CLASS: cluster.PriorityClassStrategy,
     catalog.STORAGE_CLASS: cluster.StorageClassStrategy,
+    catalog.VALIDATING_WEBHOOK_CONFIGURATION: admissionregistration.ValidatingWebhookConfigurationStrategy,
+    catalog.MUTATING_WEBHOOK_CONFIGURATION: admissionregistration.MutatingWebhookConfigurationStrategy,
+    catalog.VALIDATING_ADMISSION_POLICY: admissionregistration.ValidatingAdmissionPolicyStrategy,
+    catalog.VALIDATING_ADMISSION_POLICY_BINDING: admissionregistration.ValidatingAdmissionPolicyBindingStrategy,
+    catalog.MUTATING_ADMISSION_POLICY: admissionregistration.MutatingAdmissionPolicyStrategy,
+    catalog.MUTATING_ADMISSION_POLICY_BINDING: admissionregistration.MutatingAdmissionPolicyBindingStrategy,
 }
