@@ -11,7 +11,9 @@ refused (405), as Kubernetes does.
 `CustomResourceStrategy` is Kubernetes' `customresource` strategy: bodies are
 decoded against the version's structural schema (unknown fields pruned,
 warned about or refused by `fieldValidation`; defaults applied), validated by
-it (types, formats, bounds, CEL rules, transition rules with `oldSelf`),
+it (types, formats, bounds, CEL rules, transition rules with `oldSelf`;
+on update ratcheted as Kubernetes 1.33: errors on unchanged values are not
+reported, a ratcheted CEL failure is a Warning),
 `status` and `scale` subresources as the CRD enables them, printer columns
 (JSONPath), selectable fields, no strategic merge patch (415) and no Protobuf.
 ObjectMeta is checked by apimachinery's rules alone: a finalizer added without
@@ -168,6 +170,8 @@ class CustomResourceStrategy(Strategy):
         #: Every version is stored as the storage version; conversion `None` rewrites apiVersion only.
         self.storage_api_version = f"{rt.group}/{storage}"
         self._defaults = any(node.has_default for node in self.structural.walk())
+        #: The CEL failures the last update validated ratcheted (its new object, their Warning texts).
+        self._ratcheted: tuple[Any, list[str]] = (None, [])
         #: Reads change objects: another version is shown, or defaults apply to what was stored before them.
         self.converts = self.storage_api_version != rt.api_version or self._defaults
 
@@ -243,12 +247,17 @@ class CustomResourceStrategy(Strategy):
     def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         meta = validate_object_meta(new.get("metadata") or {}, namespaced=self.rt.namespaced, name_rule=self.name_rule,
                                     kube_finalizers=self.kube_finalizers)
-        return meta + validate(new, self.structural, old=old)
+        ratcheted: list[str] = []
+        errs = meta + validate(new, self.structural, old=old, warnings=ratcheted)
+        # The registry asks `warnings(old, new)` right after, with no await between: one slot, by identity.
+        self._ratcheted = (new, ratcheted)
+        return errs
 
     def warnings(self, old: dict[str, Any] | None, new: dict[str, Any], manager: str) -> list[str]:
         added = finalizer_warnings(new["metadata"].get("finalizers") or [],
                                    old["metadata"].get("finalizers") if old else None)
-        return self.deprecation() + added
+        ratcheted, self._ratcheted = (self._ratcheted[1] if self._ratcheted[0] is new else []), (None, [])
+        return self.deprecation() + ratcheted + added
 
     def deprecation(self) -> list[str]:
         """The Warning every request to a deprecated version carries."""

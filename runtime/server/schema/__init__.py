@@ -18,9 +18,10 @@ once and calls the rest per object:
   Kubernetes does this on every decode: create, update, read from storage.
   `needs_defaults(obj, schema)` says, without copying, whether it would
   change anything (reads default only the objects that need it).
-- `validate(obj, schema, old=)` -> `[FieldError]`: kube-openapi's value
+- `validate(obj, schema, old=, warnings=)` -> `[FieldError]`: kube-openapi's value
   validation, embedded resources, list-type uniqueness, then the CEL rules
-  (`oldSelf` on update); errors are `FieldError`s (`SchemaFieldError`
+  (`oldSelf` on update; ratcheted on update, CEL failures on unchanged
+  values appended to `warnings`); errors are `FieldError`s (`SchemaFieldError`
   adds `Too many` and type errors) for `invalid_error(...)` to make a 422.
   The root's ObjectMeta is the caller's (`validate_object_meta`).
 - `Structural.at(path)`, `Structural.merge_info(path)` and
@@ -37,9 +38,10 @@ rule (`per_call`) and all rules of one validation (`per_request`).
 
 Caveats: CEL rules are not type-checked against the schema, no static cost
 is estimated at CRD creation, and Kubernetes' URL, IP/CIDR, quantity,
-format, semver and authorizer CEL libraries and CEL optionals are missing;
-validation ratcheting (Kubernetes 1.30+) is not done: an update is
-validated like a create, except for transition rules.
+format, semver and authorizer CEL libraries and CEL optionals are missing
+(so `optionalOldSelf` rules are skipped on create, as any transition rule).
+Validation ratchets on update as Kubernetes 1.33 (`ratcheting`): an
+OpenAPI error on an unchanged value is dropped, a CEL one a Warning.
 """
 
 from runtime.server.schema.applyschema import schema_node

@@ -10,6 +10,10 @@ A `null` value runs no rule.
 
 - A transition rule (one that names `oldSelf`) runs only on update, where
   an old value correlates; on create it is skipped.
+- Ratcheting (update, `ratchet=` given): a failing rule that does not name
+  `oldSelf`, on a node unchanged from the old object
+  (`runtime.server.schema.ratcheting`), is a Warning, not an error, as
+  Kubernetes 1.33 does; transition rules are never ratcheted.
 - A failure is `field.Invalid(path, <schema type>, detail)`, or the error
   its `reason` names (FieldValueForbidden, FieldValueRequired,
   FieldValueDuplicate); `fieldPath` (`.a.b`, `['a.b']`) extends the path.
@@ -46,6 +50,7 @@ from typing import Any
 from celpy import celtypes
 
 from runtime.server.schema.cel.program import CELEvaluationError, CostExceeded, Meter
+from runtime.server.schema.ratcheting import Correlation, should_ratchet
 from runtime.server.schema.schema_errors import (
     SchemaFieldError,
     duplicate,
@@ -114,13 +119,20 @@ class _Walk:
     remaining: int
     errors: list[SchemaFieldError] = field(default_factory=list)
     stopped: bool = False
+    #: Ratcheted failures (update only), as Warning texts.
+    warnings: list[str] | None = None
 
 
 def cel_errors(obj: Any, schema: Structural, *, old: Any = None, limits: CELLimits = DEFAULT_LIMITS,
-               path: str = "") -> list[SchemaFieldError]:
-    """Field errors of every failing rule under `schema` (see the module docstring)."""
-    walk = _Walk(limits, limits.per_request)
-    _validate(walk, schema, obj, old, path, is_root=True)
+               path: str = "", ratchet: Correlation | None = None,
+               warnings: list[str] | None = None) -> list[SchemaFieldError]:
+    """Field errors of every failing rule under `schema` (see the module docstring).
+
+    `ratchet` (an update's root correlation of `obj` with the old object): a rule without `oldSelf`
+    failing on an unchanged node is a Warning appended to `warnings`, not an error.
+    """
+    walk = _Walk(limits, limits.per_request, warnings=warnings if warnings is not None else [])
+    _validate(walk, schema, obj, old, path, is_root=True, corr=ratchet)
     return walk.errors
 
 
@@ -128,28 +140,39 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _validate(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, *, is_root: bool = False) -> None:
+def _validate(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, *, is_root: bool = False,
+              corr: Correlation | None = None, parent: Correlation | None = None) -> None:
     if walk.stopped or obj is None:
         return
     if s.validations:
-        _run_rules(walk, s, obj, old, path, is_root)
+        _run_rules(walk, s, obj, old, path, is_root, should_ratchet(corr, parent))
     if walk.stopped:
         return
+    # The ratcheting correlation follows the walk (kube's ratchetingOptions.key and .index): below a node
+    # that does not correlate, its nearest correlated ancestor decides.
+    below = corr if corr is not None else parent
     if isinstance(obj, dict):
         old_map = old if isinstance(old, dict) else {}
         for key, value in obj.items():
+            child = corr.key(key) if corr is not None else None
+            if is_root and parent is None and key in ("apiVersion", "kind"):
+                child, below_here = None, None  # conversion rewrites them: never ratcheted
+            else:
+                below_here = below
             prop = s.properties.get(key)
             if prop is not None:
-                _validate(walk, prop, value, old_map.get(key), _child(path, key))
+                _validate(walk, prop, value, old_map.get(key), _child(path, key), corr=child, parent=below_here)
             elif s.additional_schema is not None:
                 correlated = old_map.get(key) if s.x_map_type != "atomic" else None
-                _validate(walk, s.additional_schema, value, correlated, f"{path}[{key}]")
+                _validate(walk, s.additional_schema, value, correlated, f"{path}[{key}]", corr=child,
+                          parent=below_here)
             if walk.stopped:
                 return
     elif isinstance(obj, list) and s.items is not None:
         olds = _correlate_items(s, obj, old)
         for i, value in enumerate(obj):
-            _validate(walk, s.items, value, olds[i], f"{path}[{i}]")
+            _validate(walk, s.items, value, olds[i], f"{path}[{i}]",
+                      corr=corr.index(i) if corr is not None else None, parent=below)
             if walk.stopped:
                 return
 
@@ -168,7 +191,8 @@ def _correlate_items(s: Structural, obj: list, old: Any) -> list[Any]:
     return [by_key.get(key_of(item)) for item in obj]
 
 
-def _run_rules(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, is_root: bool) -> None:
+def _run_rules(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, is_root: bool,
+               unchanged: bool) -> None:
     self_value = to_cel(obj, s, is_resource=is_root or s.x_embedded_resource)
     old_value = None if old is None else to_cel(old, s, is_resource=is_root or s.x_embedded_resource)
     for rule in s.validations:
@@ -210,7 +234,7 @@ def _run_rules(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, is_roo
         if result:
             continue
         detail = _message(walk, rule, variables)
-        _add_failure(walk, s, rule, path, detail)
+        _add_failure(walk, s, rule, path, detail, ratchet=unchanged and not rule.uses_old_self)
 
 
 def _rule_string(rule: Rule) -> str:
@@ -233,19 +257,23 @@ def _message(walk: _Walk, rule: Rule, variables: dict[str, Any]) -> str:
     return value.strip()
 
 
-def _add_failure(walk: _Walk, s: Structural, rule: Rule, path: str, detail: str) -> None:
+def _add_failure(walk: _Walk, s: Structural, rule: Rule, path: str, detail: str, *, ratchet: bool = False) -> None:
     if rule.field_path:
         for step in parse_field_path(rule.field_path) or []:
             path = _child(path, step)
     reason = rule.reason or "FieldValueInvalid"
     if reason == "FieldValueForbidden":
-        walk.errors.append(forbidden(path, detail))
+        error = forbidden(path, detail)
     elif reason == "FieldValueRequired":
-        walk.errors.append(required(path, detail))
+        error = required(path, detail)
     elif reason == "FieldValueDuplicate":
-        walk.errors.append(duplicate(path, s.type))
+        error = duplicate(path, s.type)
     else:
-        walk.errors.append(invalid(path, s.type, detail))
+        error = invalid(path, s.type, detail)
+    if ratchet and walk.warnings is not None:
+        walk.warnings.append(str(error))  # kube: warning.AddWarning(ctx, "", e.Error())
+    else:
+        walk.errors.append(error)
 
 
 def to_cel(value: Any, s: Structural | None, *, is_resource: bool = False) -> Any:

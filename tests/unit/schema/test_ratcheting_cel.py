@@ -1,0 +1,59 @@
+"""Validation ratcheting of CEL rules (Kubernetes 1.33): on update, a rule without oldSelf failing on a value
+unchanged from the old object is a Warning, not an error; transition rules are never ratcheted."""
+
+from runtime.server.schema import Structural, validate
+from runtime.server.schema.ratcheting import Correlation, ratchets_at
+
+OBJ = {"type": "object"}
+SCHEMA = Structural.from_openapi({**OBJ, "properties": {"spec": {**OBJ, "properties": {
+    "limits": {**OBJ, "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min above max"}],
+               "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}},
+    "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"},
+                                                             {"rule": "self.size() < 4", "message": "too long"}]},
+    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+              "items": {**OBJ, "x-kubernetes-validations": [{"rule": "self.port > 0", "message": "positive"}],
+                        "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+    "other": {"type": "string"},
+}}}})
+
+
+def _check(spec, old_spec=None):
+    warnings: list[str] = []
+    old = None if old_spec is None else {"spec": old_spec}
+    errors = [str(e) for e in validate({"spec": spec}, SCHEMA, old=old, warnings=warnings)]
+    return errors, warnings
+
+
+def test_ratcheting_a_rule_failing_on_an_unchanged_value_is_a_warning():
+    old = {"limits": {"min": 5, "max": 1}}
+    assert _check(old)[0] == ['spec.limits: Invalid value: "object": min above max']
+    assert _check({**old, "other": "x"}, old) == ([], ['spec.limits: Invalid value: "object": min above max'])
+
+
+def test_ratcheting_a_rule_failing_on_a_changed_value_is_an_error():
+    errors, warnings = _check({"limits": {"min": 6, "max": 1}}, {"limits": {"min": 5, "max": 1}})
+    assert errors == ['spec.limits: Invalid value: "object": min above max'] and warnings == []
+
+
+def test_ratcheting_never_applies_to_transition_rules():
+    # "self == oldSelf" fails only when the value changes; an unchanged too-long name is ratcheted.
+    assert _check({"name": "long"}, {"name": "long"}) == ([], ['spec.name: Invalid value: "string": too long'])
+    errors, _ = _check({"name": "abc"}, {"name": "long"})
+    assert errors == ['spec.name: Invalid value: "string": immutable']
+
+
+def test_ratcheting_correlates_map_list_items_for_rules():
+    old = {"ports": [{"name": "a", "port": 0}]}
+    errors, warnings = _check({"ports": [{"name": "b", "port": 0}, {"name": "a", "port": 0}]}, old)
+    assert errors == ['spec.ports[0]: Invalid value: "object": positive']
+    assert warnings == ['spec.ports[1]: Invalid value: "object": positive']
+
+
+def test_ratcheting_a_create_reports_every_failure():
+    assert _check({"limits": {"min": 5, "max": 1}})[1] == []
+
+
+def test_ratcheting_never_applies_to_the_roots_api_version_and_kind():
+    schema = Structural.from_openapi({**OBJ, "properties": {"kind": {"type": "string"}}})
+    root = Correlation({"kind": "A"}, {"kind": "A"}, schema)
+    assert not ratchets_at(root, "kind")
