@@ -35,6 +35,7 @@ import anyio
 import httpx
 
 from runtime.models import catalog
+from runtime.server.admission.context import namespace_objects, resource_type
 
 __all__ = ["WebhookCallError", "WebhookClient", "ServiceResolver", "CacheServiceResolver", "service_host"]
 
@@ -69,7 +70,6 @@ class CacheServiceResolver:
         self.context = context
 
     def _cached(self, info: Any, namespace: str, name: str) -> dict[str, Any] | None:
-        from runtime.server.admission.context import resource_type  # the context module imports kinds
         rt = resource_type(self.context.scheme, info)
         if rt is None:
             return None
@@ -77,7 +77,6 @@ class CacheServiceResolver:
         return None if stored is None else stored.obj
 
     def _slices(self, namespace: str, name: str) -> list[dict[str, Any]]:
-        from runtime.server.admission.context import namespace_objects, resource_type
         rt = resource_type(self.context.scheme, catalog.ENDPOINT_SLICE)
         if rt is None:
             return []

@@ -70,7 +70,8 @@ class AdmissionRequest:
     delete's: the object being deleted, as `old`); `subresource` the
     subresource written ("" for the main resource); `options` the write's
     options as parsed (`WriteOptions`, or `ParsedDeleteOptions` for a
-    delete). Steps answer beside the object through `warn` (Warning headers
+    delete); `kind` the object's kind when it is not the resource's (an
+    action subresource's body). Steps answer beside the object through `warn` (Warning headers
     of the answer) and `annotate` (the request's audit event), and keep
     their own per-request memory in `state` (a mutating webhook's
     reinvocation).
@@ -92,15 +93,17 @@ class AdmissionRequest:
     audit_annotations: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def name(self) -> str:
-        meta = (self.obj if self.obj is not None else self.old or {}).get("metadata") or {}
-        return meta.get("name") or ""
+    #: (group, version, kind) of `obj` when it is another kind than the resource's (an action subresource's
+    #: body: a Binding, an Eviction, a TokenRequest); None: the resource's own kind.
+    kind: tuple[str, str, str] | None = None
+    #: The object's name and namespace (from its metadata unless the registry names them: an action's object).
+    name: str = ""
+    namespace: str = ""
 
-    @property
-    def namespace(self) -> str:
+    def __post_init__(self) -> None:
         meta = (self.obj if self.obj is not None else self.old or {}).get("metadata") or {}
-        return meta.get("namespace") or ""
+        self.name = self.name or meta.get("name") or ""
+        self.namespace = self.namespace or meta.get("namespace") or ""
 
     def warn(self, text: str) -> None:
         """Answer `text` as a Warning header (once, however many steps say it)."""

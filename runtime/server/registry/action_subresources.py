@@ -2,7 +2,8 @@
 
 Nothing is stored: the subresource's object (`ActionSubresource`, in the
 kind strategy's `subresources`) decodes the body as its own kind
-(`decode`), then answers it (`create`), reading the object it acts on through `load`
+(`decode`), passes the admission chain as a create of the subresource (the action's
+object, e.g. a Binding), then answers it (`create`), reading the object it acts on through `load`
 (404 when missing). The answer is 201, given once the watch cache holds the
 object as it was read, so that what the answer grants (a token) is usable
 at once on this server.
@@ -16,6 +17,7 @@ from typing import Any
 
 from runtime.machinery.storedobject import StoredObject
 from runtime.server.rbac.user import UserInfo
+from runtime.server.kinds.base import AdmissionRequest
 from runtime.server.kinds.subresources import ActionSubresource, Subresource
 from runtime.server.registry.answers import WriteResult, claim_namespace, method_not_allowed, not_found
 from runtime.server.registry.primitives import RegistryCore
@@ -50,6 +52,14 @@ async def create_on(core: RegistryCore, user: UserInfo, rt: ResourceType, namesp
         read.append(current)
         return current.copy_dict()
 
+    # Admission sees the action's own object (kube: CREATE of pods/binding with a Binding).
+    admission = AdmissionRequest(user, rt, "create", request, None, opts.dry_run, subresource=subresource.name,
+                                 options=opts, kind=subresource.kind, name=name,
+                                 namespace=namespace if rt.namespaced else "")
+    await core.admission_chain.mutate(admission)
+    request = admission.obj
+    await core.admission_chain.validate(admission)
+    warnings += [w for w in admission.warnings if w not in warnings]
     answer, more = await subresource.create(core, user, namespace, name, request, load)
     if read:
         await core.cache.wait_for(read[-1].revision)
