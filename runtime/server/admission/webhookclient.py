@@ -14,9 +14,12 @@ failed to call webhook: ...`, `conversion webhook for ... failed: ...`).
 
 A `service` reference is resolved as kube-apiserver with endpoint routing:
 the Service's port (`port`, default 443) maps to its target through the
-Service's Endpoints (else its EndpointSlices), to one ready address; the
-TLS server name stays `<name>.<namespace>.svc`, so a certificate for the
-Service's DNS name verifies while a test serves it on a loopback address.
+Service's Endpoints (else its EndpointSlices), to one ready address; an
+`ExternalName` Service answers its external name and the port itself (as
+kube's resolver). The TLS server name stays `<name>.<namespace>.svc`, so a
+certificate for the Service's DNS name verifies wherever it is served
+(Endpoints may not hold loopback addresses, by kube's validation: a test
+serving on 127.0.0.1 names it with an ExternalName Service, `localhost`).
 The request carries kube's `?timeout=<n>s` query parameter. Clients (their
 connection pools) are kept per CA bundle.
 """
@@ -87,7 +90,10 @@ class CacheServiceResolver:
         service = self._cached(catalog.SERVICE, namespace, name)
         if service is None:
             raise WebhookCallError(f'service "{name}" not found')
-        ports = (service.get("spec") or {}).get("ports") or []
+        spec = service.get("spec") or {}
+        if spec.get("type") == "ExternalName":
+            return spec.get("externalName") or "", port
+        ports = spec.get("ports") or []
         service_port = next((p for p in ports if p.get("port") == port), None)
         if service_port is None:
             raise WebhookCallError(f'no service port {port} found for service "{name}"')

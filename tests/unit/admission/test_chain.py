@@ -132,12 +132,3 @@ async def test_warnings_reach_the_answer_and_annotations_the_audit_event():
 def _body(obj: dict[str, Any]) -> Any:
     from runtime.machinery.options import Body
     return Body(obj)
-
-
-def test_limitranger_and_quota_see_main_resource_creates_and_updates_only():
-    def request(operation: str, subresource: str = "") -> AdmissionRequest:
-        return AdmissionRequest(None, None, operation, {"metadata": {}}, None, False,  # type: ignore[arg-type]
-                                subresource=subresource)
-    builtin = AdmissionChain._builtin
-    assert builtin(request("create")) and builtin(request("update"))
-    assert not builtin(request("update", "status")) and not builtin(request("delete"))

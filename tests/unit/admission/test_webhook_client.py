@@ -122,12 +122,12 @@ async def test_the_registrys_resolver_maps_the_service_port_to_a_ready_endpoint_
         await env.client.create(_service())
         await env.client.create({"apiVersion": "v1", "kind": "Endpoints",
                                  "metadata": {"name": "hooks", "namespace": "default"},
-                                 "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                              "notReadyAddresses": [{"ip": "127.0.0.9"}],
+                                 "subsets": [{"addresses": [{"ip": "10.0.0.1"}],
+                                              "notReadyAddresses": [{"ip": "10.0.0.9"}],
                                               "ports": [{"name": "https", "port": 9443}]}]})
         resolver = env.registry.webhook_client.services
         assert isinstance(resolver, CacheServiceResolver)
-        assert resolver.resolve("default", "hooks", 443) == ("127.0.0.1", 9443)
+        assert resolver.resolve("default", "hooks", 443) == ("10.0.0.1", 9443)
         with pytest.raises(WebhookCallError, match='^no service port 8443 found for service "hooks"$'):
             resolver.resolve("default", "hooks", 8443)
         with pytest.raises(WebhookCallError, match='^service "gone" not found$'):
@@ -145,6 +145,21 @@ async def test_the_resolver_falls_back_to_endpoint_slices_and_skips_unready_endp
                                  "metadata": {"name": "hooks-1", "namespace": "default",
                                               "labels": {"kubernetes.io/service-name": "hooks"}},
                                  "ports": [{"name": "https", "port": 7443}],
-                                 "endpoints": [{"addresses": ["127.0.0.2"], "conditions": {"ready": False}},
-                                               {"addresses": ["127.0.0.3"]}]})
-        assert resolver.resolve("default", "hooks", 443) == ("127.0.0.3", 7443)
+                                 "endpoints": [{"addresses": ["10.0.0.2"], "conditions": {"ready": False}},
+                                               {"addresses": ["10.0.0.3"]}]})
+        assert resolver.resolve("default", "hooks", 443) == ("10.0.0.3", 7443)
+
+
+async def test_an_external_name_service_reaches_a_loopback_webhook_by_the_services_tls_name(nursery):
+    async def ok(request):
+        return {"host": request.headers["host"]}
+    server = await start_webhook_server(nursery, ok, hosts=("hooks.default.svc",))
+    port = int(server.url.rsplit(":", 1)[1])
+    async with open_test_env(controllers=False) as env:
+        await env.client.create({"apiVersion": "v1", "kind": "Service",
+                                 "metadata": {"name": "hooks", "namespace": "default"},
+                                 "spec": {"type": "ExternalName", "externalName": "localhost"}})
+        config = {"service": {"namespace": "default", "name": "hooks", "port": port, "path": "/x"},
+                  "caBundle": server.ca_bundle}
+        answer = await env.registry.webhook_client.post_json(config, {}, timeout=5)
+    assert answer == {"host": f"hooks.default.svc:{port}"}
