@@ -3,8 +3,9 @@
 `CustomKinds(scheme)` follows the CRDs the watch cache holds: an
 `Established` CRD's served versions are registered on the scheme (one
 `ResourceType` per version, all stored under one key prefix
-`/<group>/<plural>/`, apiVersion rewritten on the way out: conversion
-`None`); a CRD that goes away takes them with it; a changed spec re-registers
+`/<group>/<plural>/`; conversion `None` rewrites apiVersion on the way out,
+`Webhook` asks the CRD's webhook, which the registry awaits on reads and
+writes (`runtime.server.kinds.conversionwebhook`)); a CRD that goes away takes them with it; a changed spec re-registers
 them. While the CRD terminates its kinds are still served, but creates are
 refused (405), as Kubernetes does.
 
@@ -34,6 +35,7 @@ from runtime.machinery.crds import CustomObject, is_custom, kinds_of
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.parts import FIELD_LABEL_NOT_SUPPORTED
 from runtime.server.kinds.columns import NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.conversionwebhook import ConversionWebhook, RemoteConverter
 from runtime.server.kinds.decoding import type_error_message
 from runtime.server.kinds.subresources import StatusSubresource, Subresource, ViewSubresource
 from runtime.models.meta import ObjectMeta
@@ -141,7 +143,7 @@ def _factory(definition: CustomDefinition, version: dict[str, Any]):
     return make
 
 
-class CustomResourceStrategy(Strategy):
+class CustomResourceStrategy(Strategy, RemoteConverter):
     """One served version of a custom kind (see the module doc)."""
 
     name_rule = "dns-subdomain"
@@ -172,15 +174,30 @@ class CustomResourceStrategy(Strategy):
         self._defaults = any(node.has_default for node in self.structural.walk())
         #: The CEL failures the last update validated ratcheted (its new object, their Warning texts).
         self._ratcheted: tuple[Any, list[str]] = (None, [])
-        #: Reads change objects: another version is shown, or defaults apply to what was stored before them.
-        self.converts = self.storage_api_version != rt.api_version or self._defaults
+        #: The CRD's conversion webhook (None: conversion `None`, apiVersion rewritten in place).
+        self.conversion_webhook = ConversionWebhook.of(definition.crd)
+        names = (definition.crd.get("status") or {}).get("acceptedNames") or (definition.crd.get("spec") or
+                                                                              {}).get("names") or {}
+        self._list_kind = names.get("listKind") or f"{rt.kind}List"
+        #: Reads change objects: another version is shown, or defaults apply to what was stored before them
+        #: (with a webhook, any stored version may differ from this one).
+        self.converts = self.storage_api_version != rt.api_version or self._defaults or self.converts_remotely
+
+    @property
+    def converts_remotely(self) -> bool:
+        return self.conversion_webhook is not None
 
     def present(self, obj: StoredObject) -> StoredObject:
         """The stored object as this version shows it: its apiVersion, and the schema's defaults (Kubernetes
-        defaults on every decode from storage, so a default added to the schema later shows on read)."""
+        defaults on every decode from storage, so a default added to the schema later shows on read).
+
+        With a conversion webhook, an object of another version is left as it is: converting it calls out,
+        which the registry awaits first (`to_version`) where a read or a write needs this version."""
         data = obj.obj
         if data.get("kind") != self.rt.kind:
             return obj  # another kind's view of it (a Scale)
+        if self.converts_remotely and data.get("apiVersion") != self.rt.api_version:
+            return obj
         defaulted = self._defaults and needs_defaults(data, self.structural)
         if data.get("apiVersion") == self.rt.api_version and not defaulted:
             return obj
@@ -188,8 +205,23 @@ class CustomResourceStrategy(Strategy):
         shown["apiVersion"] = self.rt.api_version
         return StoredObject(obj.key, shown, obj.revision)
 
+    async def to_version(self, client: Any, objs: list[StoredObject], *, listed: bool = False) -> list[StoredObject]:
+        """`objs` (stored ones) in this version, converted by the webhook in one review, then defaulted."""
+        wanted = [o.obj for o in objs]
+        converted = await self.conversion_webhook.convert(  # type: ignore[union-attr]
+            client, wanted, self.rt.api_version, kind=self._list_kind if listed else self.rt.kind)
+        return [self.present(o if new is o.obj else StoredObject(o.key, new, o.revision))
+                for o, new in zip(objs, converted)]
+
+    async def to_storage(self, client: Any, obj: dict[str, Any]) -> dict[str, Any]:
+        """`obj` (of this version) in the storage version, converted by the webhook."""
+        [stored] = await self.conversion_webhook.convert(  # type: ignore[union-attr]
+            client, [obj], self.storage_api_version, kind=self.rt.kind)
+        return stored
+
     def _to_storage(self, obj: dict[str, Any]) -> None:
-        obj["apiVersion"] = self.storage_api_version
+        if not self.converts_remotely:  # a webhook converts on the way to the store (the registry's)
+            obj["apiVersion"] = self.storage_api_version
 
     @property
     def merge_schema(self) -> Any:

@@ -45,6 +45,7 @@ from runtime.machinery.patch import (
 )
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import WriteResult, check_name, claim_namespace, conflict, not_found, now_rfc3339
+from runtime.server.registry.conversion import converting
 from runtime.server.registry.primitives import RegistryCore
 from runtime.server.registry.view_subresources import update_view
 from runtime.machinery.options import Body, PatchType, WriteOptions
@@ -167,6 +168,7 @@ async def patch(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace:
     module doc). Returns the written (or dry-run) object, `created` for 201."""
     core.authorize_request(user, "patch", rt, namespace, name, subresource)
     core.check_verb(rt, "patch", subresource)
+    core = converting(core, rt)  # the request's version throughout, when a webhook converts
     ns = namespace if rt.namespaced else ""
     key = rt.storage_key(ns if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)

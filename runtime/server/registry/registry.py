@@ -7,19 +7,23 @@ Each verb lives in its own module (`reads`, `listing`, `watching`, `writes`,
 `patching`, `deletion`, `reviews`), built on `RegistryCore`'s primitives.
 A request's subresource is resolved here, once: its name (the path's) to the
 kind's object of it (`runtime.server.kinds.Subresource`), which the verb
-modules are handed (None: the main resource).
+modules are handed (None: the main resource). What it answers is in the
+version asked (`runtime.server.registry.conversion`: a CRD's conversion
+webhook awaited, a LIST in one review).
 
 Internal to `runtime.server.registry`: imported by its modules only.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from runtime.machinery.storedobject import StoredObject
 from runtime.server.kinds import Subresource
 from runtime.server.rbac.attributes import Attributes
 from runtime.server.rbac.user import UserInfo
+from runtime.server.registry import conversion
 from runtime.server.registry import deletion
 from runtime.server.registry import listing
 from runtime.server.registry import patching
@@ -48,13 +52,13 @@ class Registry(RegistryCore):
         """One object (see `runtime.server.registry.reads`)."""
         part = _subresource(rt, subresource) if subresource else None
         obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version, subresource=part)
-        return rt.strategy.present(obj)
+        return (await conversion.shown(self, rt, [obj]))[0]
 
     async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
         """A collection (the paging and resourceVersion rules live in `runtime.server.registry.listing`)."""
         listed = await listing.list_objects(self, user, rt, namespace, opts)
         if rt.strategy.converts:
-            listed.items = [rt.strategy.present(o) for o in listed.items]
+            listed.items = await conversion.shown(self, rt, listed.items, listed=True)
         return listed
 
     async def open_watch(self, user: UserInfo, rt: ResourceType, namespace: str,
@@ -62,6 +66,8 @@ class Registry(RegistryCore):
         """A watch stream (see `runtime.server.registry.watching`)."""
         stream = await watching.open_watch(self, user, rt, namespace, opts)
         stream.present = rt.strategy.present
+        if conversion.remote(rt) is not None:
+            stream.convert = functools.partial(conversion.shown, self, rt)
         return stream
 
     async def create(self, user: UserInfo, rt: ResourceType, namespace: str, body: Body,
@@ -73,13 +79,13 @@ class Registry(RegistryCore):
                                                 opts)
         if rt.virtual:
             return await reviews.review(self, user, rt, namespace, body, opts)
-        return _presented(rt, await writes.create(self, user, rt, namespace, body, opts))
+        return await self._presented(rt, await writes.create(self, user, rt, namespace, body, opts))
 
     async def update(self, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
                      opts: WriteOptions = WriteOptions(), *, subresource: str = "") -> WriteResult:
         """PUT: replace an object (200), or create it when missing (201) if the kind allows it."""
         part = _subresource(rt, subresource) if subresource else None
-        return _presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, part))
+        return await self._presented(rt, await writes.update(self, user, rt, namespace, name, body, opts, part))
 
     async def patch(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                     kind: PatchType | str, body: Body, opts: WriteOptions = WriteOptions(), *,
@@ -89,20 +95,26 @@ class Registry(RegistryCore):
             kind = patch_type(kind, cbor=self.gate("CBORServingAndStorage"),
                               strategic=rt.strategy.supports_strategic_merge)
         part = _subresource(rt, subresource) if subresource else None
-        return _presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts, part))
+        return await self._presented(rt, await patching.patch(self, user, rt, namespace, name, kind, body, opts,
+                                                              part))
 
     async def delete(self, user: UserInfo, rt: ResourceType, namespace: str, name: str,
                      options: ParsedDeleteOptions = ParsedDeleteOptions()) -> DeleteResult:
         """DELETE: two-phase when the object has finalizers (see `runtime.server.registry.deletion`)."""
         deleted = await deletion.delete(self, user, rt, namespace, name, options)
         if isinstance(deleted.body, StoredObject):
-            deleted.body = rt.strategy.present(deleted.body)
+            deleted.body = (await conversion.shown(self, rt, [deleted.body]))[0]
         return deleted
 
     async def delete_collection(self, user: UserInfo, rt: ResourceType, namespace: str,
                                 list_opts: ListOptions, options: ParsedDeleteOptions) -> dict[str, Any]:
         """DELETE on a collection: every matching object, as single deletes; a success Status."""
         return await deletion.delete_collection(self, user, rt, namespace, list_opts, options)
+
+    async def _presented(self, rt: ResourceType, result: WriteResult) -> WriteResult:
+        """A write's answer in the version it was asked in (custom kinds store another one)."""
+        result.obj = (await conversion.shown(self, rt, [result.obj]))[0]
+        return result
 
     def allowed(self, attrs: Attributes) -> bool:
         """Whether the authorizer allows `attrs` (impersonation checks, non-resource paths)."""
@@ -122,9 +134,3 @@ class _Unserved(Subresource):
 def _subresource(rt: ResourceType, name: str) -> Subresource:
     """The kind's object of the subresource the path names (`_Unserved` when it has none)."""
     return rt.strategy.subresources.get(name) or _Unserved(name)
-
-
-def _presented(rt: ResourceType, result: WriteResult) -> WriteResult:
-    """A write's answer in the version it was asked in (custom kinds store another one)."""
-    result.obj = rt.strategy.present(result.obj)
-    return result

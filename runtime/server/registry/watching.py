@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import trio
 
+from runtime.machinery import errors
 from runtime.machinery.storedobject import CorruptObject, StoredObject, decode_stored
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import parse_resource_version, store_errors, too_large, too_old
@@ -86,6 +87,9 @@ class WatchStream:
     initial_end: bool = False
     #: How each object is shown (the kind's version of what is stored; see `Strategy.present`).
     present: Callable[[StoredObject], StoredObject] | None = None
+    #: Instead of `present`, when showing calls out (a CRD's conversion webhook): awaited per event;
+    #: a failure ends the watch with an ERROR event (its Status).
+    convert: Callable[[list[StoredObject]], Awaitable[list[StoredObject]]] | None = None
     _watcher: Watcher | None = field(default=None, init=False, repr=False)
 
     @property
@@ -140,11 +144,17 @@ class WatchStream:
                 replayed: list[bool] = []
                 async for item in self._replay_log(kind.prefix, replay_after, watcher.start_revision, deadline,
                                                    replayed):
-                    yield self._shown(item)
+                    shown = await self._converted(item) if self.convert is not None else self._shown(item)
+                    yield shown
+                    if shown[0] == "ERROR":
+                        return
                 if not replayed:
                     return  # cut short (timeout, or the log was compacted meanwhile): the client resumes
             async for item in self._follow(watcher, deadline):
-                yield self._shown(item)
+                shown = await self._converted(item) if self.convert is not None else self._shown(item)
+                yield shown
+                if shown[0] == "ERROR":
+                    return
         finally:
             watcher.close()
 
@@ -153,6 +163,16 @@ class WatchStream:
         if self.present is None or not isinstance(obj, StoredObject):
             return item
         return event_type, self.present(obj)
+
+    async def _converted(self, item: _Item) -> _Item:
+        event_type, obj = item
+        if self.convert is None or not isinstance(obj, StoredObject):
+            return item
+        try:
+            [shown] = await self.convert([obj])
+        except errors.StatusError as exc:
+            return "ERROR", exc.status()
+        return event_type, shown
 
     async def _follow(self, watcher: Watcher, deadline: float) -> AsyncIterator[_Item]:
         cache = self.core.cache

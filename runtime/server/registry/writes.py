@@ -2,7 +2,9 @@
 
 Both decode the body against the kind's model (field validation), then go
 through the kind's strategy (defaults, validation, admission) and the store,
-in `RegistryCore.create_object` and `RegistryCore.guaranteed_update`. Dry run
+in `RegistryCore.create_object` and `RegistryCore.guaranteed_update` (for a kind
+whose CRD converts with a webhook, on a core whose store converts:
+`runtime.server.registry.conversion`). Dry run
 runs every stage and stops right before the store write.
 
 Internal to `runtime.server.registry`: imported by its modules only.
@@ -15,6 +17,7 @@ import copy
 from runtime.server.kinds import Subresource, ViewSubresource
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import WriteResult, check_name, claim_namespace, conflict, invalid_object, not_found
+from runtime.server.registry.conversion import converting
 from runtime.server.registry.primitives import RegistryCore
 from runtime.server.registry.view_subresources import update_view
 from runtime.machinery.options import Body, WriteOptions
@@ -34,7 +37,8 @@ async def create(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     core.authorize_request(user, "create", rt, namespace)
     core.check_verb(rt, "create")
     obj, warnings = rt.strategy.decode(body, opts.field_validation)
-    return await core.create_object(user, rt, namespace, obj, opts, warnings)
+    # A kind whose webhook converts is written through a store that converts (`conversion.converting`).
+    return await converting(core, rt).create_object(user, rt, namespace, obj, opts, warnings)
 
 
 async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: str, name: str, body: Body,
@@ -56,6 +60,7 @@ async def update(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace
     """
     core.authorize_request(user, "update", rt, namespace, name, subresource)
     core.check_verb(rt, "update", subresource)
+    core = converting(core, rt)  # the request's version throughout, when a webhook converts
     key = rt.storage_key(namespace if rt.namespaced else None, name)
     current = await core.read_current(rt, key, name)
     if subresource is not None and isinstance(subresource, ViewSubresource):
