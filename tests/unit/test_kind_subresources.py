@@ -32,8 +32,9 @@ def test_each_subresource_is_one_of_the_three_shapes():
     scheme = Scheme()
     shapes = {(t.api_version, t.kind, name): type(part).__mro__ for t in scheme.types
               for name, part in t.strategy.subresources.items()}
-    # Namespace status and finalize, ServiceAccount token, CRD status, and the workload kinds' (issue 38)
-    assert len(shapes) == 4 + 22
+    # Namespace status and finalize, ServiceAccount token, CRD status, the workload kinds' (issue 38), and a
+    # ValidatingAdmissionPolicy's status (issue 39)
+    assert len(shapes) == 4 + 22 + 1
     assert all({ObjectSubresource, ViewSubresource, ActionSubresource} & set(mro) for mro in shapes.values())
     kinds = {key[1:]: next(s for s in (ViewSubresource, ActionSubresource, ObjectSubresource) if s in mro)
              for key, mro in shapes.items()}

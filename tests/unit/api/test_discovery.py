@@ -43,7 +43,7 @@ def test_group_list_excludes_core_group(scheme: Scheme) -> None:
                           "coordination.svc.io", "events.svc.io", "apiextensions.svc.io", "insight.svc.io",
                           # Kubernetes' legacy groups have no domain; the newer ones take it
                           "apps", "autoscaling", "batch", "policy", "networking.svc.io", "discovery.svc.io",
-                          "scheduling.svc.io", "storage.svc.io"}
+                          "scheduling.svc.io", "storage.svc.io", "admissionregistration.svc.io"}
 
 
 def test_group_prefers_its_only_version(scheme: Scheme) -> None:

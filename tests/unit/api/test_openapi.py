@@ -76,7 +76,7 @@ def test_index_lists_every_group_version_with_its_content_hash() -> None:
                           "apis/apiextensions.svc.io/v1", "apis/insight.svc.io/v1", "apis/apps/v1",
                           "apis/autoscaling/v2", "apis/autoscaling/v1", "apis/batch/v1", "apis/networking.svc.io/v1",
                           "apis/policy/v1", "apis/discovery.svc.io/v1", "apis/scheduling.svc.io/v1",
-                          "apis/storage.svc.io/v1"}
+                          "apis/storage.svc.io/v1", "apis/admissionregistration.svc.io/v1"}
     body = openapi_v3_document_bytes(scheme, "rbac.authorization.svc.io/v1")
     assert body is not None
     digest = hashlib.sha512(body).hexdigest().upper()
