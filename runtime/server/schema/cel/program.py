@@ -5,7 +5,7 @@ a `Program` (raises `CELCompileError` with the parser's words). Programs are
 immutable and shared: a schema compiles its rules once
 (`Structural.from_openapi`) and every object reuses them.
 
-`Program.evaluate(variables, meter)` walks the parse tree with celpy's
+`Program.evaluate(variables, meter, functions=)` walks the parse tree with celpy's
 interpreter, charging the `Meter` one unit per node visited (so each
 iteration of `all`/`exists`/`map`/`filter` pays for its body) plus one unit
 per ten characters or elements passed to a function, roughly cel-go's
@@ -115,9 +115,15 @@ class Program:
     ast: lark.Tree
     uses_old_self: bool
 
-    def evaluate(self, variables: Mapping[str, Any], meter: Meter) -> Any:
-        """The value of the expression. Raises `CELEvaluationError` or `CostExceeded`."""
-        activation = Activation(annotations=_ENV.annotations, functions=KUBERNETES_FUNCTIONS)
+    def evaluate(self, variables: Mapping[str, Any], meter: Meter,
+                 functions: Mapping[str, Any] | None = None) -> Any:
+        """The value of the expression. Raises `CELEvaluationError` or `CostExceeded`.
+
+        `functions` adds library functions to Kubernetes' (`library`) for this evaluation: admission
+        policies' authorizer and JSON patch libraries, which CRD rules do not have.
+        """
+        library = KUBERNETES_FUNCTIONS if not functions else {**KUBERNETES_FUNCTIONS, **functions}
+        activation = Activation(annotations=_ENV.annotations, functions=library)
         evaluator = _MeteredEvaluator(self.ast, activation, meter)
         try:
             return evaluator.evaluate(dict(variables))
