@@ -14,6 +14,10 @@ one; a private one when None, which tests read):
   `..._check_duration_seconds` (policy, policy_binding, error_type
   `no_error`|`compile_error`|`invalid_error`, enforcement_action
   `allow`|`deny`|`warn`|`audit`).
+- `apiserver_mutating_admission_policy_check_total` and
+  `..._check_duration_seconds` (policy, policy_binding, error_type
+  `no_error`|`compile_error`|`invalid_error`|`out_of_budget`: Kubernetes
+  1.36's mutating policy plugin, per mutation evaluated).
 Operations are kube's upper-case words (CREATE, UPDATE, DELETE, CONNECT).
 """
 
@@ -65,6 +69,15 @@ class AdmissionMetrics:
             "further including binding and enforcement action taken.",
             ("policy", "policy_binding", "error_type", "enforcement_action"), buckets=_POLICY_BUCKETS, **on)
 
+        self._mutation_checks = Counter(
+            "apiserver_mutating_admission_policy_check_total",
+            "Mutation admission policy check total, labeled by policy and further identified by binding.",
+            ("policy", "policy_binding", "error_type"), **on)
+        self._mutation_latency = Histogram(
+            "apiserver_mutating_admission_policy_check_duration_seconds",
+            "Mutation admission latency for individual mutation expressions in seconds, labeled by policy and "
+            "binding.", ("policy", "policy_binding", "error_type"), buckets=_POLICY_BUCKETS, **on)
+
     def webhook_called(self, name: str, kind: str, operation: str, *, rejected: bool, seconds: float,
                        code: int) -> None:
         """One webhook call answered (`code`: its HTTP status, 0 when none came); `kind` admit|validating."""
@@ -82,6 +95,11 @@ class AdmissionMetrics:
         """One policy evaluation under `binding`: `action` allow|deny|warn|audit."""
         self._policy_checks.labels(policy, binding, error_type, action).inc()
         self._policy_latency.labels(policy, binding, error_type, action).observe(seconds)
+
+    def policy_mutated(self, policy: str, binding: str, *, seconds: float, error_type: str = "no_error") -> None:
+        """One mutation of a mutating policy evaluated under `binding` (`error_type` no_error when applied)."""
+        self._mutation_checks.labels(policy, binding, error_type).inc()
+        self._mutation_latency.labels(policy, binding, error_type).observe(seconds)
 
     def sample(self, name: str, labels: dict[str, str]) -> float:
         """The value of sample `name` with `labels` (0 when never observed): for tests and benchmarks."""

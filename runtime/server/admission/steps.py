@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from runtime.server.admission.chain import MutatingStep, ValidatingStep
 from runtime.server.admission.context import AdmissionContext
-from runtime.server.admission.policies import ValidatingPolicies
+from runtime.server.admission.policies import MutatingPolicies, ValidatingPolicies
 
 __all__ = ["admission_steps"]
 
@@ -20,5 +20,6 @@ def admission_steps(context: AdmissionContext) -> tuple[list[MutatingStep], list
     """(mutating, validating) steps over `context`, in order."""
     mutating: list[MutatingStep] = []
     validating: list[ValidatingStep] = []
+    mutating.append(MutatingPolicies(context))  # type: ignore[arg-type]  # the registry is a PolicyContext
     validating.append(ValidatingPolicies(context))  # type: ignore[arg-type]  # the registry is a PolicyContext
     return mutating, validating

@@ -19,6 +19,7 @@ reports it in `status.typeChecking`. `matchConditions` are evaluated by the shar
 `runtime.server.admission.matching.MatchConditions`, without the authorizer library's functions.
 """
 
+from runtime.server.admission.policies.mutating import MutatingPolicies
 from runtime.server.admission.policies.validating import ValidatingPolicies
 
-__all__ = ["ValidatingPolicies"]
+__all__ = ["ValidatingPolicies", "MutatingPolicies"]
