@@ -202,3 +202,41 @@ async def test_a_converted_object_may_change_only_labels_and_annotations(server,
     status = await _fault(server, webhook.client_config("/convert"))
     assert status["message"] == (f"conversion webhook for {GROUP}/v1, Kind=Host returned invalid object: must have "
                                  "the same name: web != other")
+
+
+async def test_a_merge_patch_in_another_version_is_applied_to_that_version(server, nursery):
+    webhook = await start_webhook_server(nursery, converter)
+    await _serve_crd(server, webhook.client_config("/convert"))
+    async with server.client() as c:
+        await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host", "metadata": {"name": "web"},
+                                        "spec": {"host": "a", "port": 80}})
+        patched = await c.patch(_path("v2", "web"), json={"spec": {"address": "a:443"}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        assert patched.status_code == 200, patched.text
+        assert patched.json()["spec"] == {"address": "a:443"}
+        assert [m["apiVersion"] for m in patched.json()["metadata"]["managedFields"]][-1] == f"{GROUP}/v2"
+    assert (await _stored_object(server, "web"))["spec"] == {"host": "a", "port": 443}
+
+
+async def test_stored_versions_grow_with_the_storage_version_and_stay_in_spec_versions(server, nursery):
+    webhook = await start_webhook_server(nursery, converter)
+    await _serve_crd(server, webhook.client_config("/convert"))
+    async with server.client() as c:
+        await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host", "metadata": {"name": "old"},
+                                        "spec": {"host": "a", "port": 80}})
+        crd = (await c.get(f"{crd_path()}/{NAME}")).json()
+        crd["spec"]["versions"][0]["storage"], crd["spec"]["versions"][1]["storage"] = False, True
+        moved = await c.put(f"{crd_path()}/{NAME}", json=crd)
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["status"]["storedVersions"] == ["v1", "v2"]
+        # The write returns once the server's cache holds the CRD: its kinds store v2 from now on.
+        r = await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host", "metadata": {"name": "new"},
+                                            "spec": {"host": "b", "port": 81}})
+        assert r.status_code == 201, r.text
+        assert (await _stored_object(server, "new"))["apiVersion"] == f"{GROUP}/v2"
+        assert (await _stored_object(server, "new"))["spec"] == {"address": "b:81"}
+        assert (await c.get(_path("v1", "old"))).json()["spec"] == {"host": "a", "port": 80}
+        dropped = dict(moved.json(), spec=dict(moved.json()["spec"], versions=[moved.json()["spec"]["versions"][1]]))
+        refused = await c.put(f"{crd_path()}/{NAME}", json=dropped)
+        assert refused.status_code == 422
+        assert 'status.storedVersions[0]: Invalid value: \\"v1\\": must appear in spec.versions' in refused.text

@@ -38,6 +38,7 @@ from runtime.machinery import errors
 from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import invalid, too_long
 from runtime.machinery.validation.labels import label_key_errors, label_value_errors
+from runtime.server.admission.webhookclient import WebhookCallError
 
 if TYPE_CHECKING:
     from runtime.machinery.storedobject import StoredObject
@@ -101,10 +102,9 @@ def converted_objects(review_version: str, uid: str, answer: Any) -> list[Any]:
         raise ValueError(f"json: cannot unmarshal {_json_type(answer)} into Go value of type "
                          f"{review_version}.ConversionReview")
     if review_version == "v1":
-        got = f"{answer.get('apiVersion') or ''}".rpartition("/")
-        got_text = f"{got[0]}/{got[2]}, Kind={answer.get('kind') or ''}"
         if (answer.get("apiVersion"), answer.get("kind")) != (f"{_GROUP}/v1", "ConversionReview"):
-            raise ValueError(f"expected webhook response of {_GROUP}/v1, Kind=ConversionReview, got {got_text}")
+            got = gvk_text(str(answer.get("apiVersion") or ""), str(answer.get("kind") or ""))
+            raise ValueError(f"expected webhook response of {_GROUP}/v1, Kind=ConversionReview, got {got}")
     response = answer.get("response")
     if not isinstance(response, dict):
         raise ValueError("no response provided")
@@ -229,8 +229,6 @@ class ConversionWebhook:
             raise ConversionFailed("no supported conversion review versions")
         uid = str(uuid.uuid4())
         review = review_request(self.review_version, [objects[i] for i in todo], desired, uid)
-        # Imported here: the client module imports the admission context, which imports the kinds.
-        from runtime.server.admission.webhookclient import WebhookCallError
         try:
             answer = await client.post_json(self.client_config, review, timeout=self.timeout)
         except WebhookCallError as exc:
