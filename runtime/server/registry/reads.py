@@ -13,6 +13,7 @@ from runtime.server.kinds import Subresource, ViewSubresource
 from runtime.machinery.storedobject import CorruptObject, StoredObject
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.answers import not_found
+from runtime.server.registry.conversion import remote, shown
 from runtime.server.registry.primitives import RegistryCore
 from runtime.machinery.scheme import ResourceType
 
@@ -36,5 +37,7 @@ async def get(core: RegistryCore, user: UserInfo, rt: ResourceType, namespace: s
     if obj is None:
         raise not_found(rt, name)
     if subresource is not None and isinstance(subresource, ViewSubresource):
+        if remote(rt) is not None:  # a view reads the version asked (its paths are that version's)
+            [obj] = await shown(core, rt, [obj])
         return StoredObject(key, subresource.view(obj.copy_dict()), obj.revision)
     return obj
