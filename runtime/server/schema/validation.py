@@ -8,8 +8,10 @@ custom resource strategy reports (the 422 causes), in its order:
 2. embedded resources' apiVersion, kind and metadata (`embedded`);
 3. `x-kubernetes-list-type` set/map uniqueness (`listtypes`);
 4. `x-kubernetes-validations` CEL rules (`cel_rules`), with `oldSelf` bound
-   on update (`old` given). When step 1 found a type error the rules are
-   not run, and one error says so, as Kubernetes does.
+   on update (`old` given). When the steps before found a wrong type, a
+   missing required field, a value outside its enum or a size over its
+   maximum (kube's `hasBlockingErr`), the rules are not run, and one error
+   says so, as Kubernetes does.
 
 On update (`old` given) validation ratchets as Kubernetes 1.33: an OpenAPI
 or CEL error on a value unchanged from `old` is not reported (a CEL one
@@ -39,6 +41,11 @@ from runtime.machinery.validation.fielderrors import FieldError
 
 __all__ = ["RULES_NOT_CHECKED", "validate"]
 
+#: Errors after which the CEL rules do not run: the object lacks the shape they were written for
+#: (kube's hasBlockingErr: a wrong type, a required field missing, an enum, maxLength, maxItems/Properties).
+_BLOCKING = frozenset({"FieldValueTypeInvalid", "FieldValueRequired", "FieldValueNotSupported",
+                       "FieldValueTooLong", "FieldValueTooMany"})
+
 RULES_NOT_CHECKED = ("some validation rules were not checked because the object was invalid; "
                      "correct the existing errors to complete validation")
 
@@ -59,7 +66,7 @@ def validate(obj: Any, schema: Structural, *, old: Any = None, cel_limits: CELLi
     # Kubernetes checks list types on update only if the old object met them (they came after objects did).
     if old is None or not list_type_errors(old, schema):
         errors.extend(list_type_errors(obj, schema))
-    if any(e.type == "FieldValueTypeInvalid" for e in errors):
+    if any(e.type in _BLOCKING for e in errors):
         if any(node.validations for node in schema.walk()):
             errors.append(invalid("<nil>", None, RULES_NOT_CHECKED))
         return errors

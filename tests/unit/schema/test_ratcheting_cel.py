@@ -57,3 +57,15 @@ def test_ratcheting_never_applies_to_the_roots_api_version_and_kind():
     schema = Structural.from_openapi({**OBJ, "properties": {"kind": {"type": "string"}}})
     root = Correlation({"kind": "A"}, {"kind": "A"}, schema)
     assert not ratchets_at(root, "kind")
+
+
+def test_rules_do_not_run_after_a_blocking_schema_error_unless_it_is_ratcheted():
+    schema = Structural.from_openapi({**OBJ, "properties": {"spec": {
+        **OBJ, "required": ["size"], "x-kubernetes-validations": [{"rule": "self.size < 3", "message": "small"}],
+        "properties": {"size": {"type": "integer"}, "name": {"type": "string", "maxLength": 2}}}}})
+    errors = [e.field for e in validate({"spec": {"name": "long"}}, schema)]
+    assert sorted(errors) == ["<nil>", "spec.name", "spec.size"]
+    old = {"spec": {"size": 5, "name": "long"}}
+    warnings: list[str] = []
+    assert [str(e) for e in validate({"spec": {"size": 6, "name": "long"}}, schema, old=old, warnings=warnings)] == [
+        'spec: Invalid value: "object": small']
