@@ -7,7 +7,8 @@
   `namespaceObject`, `authorizer` (and, for mutations, `Object`, `JSONPatch`,
   `jsonpatch`); `variables` the policy's `spec.variables`, evaluated lazily,
   in the scope, at most once each however many expressions read them
-  (kube's composition context). `Scope.run(expression, budget)` evaluates
+  (kube's composition context); a variable sees only those declared before it
+  (kube refuses a reference to a later one). `Scope.run(expression, budget)` evaluates
   one expression and returns its value or raises `ExpressionError` in kube's
   words (`expression '<e>' resulted in error: <why>`); `Budget` is kube's
   runtime cost budget of a filter (validations then message expressions
@@ -107,6 +108,8 @@ class Scope:
     def __init__(self, inputs: Mapping[str, Any], variables: Mapping[str, Expression],
                  limits: CELLimits = LIMITS) -> None:
         self.variables = dict(variables)
+        self._order = {name: index for index, name in enumerate(self.variables)}
+        self._evaluating: list[int] = []
         self.limits = limits
         self.values: dict[str, Any] = {**inputs, "variables": _Variables(self)}
         self._done: dict[str, Any] = {}
@@ -114,19 +117,23 @@ class Scope:
 
     def variable(self, name: str) -> Any:
         """The value of variable `name` (a CEL error value if it fails), evaluated at most once."""
+        expression = self.variables.get(name)
+        index = self._order.get(name, -1)
+        if expression is None or self._evaluating and index >= self._evaluating[-1]:
+            return CELEvalError(f"no such key: {name}")
         if name in self._done:
             return self._done[name]
-        expression = self.variables.get(name)
-        if expression is None:
-            return CELEvalError(f"no such key: {name}")
         if expression.program is None:
             value: Any = CELEvalError(f'composited variable "{name}" fails to compile: {expression.error}')
         else:
             meter = self._meter if self._meter is not None else Meter(self.limits.per_call)
+            self._evaluating.append(index)
             try:
                 value = expression.program.evaluate(self.values, meter, _FUNCTIONS)
             except CELEvaluationError as exc:
                 value = CELEvalError(str(exc))
+            finally:
+                self._evaluating.pop()
         self._done[name] = value
         return value
 
