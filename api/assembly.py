@@ -70,6 +70,7 @@ from runtime.server.storage.sqlite.peers import PeerGroup, SqlitePeers
 from runtime.server.tokenauth import SignedTokenAuthenticator
 from runtime.server.tokens import TokenSigner, generate_key
 from runtime.server.watchcache import WatchCache
+from runtime.webhook import Webhook, load_webhooks
 
 __all__ = ["ServeOptions", "WorkerSpec", "ControlPlane", "open_control_plane", "prepare_data_dir", "peer_group",
            "SQLITE_FILE", "ADMIN_USER", "CONTINUE_KEY", "SERVICE_ACCOUNT_KEY", "CONTROLLERS_LEASE", "is_shared_store"]
@@ -282,9 +283,10 @@ def _root_ca(options: ServeOptions, data_dir: Path) -> bytes:
 
 @asynccontextmanager
 async def open_control_plane(options: ServeOptions, *,
-                             admission: Sequence[AdmissionPlugin] = ()) -> AsyncIterator[ControlPlane]:
-    """Open the store, start registry (admitting with `admission`, none by default), bootstrap,
-    compactor and controllers; yield the plane.
+                             admission: Sequence[AdmissionPlugin | Webhook] = ()) -> AsyncIterator[ControlPlane]:
+    """Open the store, start registry (admitting with `admission`, none by default, and the webhooks of
+    `options.admission_modules`: `runtime.webhook.load_webhooks`), bootstrap, compactor and controllers;
+    yield the plane.
 
     Raises ValueError for an unknown store, OSError for a data directory or
     token file that cannot be read or written.
@@ -321,6 +323,7 @@ async def open_control_plane(options: ServeOptions, *,
         authenticator = Authenticator(tokens, client_ca_pem=client_ca, anonymous=options.anonymous_auth,
                                       signed_tokens=SignedTokenAuthenticator(signer, scheme, cache),
                                       api_audiences=signer.audiences)
+        admission = (*admission, *(w for m in options.admission_modules for w in load_webhooks(m)))
         registry = Registry(served, scheme, CountingAuthorizer(RBACAuthorizer(rbac), metrics, _record_decision),
                             rbac=rbac, cache=cache, authenticator=authenticator, admission=admission, tokens=signer,
                             feature_gates=options.feature_gates, continue_ttl=options.continue_ttl,

@@ -171,6 +171,8 @@ _SERVE_FLAGS = (
               _bool),
     ServeFlag("service_cluster_ip_range", "CIDR Services' cluster IPs are allocated from"),
     ServeFlag("service_node_port_range", "ports Services' node ports are allocated from (A-B)"),
+    ServeFlag("admission_modules", "Python modules whose WEBHOOKS (runtime.webhook) admit in process, A,B",
+              default="", flag="--admission-module"),
 )
 
 #: The fields of `ServeOptions` the leader election's shared flags set (`add_leader_election_arguments`).
@@ -325,6 +327,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     from api.serving.workers import resolve_workers
     from runtime.server.storage.encryption import ConfigError, load_config
     from runtime.server.kinds.services import ServiceRanges
+    from runtime.webhook import WebhookModuleError, load_webhooks
 
     gates = parse_feature_gates(args.feature_gates)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
@@ -357,8 +360,14 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     workers = resolve_workers(args.workers)
     if workers > 1 and args.store == "memory":
         raise ValueError("--workers: a memory store cannot be shared by processes; use sqlite")
+    modules = tuple(m for m in args.admission_module.split(",") if m)
+    for module in modules:
+        try:
+            load_webhooks(module)  # imported once here: the assembly finds it loaded
+        except WebhookModuleError as exc:
+            raise ValueError(f"--admission-module {module}: {exc}") from None
     copied = {flag.field: getattr(args, flag.dest) for flag in _SERVE_FLAGS}
-    return ServeOptions(**{**copied, "feature_gates": gates, "workers": workers,
+    return ServeOptions(**{**copied, "feature_gates": gates, "workers": workers, "admission_modules": modules,
                            "api_audiences": tuple(a for a in args.api_audiences.split(",") if a)})
 
 

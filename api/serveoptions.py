@@ -109,3 +109,4 @@ class ServeOptions:
     encryption_provider_config_automatic_reload: bool = False
     service_cluster_ip_range: str = "10.96.0.0/12"  # `runtime.server.kinds.services.DEFAULT_CLUSTER_IP_RANGE`
     service_node_port_range: str = "30000-32767"  # `runtime.server.kinds.services.DEFAULT_NODE_PORT_RANGE`
+    admission_modules: tuple[str, ...] = ()  # Python modules whose WEBHOOKS run in process (`runtime.webhook`)

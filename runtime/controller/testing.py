@@ -101,6 +101,7 @@ from runtime.machinery import errors
 from runtime.machinery.scheme import DEFAULT_DOMAIN, Scheme
 from runtime.server.storage import MemoryStore
 from runtime.server.tokens import TokenSigner
+from runtime.webhook import Webhook
 
 __all__ = ["ADMIN", "BUILTIN_CONTROLLERS", "TEST_SERVER", "TestEnv", "ServedTestEnv", "open_test_env",
            "threaded_test_env", "wait_for_object", "wait_aggregated", "wait_established", "fresh_namespace",
@@ -321,7 +322,7 @@ async def _install_crds(env: TestEnv, crds: list[dict[str, Any]]) -> None:
 async def open_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True, bootstrap: bool = True,
                         history_seconds: float = 300.0, https: bool = False,
                         crds: Sequence[str | Path] = (),
-                        admission: Sequence[AdmissionPlugin] = ()) -> AsyncIterator[TestEnv]:
+                        admission: Sequence[AdmissionPlugin | Webhook] = ()) -> AsyncIterator[TestEnv]:
     """Start an in-process server (memory store) and its built-in controllers; yield a `TestEnv`; stop on exit.
 
     `domain` is the API domain (`runtime.machinery.scheme.Scheme`): the default
@@ -349,7 +350,10 @@ async def open_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = Tru
     (`runtime.controller.crdfiles`), or with `controllers=False` (nothing
     would establish them).
 
-    `admission`: admission plug-ins run after each kind's own, as
+    `admission`: admission plug-ins run after each kind's own, and
+    `runtime.webhook.Webhook`s run in process as `miniplane serve
+    --admission-module` runs them (mutating ones before validation,
+    validating ones after, as webhooks configured last), as
     `api.assembly.open_control_plane(admission=...)`.
 
     `history_seconds` is the watch history kept: make it small to provoke 410 Gone.

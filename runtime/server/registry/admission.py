@@ -30,8 +30,11 @@ class AdmissionPlugin:
     side_effects: bool = False
 
 
-async def run_plugins(plugins: Sequence[AdmissionPlugin], request: AdmissionRequest) -> None:
-    """Run `plugins` in order on `request` (see the module doc for dry run)."""
+async def run_plugins(plugins: Sequence[object], request: AdmissionRequest) -> None:
+    """Run the `AdmissionPlugin`s of `plugins` in order on `request` (see the module doc for dry run); the
+    `runtime.webhook.Webhook`s beside them run as steps of the admission chain instead
+    (`runtime.server.admission.python`)."""
+    plugins = [p for p in plugins if isinstance(p, AdmissionPlugin)]
     if request.dry_run:
         # Refuse before anything runs: a dry run must have no effect at all.
         for plugin in plugins:
