@@ -240,3 +240,23 @@ async def test_stored_versions_grow_with_the_storage_version_and_stay_in_spec_ve
         refused = await c.put(f"{crd_path()}/{NAME}", json=dropped)
         assert refused.status_code == 422
         assert 'status.storedVersions[0]: Invalid value: \\"v1\\": must appear in spec.versions' in refused.text
+
+
+async def test_a_webhook_named_by_a_service_is_reached_by_the_services_tls_name(server, nursery):
+    # An ExternalName Service reaches a loopback webhook (Endpoints may not hold a loopback address).
+    webhook = await start_webhook_server(nursery, converter, hosts=("conv.default.svc",))
+    port = int(webhook.url.rpartition(":")[2])
+    async with server.client() as c:
+        service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "conv"},
+                   "spec": {"type": "ExternalName", "externalName": "localhost"}}
+        assert (await c.post("/api/v1/namespaces/default/services", json=service)).status_code == 201
+    await _serve_crd(server, {"service": {"namespace": "default", "name": "conv", "port": port, "path": "/convert"},
+                              "caBundle": webhook.ca_bundle})
+    async with server.client() as c:
+        await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host", "metadata": {"name": "web"},
+                                        "spec": {"host": "a", "port": 80}})
+        shown = await c.get(_path("v2", "web"))
+        assert shown.status_code == 200, shown.text
+        assert shown.json()["spec"] == {"address": "a:80"}
+    [request] = webhook.requests
+    assert request.path == "/convert?timeout=30s" and request.headers["host"] == f"conv.default.svc:{port}"
