@@ -19,6 +19,7 @@ from runtime.machinery.serializer.proto import meta_v1_pb2
 from runtime.machinery.serializer.proto import rbac_v1_pb2
 from runtime.machinery.serializer.proto import runtime_pb2
 from tests.support.event_objects import CORE_EVENT
+from tests.support.admission_objects import PROTOBUF_OBJECTS as ADMISSION_OBJECTS
 from tests.support.workload_objects import WORKLOAD_OBJECTS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -239,6 +240,7 @@ OBJECTS: dict[str, dict[str, Any]] = {
 }
 
 OBJECTS.update(WORKLOAD_OBJECTS)  # issue 38's kinds, realistic objects of their own module
+OBJECTS.update(ADMISSION_OBJECTS)  # issue 39's
 
 
 def test_fixtures_cover_every_supported_kind() -> None:

@@ -21,6 +21,8 @@ required there), the required fields of an inlined struct found through its pare
 from the message fields that have no property of their name in the OpenAPI definition; `NULLABLE_FIELDS`
 from the Go types of k8s.io/api v1.28 (`*T` fields of `types.go`), written by hand and read again against
 a core/v1 `types.go` for the volumes, PV and PVC, containers, probes, the pod's spec and status and the Service.
+The admissionregistration/v1 tables (issue 39) are read from its v1.30 `types.go`: its JSON tags (no `omitempty`:
+always written; `*T`: nullable) and its embedded `Rule` and `RuleWithOperations`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from runtime.machinery.serializer.proto import admissionregistration_v1_pb2 as admission
 from runtime.machinery.serializer.proto import apps_v1_pb2 as apps
 from runtime.machinery.serializer.proto import authentication_v1_pb2 as authn
 from runtime.machinery.serializer.proto import authorization_v1_pb2 as authz
@@ -61,6 +64,7 @@ class Kind:
 ANY_GROUP = None
 _CORE, _RBAC, _AUTHZ, _AUTHN, _EVENTS = "", "rbac.authorization.", "authorization.", "authentication.", "events."
 _NETWORKING, _DISCOVERY, _SCHEDULING, _STORAGE = "networking.", "discovery.", "scheduling.", "storage."
+_ADMISSION = "admissionregistration."
 
 
 def _with_lists(group: str, module, *names: str) -> dict[str, tuple[Kind, ...]]:
@@ -97,6 +101,9 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     **_with_lists(_DISCOVERY, discovery, "EndpointSlice"),
     **_with_lists(_SCHEDULING, scheduling, "PriorityClass"),
     **_with_lists(_STORAGE, storage, "StorageClass"),
+    # MutatingAdmissionPolicy and its binding (v1 since Kubernetes 1.36) have no message here: JSON only.
+    **_with_lists(_ADMISSION, admission, "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"),
     # meta.v1 kinds travel in every group (Status as "v1", DeleteOptions in the
     # resource's group, PartialObjectMetadata in meta.<domain>).
     "Status": (Kind(meta.Status, ANY_GROUP),),
@@ -138,6 +145,11 @@ NULLABLE = frozenset({
 
 JSON_NAMES: dict[str, str] = {
     "k8s.io.api.networking.v1.IngressClassParametersReference.aPIGroup": "apiGroup",
+    "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration.Webhooks": "webhooks",
+    "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration.Webhooks": "webhooks",
+    "k8s.io.api.admissionregistration.v1.Validation.Expression": "expression",
+    "k8s.io.api.admissionregistration.v1.Variable.Name": "name",
+    "k8s.io.api.admissionregistration.v1.Variable.Expression": "expression",
 }
 
 INLINE_FIELDS: dict[str, dict[str, str]] = {
@@ -156,6 +168,10 @@ INLINE_FIELDS: dict[str, dict[str, str]] = {
     },
     "k8s.io.api.networking.v1": {
         "IngressRule": "ingressRuleValue",
+    },
+    "k8s.io.api.admissionregistration.v1": {
+        "NamedRuleWithOperations": "ruleWithOperations",
+        "RuleWithOperations": "rule",
     },
 }
 
@@ -359,6 +375,16 @@ ALWAYS_FIELDS: dict[str, dict[str, str]] = {
         "StorageClass": "provisioner",
         "StorageClassList": "items",
     },
+    "k8s.io.api.admissionregistration.v1": {
+        "AuditAnnotation": "key valueExpression",
+        "ExpressionWarning": "fieldRef warning",
+        "MatchCondition": "name expression",
+        "MutatingWebhook": "name admissionReviewVersions",
+        "ServiceReference": "namespace name",
+        "Validation": "Expression",
+        "Variable": "Name Expression",
+        "ValidatingWebhook": "name admissionReviewVersions",
+    },
 }
 
 NULLABLE_FIELDS: dict[str, dict[str, str]] = {
@@ -529,5 +555,19 @@ NULLABLE_FIELDS: dict[str, dict[str, str]] = {
     },
     "k8s.io.api.storage.v1": {
         "StorageClass": "reclaimPolicy allowVolumeExpansion volumeBindingMode",
+    },
+    "k8s.io.api.admissionregistration.v1": {
+        "MatchResources": "namespaceSelector objectSelector matchPolicy",
+        "MutatingWebhook": "failurePolicy matchPolicy namespaceSelector objectSelector sideEffects timeoutSeconds"
+                           " reinvocationPolicy",
+        "ParamRef": "selector parameterNotFoundAction",
+        "Rule": "scope",
+        "ServiceReference": "path port",
+        "ValidatingAdmissionPolicyBindingSpec": "paramRef matchResources",
+        "ValidatingAdmissionPolicySpec": "paramKind matchConstraints failurePolicy",
+        "ValidatingAdmissionPolicyStatus": "typeChecking",
+        "ValidatingWebhook": "failurePolicy matchPolicy namespaceSelector objectSelector sideEffects timeoutSeconds",
+        "Validation": "reason",
+        "WebhookClientConfig": "url service",
     },
 }
