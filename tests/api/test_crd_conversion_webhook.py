@@ -260,3 +260,23 @@ async def test_a_webhook_named_by_a_service_is_reached_by_the_services_tls_name(
         assert shown.json()["spec"] == {"address": "a:80"}
     [request] = webhook.requests
     assert request.path == "/convert?timeout=30s" and request.headers["host"] == f"conv.default.svc:{port}"
+
+
+async def test_a_watch_whose_conversion_fails_ends_with_an_error_event(server, nursery):
+    async def failing(request):
+        answer = await converter(request)
+        answer["response"]["result"] = {"status": "Failure", "message": "cannot convert"}
+        return answer
+    webhook = await start_webhook_server(nursery, failing)
+    await _serve_crd(server, webhook.client_config("/convert"))
+    async with server.client() as c:
+        listed = (await c.get(_path("v2"))).json()
+        params = {"watch": "1", "resourceVersion": listed["metadata"]["resourceVersion"]}
+        with trio.fail_after(10):
+            async with c.stream("GET", _path("v2"), params=params) as events:
+                await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host",
+                                                "metadata": {"name": "web"}, "spec": {"host": "a", "port": 80}})
+                lines = [json.loads(line) async for line in events.aiter_lines() if line]
+    [event] = lines
+    assert event["type"] == "ERROR" and event["object"]["code"] == 500
+    assert event["object"]["message"] == f"conversion webhook for {GROUP}/v1, Kind=Host failed: cannot convert"
