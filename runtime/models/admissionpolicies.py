@@ -121,8 +121,9 @@ class ValidatingAdmissionPolicySpec(K8sModel, defer_build=True):
     validations: Optional[list[Validation]] = list_field(
         list_type="atomic", description="Validations contain CEL expressions which is used to apply the validation.")
     variables: Optional[list[Variable]] = list_field(
-        list_type="atomic", description="Variables contain definitions of variables that can be used in composition "
-                                        "of other expressions.")
+        list_type="map", map_keys=["name"], patch_strategy="merge", patch_merge_key="name",
+        description="Variables contain definitions of variables that can be used in composition of other "
+                    "expressions.")
 
 
 class ExpressionWarning(K8sModel, defer_build=True):
