@@ -117,7 +117,7 @@ async def test_a_configuration_error_is_forbidden():
     with pytest.raises(errors.Forbidden) as refused:
         await mutated(context, config_map())
     assert refused.value.message == ('policy "p" denied request: failed to configure policy: failed to find resource '
-                                     "referenced by paramKind: 'v1, Kind=Nope'")
+                                     "referenced by paramKind: '/v1, Kind=Nope'")  # Go's GroupVersionKind.String()
 
 
 async def test_errors_of_an_ignore_policy_are_dropped():
