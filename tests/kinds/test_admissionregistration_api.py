@@ -123,3 +123,17 @@ async def test_mutating_policies_and_bindings_are_served(server):
             **body, "metadata": {"name": "other"}, "spec": {**body["spec"], "mutations": []}}), 422)  # type: ignore
     assert refused["message"] == ('MutatingAdmissionPolicy.admissionregistration.k8s.io "other" is invalid: '
                                   "spec.mutations: Required value: mutations must contain at least one item")
+
+
+async def test_server_side_apply_keys_webhooks_by_name(server):
+    url = f"{BASE}/validatingwebhookconfigurations/widgets"
+    apply = {"Content-Type": "application/apply-patch+json"}
+    first = webhook_configuration()
+    second = webhook_configuration()
+    second["webhooks"][0]["name"] = "audit.widgets.example.com"  # type: ignore[index]
+    async with server.client() as c:
+        await ok(await c.patch(url, json=first, headers=apply, params={"fieldManager": "alice"}), 201)
+        merged = await ok(await c.patch(url, json=second, headers=apply, params={"fieldManager": "bob"}))
+        again = await ok(await c.patch(url, json=first, headers=apply, params={"fieldManager": "alice"}))
+    assert [h["name"] for h in merged["webhooks"]] == ["check.widgets.example.com", "audit.widgets.example.com"]
+    assert again["webhooks"] == merged["webhooks"] and again["metadata"]["generation"] == 2
