@@ -38,8 +38,8 @@ rule (`per_call`) and all rules of one validation (`per_request`).
 
 Caveats: CEL rules are not type-checked against the schema, no static cost
 is estimated at CRD creation, and Kubernetes' URL, IP/CIDR, quantity,
-format, semver and authorizer CEL libraries and CEL optionals are missing
-(so `optionalOldSelf` rules are skipped on create, as any transition rule).
+format, semver and authorizer CEL libraries are missing, and of CEL
+optionals only what `optionalOldSelf` rules need (`cel/optionals.py`).
 Validation ratchets on update as Kubernetes 1.33 (`ratcheting`): an
 OpenAPI error on an unchanged value is dropped, a CEL one a Warning.
 """

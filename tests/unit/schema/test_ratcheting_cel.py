@@ -69,3 +69,28 @@ def test_rules_do_not_run_after_a_blocking_schema_error_unless_it_is_ratcheted()
     warnings: list[str] = []
     assert [str(e) for e in validate({"spec": {"size": 6, "name": "long"}}, schema, old=old, warnings=warnings)] == [
         'spec: Invalid value: "object": small']
+
+
+OPTIONAL_SCHEMA = Structural.from_openapi({**OBJ, "properties": {"spec": {**OBJ, "properties": {"replicas": {
+    "type": "integer", "x-kubernetes-validations": [{
+        "rule": "!oldSelf.hasValue() ? self < 10 : self >= oldSelf.value()", "optionalOldSelf": True,
+        "message": "starts below 10, never shrinks"}]}}}}})
+
+
+def test_an_optional_old_self_rule_runs_on_create_with_an_empty_old_self():
+    assert [str(e) for e in validate({"spec": {"replicas": 12}}, OPTIONAL_SCHEMA)] == [
+        'spec.replicas: Invalid value: "integer": starts below 10, never shrinks']
+    assert validate({"spec": {"replicas": 3}}, OPTIONAL_SCHEMA) == []
+
+
+def test_an_optional_old_self_rule_sees_the_old_value_on_update_and_is_never_ratcheted():
+    old = {"spec": {"replicas": 12}}
+    assert validate({"spec": {"replicas": 12}}, OPTIONAL_SCHEMA, old=old) == []
+    assert [e.field for e in validate({"spec": {"replicas": 11}}, OPTIONAL_SCHEMA, old=old)] == ["spec.replicas"]
+
+
+def test_an_empty_optional_old_self_cannot_be_dereferenced():
+    schema = Structural.from_openapi({**OBJ, "properties": {"spec": {**OBJ, "x-kubernetes-validations": [
+        {"rule": "self == oldSelf.value()", "optionalOldSelf": True}]}}})
+    assert [str(e) for e in validate({"spec": {}}, schema)] == [
+        'spec: Invalid value: "object": optional.none() dereference evaluating rule: self == oldSelf.value()']

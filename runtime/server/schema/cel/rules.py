@@ -9,7 +9,8 @@ additionalProperties (correlated with the old object by key) and items
 A `null` value runs no rule.
 
 - A transition rule (one that names `oldSelf`) runs only on update, where
-  an old value correlates; on create it is skipped.
+  an old value correlates; on create it is skipped, unless it sets
+  `optionalOldSelf` (then `oldSelf` is an optional, empty on create).
 - Ratcheting (update, `ratchet=` given): a failing rule that does not name
   `oldSelf`, on a node unchanged from the old object
   (`runtime.server.schema.ratcheting`), is a Warning, not an error, as
@@ -36,9 +37,11 @@ defaults are Kubernetes' figures (1,000,000 per call, 10,000,000 per
 request) divided by twenty: a rule runs at most about 1 s, all rules of a
 request about 10 s. A unit here is also finer than cel-go's (`x > 0` in a
 loop costs about 17 units against cel-go's 3), so a rule Kubernetes
-accepts may exceed these limits on large lists; pass `CELLimits` to widen. `optionalOldSelf` (CEL optionals) is not supported: such rules are
-skipped on create like any transition rule. There is no static cost
-estimate at CRD creation.
+accepts may exceed these limits on large lists; pass `CELLimits` to widen.
+A rule with `optionalOldSelf: true` runs on create too, `oldSelf` an empty
+optional (`cel/optionals.py`: `hasValue`, `value`, `orValue`,
+`optional.of`/`none`; no `?.` syntax). There is no static cost estimate at
+CRD creation.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 
 from celpy import celtypes
 
+from runtime.server.schema.cel.optionals import FUNCTIONS as OPTIONAL_FUNCTIONS, OPTIONAL, Optional
 from runtime.server.schema.cel.program import CELEvaluationError, CostExceeded, Meter
 from runtime.server.schema.ratcheting import Correlation, should_ratchet
 from runtime.server.schema.schema_errors import (
@@ -199,15 +203,18 @@ def _run_rules(walk: _Walk, s: Structural, obj: Any, old: Any, path: str, is_roo
         if rule.program is None:
             walk.errors.append(invalid(path, s.type, f"rule compile error: {rule.compile_error}"))
             continue
-        if rule.uses_old_self and old is None:
+        optional = bool(rule.optional_old_self) and rule.uses_old_self
+        if rule.uses_old_self and old is None and not optional:
             continue
         variables = {"self": self_value}
-        if rule.uses_old_self:
+        if rule.uses_old_self and old is not None:
             variables["oldSelf"] = old_value
+        # optionalOldSelf: the rule runs on create too, `oldSelf` an optional (kube's optionalOldSelfActivation).
+        evaluated = dict(variables, oldSelf=Optional.of(old_value), optional=OPTIONAL) if optional else variables
         limit = min(walk.limits.per_call, walk.remaining)
         meter = Meter(limit)
         try:
-            result = rule.program.evaluate(variables, meter)
+            result = rule.program.evaluate(evaluated, meter, OPTIONAL_FUNCTIONS if optional else None)
         except CostExceeded:
             if walk.remaining < walk.limits.per_call:
                 walk.errors.append(invalid(path, s.type, "validation failed due to running out of cost budget, "
