@@ -47,8 +47,9 @@ from celpy import celtypes
 from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType
 from runtime.machinery.selectors import SelectorError, label_selector_from_dict
-from runtime.machinery.storedobject import StoredObject
+from runtime.machinery.storedobject import StoredObject, copy_json
 from runtime.models.catalog import ADMISSION_KINDS
+from runtime.server.kinds.subresources import ViewSubresource
 from runtime.server.schema.cel.program import (
     CELCompileError, CELEvaluationError, CostExceeded, Meter, Program, compile_expression,
 )
@@ -98,8 +99,8 @@ class RequestFacts:
         if is_namespace and request.operation != "create":
             # kube's RequestInfo reads /namespaces/{name} as the request's namespace.
             namespace = name
-        return cls(rt.group, rt.version, rt.plural, request.subresource,
-                   subresource_kind(rt, request.subresource), namespace, name,
+        kind = request.kind if request.kind is not None else subresource_kind(rt, request.subresource)
+        return cls(rt.group, rt.version, rt.plural, request.subresource, tuple(kind), namespace, name,
                    OPERATIONS.get(request.operation, request.operation.upper()), rt.namespaced, is_namespace,
                    rt.info in ADMISSION_KINDS, rt)
 
@@ -216,9 +217,14 @@ class Match:
         return self.rt is not self.facts.rt
 
     def present(self, obj: dict[str, Any] | None) -> dict[str, Any] | None:
-        """`obj` as this version shows it (through the kind's `VersionConverter`)."""
-        if obj is None or self.facts.subresource and self.kind != (self.rt.group, self.rt.version, self.rt.kind):
-            return obj
+        """`obj` as this version shows it (through the kind's `VersionConverter`); for a subresource that is
+        another kind's view (deployments/scale), that view (kube's admission sees the Scale)."""
+        if obj is None:
+            return None
+        if self.facts.subresource and self.kind != (self.rt.group, self.rt.version, self.rt.kind):
+            sub = self.rt.strategy.subresources.get(self.facts.subresource)
+            is_view = isinstance(sub, ViewSubresource) and obj.get("kind") == self.rt.kind
+            return sub.view(copy_json(obj)) if is_view else obj
         if obj.get("apiVersion") == self.rt.api_version or not self.rt.strategy.converts:
             return obj
         return self.rt.strategy.present(StoredObject("", obj, 0)).obj

@@ -15,6 +15,7 @@ from runtime.server.admission.chain import MutatingStep, ValidatingStep
 from runtime.server.admission.context import AdmissionContext
 from runtime.server.admission.policies import MutatingPolicies, ValidatingPolicies
 from runtime.server.admission.python import python_steps
+from runtime.server.admission.webhooks import MutatingWebhooks, ValidatingWebhooks
 
 __all__ = ["admission_steps"]
 
@@ -25,6 +26,8 @@ def admission_steps(context: AdmissionContext) -> tuple[list[MutatingStep], list
     validating: list[ValidatingStep] = []
     mutating.append(MutatingPolicies(context))  # type: ignore[arg-type]  # the registry is a PolicyContext
     validating.append(ValidatingPolicies(context))  # type: ignore[arg-type]  # the registry is a PolicyContext
+    mutating.append(MutatingWebhooks(context))
+    validating.append(ValidatingWebhooks(context))
     # Last of each phase (the webhooks' steps come before these lines). The registry's `admission`, which the
     # registry sets before it asks for the steps, holds the Python webhooks beside its plug-ins.
     python_mutating, python_validating = python_steps(context, getattr(context, "admission", ()))
