@@ -280,3 +280,22 @@ async def test_a_watch_whose_conversion_fails_ends_with_an_error_event(server, n
     [event] = lines
     assert event["type"] == "ERROR" and event["object"]["code"] == 500
     assert event["object"]["message"] == f"conversion webhook for {GROUP}/v1, Kind=Host failed: cannot convert"
+
+
+async def test_a_delete_in_another_version_answers_that_version_and_keeps_the_storage_one(server, nursery):
+    webhook = await start_webhook_server(nursery, converter)
+    await _serve_crd(server, webhook.client_config("/convert"))
+    async with server.client() as c:
+        await c.post(_path("v1"), json={"apiVersion": f"{GROUP}/v1", "kind": "Host",
+                                        "metadata": {"name": "web", "finalizers": ["example.com/keep"]},
+                                        "spec": {"host": "a", "port": 80}})
+        deleting = await c.delete(_path("v2", "web"))
+        assert deleting.status_code == 200, deleting.text
+        assert deleting.json()["apiVersion"] == f"{GROUP}/v2" and deleting.json()["spec"] == {"address": "a:80"}
+        assert deleting.json()["metadata"]["deletionTimestamp"]
+        stored = await _stored_object(server, "web")
+        assert stored["apiVersion"] == f"{GROUP}/v1" and stored["spec"] == {"host": "a", "port": 80}
+        released = await c.patch(_path("v2", "web"), json={"metadata": {"finalizers": None}},
+                                 headers={"Content-Type": "application/merge-patch+json"})
+        assert released.status_code == 200, released.text
+        assert (await c.get(_path("v2", "web"))).status_code == 404
