@@ -160,12 +160,49 @@ def _eval_message(exc: CELEvalError) -> str:
     return message
 
 
+def _without_trailing_commas(source: str) -> str:
+    """`source` without a comma that closes a list, map or message literal (outside string literals)."""
+    out: list[str] = []
+    quote, i = "", 0
+    while i < len(source):
+        ch = source[i]
+        if quote:
+            if ch == "\\" and len(quote) == 1:
+                out.append(source[i:i + 2])
+                i += 2
+                continue
+            if source.startswith(quote, i):
+                out.append(quote)
+                i += len(quote)
+                quote = ""
+                continue
+        elif ch in "'\"":
+            quote = ch * 3 if source.startswith(ch * 3, i) else ch
+            out.append(quote)
+            i += len(quote)
+            continue
+        elif ch == ",":
+            rest = source[i + 1:].lstrip()
+            if rest[:1] in ("]", "}"):
+                i += 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def compile_expression(source: str) -> Program:
     """Parse `source` once. Raises `CELCompileError` for a syntax error."""
     if len(source) > _MAX_EXPRESSION_LENGTH:
         raise CELCompileError(f"expression exceeds the maximum length of {_MAX_EXPRESSION_LENGTH}")
     try:
-        ast = _ENV.compile(source)
+        try:
+            ast = _ENV.compile(source)
+        except CELParseError:
+            trimmed = _without_trailing_commas(source)
+            if trimmed == source:
+                raise
+            ast = _ENV.compile(trimmed)  # cel-go accepts `[a, b,]` and `{k: v,}`; cel-python's grammar does not
     except CELParseError as exc:
         raise CELCompileError(f"Syntax error: {exc.args[0] if exc.args else exc}") from None
     except RecursionError:

@@ -83,3 +83,8 @@ def test_a_variable_that_does_not_compile_fails_the_expression_reading_it():
 
 def test_expressions_are_compiled_once_per_text():
     assert compile_cel("object.a == 1") is compile_cel("object.a == 1")
+
+
+def test_a_trailing_comma_in_a_literal_compiles_as_cel_go_accepts_it():
+    assert Scope({}, {}).run(compile_cel('[1, {"a": "x,]",},]'), Budget()) == to_cel([1, {"a": "x,]"}])
+    assert compile_cel("[1,, 2]").error.startswith("compilation error: Syntax error")
