@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from celpy import celtypes
 
-from policy_fakes import FakeContext
+from tests.support.policy_fakes import FakeContext
 from runtime.server.admission.policies.authorizer import CELAuthorizer
 from runtime.server.admission.policies.expressions import Budget, ExpressionError, Scope, compile_cel
 from runtime.server.rbac.user import UserInfo

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from policy_fakes import AR, FakeContext, namespace, request
+from tests.support.policy_fakes import AR, FakeContext, namespace, request
 from runtime.machinery import errors
 from runtime.server.admission.chain import AdmissionChain
 from runtime.server.admission.policies import MutatingPolicies

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from policy_fakes import SCHEME, deployment
+from tests.support.policy_fakes import SCHEME, deployment
 from runtime.server.admission.policies.expressions import Scope
 from runtime.server.admission.policies.mutator import MUTATION_INPUTS, MutationError, compile_mutating
 from runtime.server.admission.policies.values import to_cel

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from policy_fakes import SCHEME, FakeContext
+from tests.support.policy_fakes import SCHEME, FakeContext
 from runtime.server.admission.policies.params import ParamError, ParamKindError, collect_params, param_type
 
 CONFIG_MAPS = SCHEME.by_api_version_kind("v1", "ConfigMap")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from policy_fakes import FakeContext, deployment, namespace, request, vap, vapb
+from tests.support.policy_fakes import FakeContext, deployment, namespace, request, vap, vapb
 from runtime.machinery import errors
 from runtime.server.admission.policies import ValidatingPolicies
 from runtime.server.admission.policies.validating import VALIDATION_FAILURE_ANNOTATION

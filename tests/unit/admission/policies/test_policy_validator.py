@@ -10,7 +10,7 @@ from runtime.server.admission.policies.expressions import Scope
 from runtime.server.admission.policies.validator import compile_validating
 from runtime.server.admission.policies.values import to_cel
 from runtime.server.schema import CELLimits
-from policy_fakes import vap
+from tests.support.policy_fakes import vap
 
 
 def validate(obj: dict[str, Any], limits: CELLimits = CELLimits(), **spec: Any) -> Any:
