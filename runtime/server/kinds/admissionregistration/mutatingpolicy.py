@@ -30,11 +30,10 @@ from runtime.machinery.validation.fielderrors import invalid, not_supported, req
 from runtime.server.kinds.admissionregistration.bindings import param_ref_errors, policy_name_errors
 from runtime.server.kinds.admissionregistration.rules import (
     cel_errors, default_match_resources, failure_policy_errors, match_conditions_errors, match_constraints_errors,
-    match_resources_errors, operations_errors, param_kind_errors, param_kind_text, variables_errors,
+    match_resources_errors, operations_errors, param_kind_errors, variables_errors,
 )
-from runtime.server.kinds.admissionregistration.validatingpolicy import ValidatingAdmissionPolicyBindingStrategy
-from runtime.server.kinds.base import Strategy
-from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.admissionregistration.validatingpolicy import (
+    PolicyKind, ValidatingAdmissionPolicyBindingStrategy, policy_columns)
 
 __all__ = ["MutatingAdmissionPolicyStrategy", "MutatingAdmissionPolicyBindingStrategy", "PATCH_TYPES"]
 
@@ -67,30 +66,12 @@ def _mutation_errors(mutation: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _cells(obj: dict[str, Any]) -> list[Any]:
-    meta, spec = obj["metadata"], obj.get("spec") or {}
-    return [meta.get("name", ""), len(spec.get("mutations") or []), param_kind_text(spec),
-            age(meta.get("creationTimestamp"))]
-
-
-_COLUMNS = Columns((
-    NAME_COLUMN,
-    # kube's own words ("Mutation indicates"), its typo included.
-    column("Mutations", "Mutation indicates the number of mutations rules defined in this configuration",
-           type_="integer"),
-    column("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
-    AGE_COLUMN,
-), _cells)
-
-
-class MutatingAdmissionPolicyStrategy(Strategy):
+class MutatingAdmissionPolicyStrategy(PolicyKind):
     """See the module doc."""
 
-    name_rule = "dns-subdomain"
-    kube_finalizers = False
-    allow_create_on_update = False
-    counts_generation = True
-    columns = _COLUMNS
+    # kube's own words ("Mutation indicates"), its typo included.
+    columns = policy_columns("mutations", "Mutations", "Mutation indicates the number of mutations rules defined in "
+                                                       "this configuration")
 
     def default(self, obj: dict[str, Any]) -> None:
         spec = obj.setdefault("spec", {})  # a Go struct, never nil: its defaults always apply

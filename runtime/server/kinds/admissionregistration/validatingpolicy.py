@@ -44,7 +44,7 @@ from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
 
-__all__ = ["ValidatingAdmissionPolicyStrategy", "ValidatingAdmissionPolicyBindingStrategy", "VALIDATION_ACTIONS",
+__all__ = ["PolicyKind", "policy_columns", "ValidatingAdmissionPolicyStrategy", "ValidatingAdmissionPolicyBindingStrategy", "VALIDATION_ACTIONS",
            "condition_errors"]
 
 #: A binding's validation actions, sorted as kube lists them.
@@ -162,22 +162,22 @@ def _status_errors(status: dict[str, Any]) -> list[FieldError]:
     return errs + condition_errors(status.get("conditions") or [], "status.conditions")
 
 
-def _policy_cells(obj: dict[str, Any]) -> list[Any]:
-    meta, spec = obj["metadata"], obj.get("spec") or {}
-    return [meta.get("name", ""), len(spec.get("validations") or []), param_kind_text(spec),
-            age(meta.get("creationTimestamp"))]
+def policy_columns(member: str, title: str, description: str) -> Columns:
+    """A policy kind's columns (kube's printers): NAME, the count of `spec.<member>` as `title`, PARAMKIND, AGE."""
+    def cells(obj: dict[str, Any]) -> list[Any]:
+        meta, spec = obj["metadata"], obj.get("spec") or {}
+        return [meta.get("name", ""), len(spec.get(member) or []), param_kind_text(spec),
+                age(meta.get("creationTimestamp"))]
+
+    return Columns((
+        NAME_COLUMN,
+        column(title, description, type_="integer"),
+        column("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
+        AGE_COLUMN,
+    ), cells)
 
 
-_POLICY_COLUMNS = Columns((
-    NAME_COLUMN,
-    column("Validations", "Validations indicates the number of validation rules defined in this configuration",
-           type_="integer"),
-    column("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
-    AGE_COLUMN,
-), _policy_cells)
-
-
-class _PolicyKind(Strategy):
+class PolicyKind(Strategy):
     """What the admission policy kinds share: cluster-scoped, DNS-subdomain names, generation counted."""
 
     name_rule = "dns-subdomain"
@@ -186,11 +186,12 @@ class _PolicyKind(Strategy):
     counts_generation = True
 
 
-class ValidatingAdmissionPolicyStrategy(_PolicyKind):
+class ValidatingAdmissionPolicyStrategy(PolicyKind):
     """See the module doc."""
 
     subresources = {"status": StatusSubresource()}
-    columns = _POLICY_COLUMNS
+    columns = policy_columns("validations", "Validations", "Validations indicates the number of validation rules "
+                                                           "defined in this configuration")
 
     def default(self, obj: dict[str, Any]) -> None:
         spec = obj.setdefault("spec", {})  # a Go struct, never nil: its defaults always apply
@@ -252,7 +253,7 @@ def _validation_actions_errors(actions: list[str], path: str) -> list[FieldError
     return errs
 
 
-class ValidatingAdmissionPolicyBindingStrategy(_PolicyKind):
+class ValidatingAdmissionPolicyBindingStrategy(PolicyKind):
     """See the module doc."""
 
     columns = BINDING_COLUMNS
