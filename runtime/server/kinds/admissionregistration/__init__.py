@@ -8,14 +8,12 @@ what Kubernetes stores, defaults, validates and prints for them (`pkg/apis/admis
 only hold configuration: calling webhooks and evaluating policies belong to the admission plug-ins
 (`runtime.server.admission`), which read the stored objects. Modules: `webhookconfig` (both webhook
 configurations; their `clientconfig`), `validatingpolicy`, `mutatingpolicy` (each policy with its binding;
-`bindings`, what the bindings share), `rules` (resource rules, match resources and conditions, param kinds, CEL
+`bindings`, what the bindings share; `paramauth`, the writer's access to the params they name), `rules` (resource rules, match resources and conditions, param kinds, CEL
 expressions: what all of them share). Also exported for the dispatcher: `ACCEPTED_REVIEW_VERSIONS`,
 `NO_SIDE_EFFECTS`, `VALIDATION_ACTIONS`, `PATCH_TYPES`.
 
 Caveats: CEL expressions are parsed, not type-checked (`runtime.server.schema.cel.program` has no checker), so
-an expression of the wrong type or naming an unknown variable is refused when evaluated, not when stored; a
-binding's paramRef and a policy's paramKind are not authorized against the writer (kube asks for `get` on the
-param resource).
+an expression of the wrong type or naming an unknown variable is refused when evaluated, not when stored.
 """
 
 from runtime.server.kinds.admissionregistration.mutatingpolicy import (

@@ -108,6 +108,8 @@ class MutatingAdmissionPolicyStrategy(PolicyKind):
 class MutatingAdmissionPolicyBindingStrategy(ValidatingAdmissionPolicyBindingStrategy):
     """See the module doc: a ValidatingAdmissionPolicyBinding's defaults and columns, without validation actions."""
 
+    policy_kind = "MutatingAdmissionPolicy"
+
     def validate_spec(self, obj: dict[str, Any]) -> list[FieldError]:
         spec = obj.get("spec") or {}
         errs = policy_name_errors(spec.get("policyName") or "", "spec.policyName")

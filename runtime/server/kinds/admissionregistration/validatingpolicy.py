@@ -22,6 +22,7 @@
   `spec.matchResouces`, a typo kept: clients see it), validationActions
   required, unique, Deny, Warn or Audit, not Deny with Warn.
 - Generation 1 on create, counted on spec changes; a PUT of a missing object is 404.
+- The writer's read access to a paramKind (a binding: to what its paramRef names) is authorized (`paramauth`).
 - `kubectl get`: NAME VALIDATIONS PARAMKIND AGE; a binding NAME POLICYNAME PARAMREF AGE.
 """
 
@@ -40,12 +41,13 @@ from runtime.server.kinds.admissionregistration.rules import (
     match_constraints_errors, match_resources_errors, param_kind_errors, param_kind_text, qualified_name_errors_at,
     variables_errors,
 )
-from runtime.server.kinds.base import Strategy
+from runtime.server.kinds.admissionregistration.paramauth import authorize_param_kind, authorize_param_ref
+from runtime.server.kinds.base import AdmissionRequest, PolicyContext, Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.subresources import StatusSubresource
 
-__all__ = ["PolicyKind", "policy_columns", "ValidatingAdmissionPolicyStrategy", "ValidatingAdmissionPolicyBindingStrategy", "VALIDATION_ACTIONS",
-           "condition_errors"]
+__all__ = ["PolicyKind", "policy_columns", "ValidatingAdmissionPolicyStrategy",
+           "ValidatingAdmissionPolicyBindingStrategy", "VALIDATION_ACTIONS", "condition_errors"]
 
 #: A binding's validation actions, sorted as kube lists them.
 VALIDATION_ACTIONS = ["Audit", "Deny", "Warn"]
@@ -178,12 +180,26 @@ def policy_columns(member: str, title: str, description: str) -> Columns:
 
 
 class PolicyKind(Strategy):
-    """What the admission policy kinds share: cluster-scoped, DNS-subdomain names, generation counted."""
+    """What the admission policy kinds share: cluster-scoped, DNS-subdomain names, generation counted, and
+    the writer's read access to the params they name authorized (`paramauth`) once the object is well-formed.
+    A binding names the kind of its policy in `policy_kind`; a policy has none."""
 
     name_rule = "dns-subdomain"
     kube_finalizers = False
     allow_create_on_update = False
     counts_generation = True
+    policy_kind = ""
+
+    async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
+        if request.operation == "delete" or request.subresource:
+            return
+        old = request.old
+        if self.validate(request.obj) if old is None else self.validate_update(request.obj, old):
+            return  # kube authorizes only a valid object: validation answers this one
+        if self.policy_kind:
+            await authorize_param_ref(self.scheme, policy, request, self.rt.group_kind, self.policy_kind)
+        else:
+            authorize_param_kind(self.scheme, policy, request, self.rt.group_kind)
 
 
 class ValidatingAdmissionPolicyStrategy(PolicyKind):
@@ -257,6 +273,7 @@ class ValidatingAdmissionPolicyBindingStrategy(PolicyKind):
     """See the module doc."""
 
     columns = BINDING_COLUMNS
+    policy_kind = "ValidatingAdmissionPolicy"
 
     def default(self, obj: dict[str, Any]) -> None:
         resources = (obj.get("spec") or {}).get("matchResources")
