@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.crds import GROUP, crd_path, established, widget_crd
 from tests.support.server import Server, start_in_process
 
 pytestmark = pytest.mark.stores("memory")
@@ -54,3 +55,15 @@ async def test_a_known_label_still_selects_on_a_kind_with_the_default_conversion
     async with srv.client() as c:
         r = await c.get("/api/v1/namespaces/default/configmaps", params={"fieldSelector": "metadata.name=none"})
     assert r.status_code == 200 and r.json()["items"] == []
+
+
+async def test_a_cluster_scoped_custom_resources_field_selector_on_metadata_namespace_is_not_supported(
+        nursery, tmp_path, autojump_clock):
+    srv = await start_in_process(nursery, tmp_path, controllers=True)  # the CRD helpers' domain
+    async with srv.client() as c:
+        assert (await c.post(crd_path(), json=widget_crd(scope="Cluster"))).status_code == 201
+        await established(c)
+        path = f"/apis/{GROUP}/v1/widgets"
+        r = await c.get(path, params={"fieldSelector": "metadata.namespace=default"})
+        assert (r.status_code, r.json()["message"]) == (400, "field label not supported: metadata.namespace")
+        assert (await c.get(path, params={"fieldSelector": "metadata.name=w,spec.color=red"})).status_code == 200

@@ -164,7 +164,9 @@ class CustomResourceStrategy(Strategy, RemoteConverter):
         self.openapi_schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
         selectable = [s.get("jsonPath", "") for s in version.get("selectableFields") or []]
         self._selectable = {path.lstrip("."): jsonpath(path) for path in selectable if path}
-        self.field_labels = ("metadata.name", "metadata.namespace", *self._selectable)
+        # kube's crConverter.ConvertFieldLabel: metadata.namespace only for a namespaced kind.
+        scope = ("metadata.name", "metadata.namespace") if rt.namespaced else ("metadata.name",)
+        self.field_labels = (*scope, *self._selectable)
         self.field_label_error = FIELD_LABEL_NOT_SUPPORTED  # the custom resource converter's ConvertFieldLabel
         self.columns = _columns(version.get("additionalPrinterColumns") or [_AGE])
         storage = next((v.get("name") for v in (definition.crd.get("spec") or {}).get("versions") or []
