@@ -9,7 +9,7 @@ from runtime.machinery.errors import Cause, Invalid
 from runtime.machinery.validation.gofmt import go_quote, go_value
 
 __all__ = ["FieldError", "required", "invalid", "not_supported", "forbidden", "duplicate",
-           "too_long", "too_many", "invalid_error"]
+           "too_long", "too_many", "invalid_error", "nonnegative", "NONNEGATIVE"]
 
 _NO_VALUE = object()
 
@@ -88,3 +88,12 @@ def invalid_error(kind: str, group_resource_kind: str, name: str, errors: list[F
     group = group_resource_kind.partition(".")[2]
     return Invalid(message, name=name, group=group, kind=kind,
                    causes=[Cause(e.type, e.message, e.field) for e in errors])
+
+
+NONNEGATIVE = "must be greater than or equal to 0"
+
+
+def nonnegative(value: Any, path: str) -> list[FieldError]:
+    """apimachinery's `ValidateNonnegativeField`: an integer (when set) below 0 is `Invalid value: -1: must be
+    greater than or equal to 0`."""
+    return [invalid(path, value, NONNEGATIVE)] if isinstance(value, int) and value < 0 else []

@@ -31,7 +31,7 @@ from runtime.machinery.validation import FieldError, invalid_error
 from runtime.machinery.validation.fielderrors import forbidden
 from runtime.server.kinds.base import AdmissionRequest, PolicyContext
 from runtime.server.rbac.attributes import resource_attributes
-from runtime.server.rbac.escalation import escalation_allowed
+from runtime.server.rbac import escalation_allowed
 from runtime.server.rbac.user import UserInfo
 
 __all__ = ["authorize_param_kind", "authorize_param_ref", "go_user"]

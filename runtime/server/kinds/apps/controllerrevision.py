@@ -18,9 +18,8 @@ import json
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import invalid, required
+from runtime.machinery.validation.fielderrors import invalid, nonnegative, required
 from runtime.machinery.validation.gofmt import GoText
-from runtime.server.kinds.apps.rules import nonnegative
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 

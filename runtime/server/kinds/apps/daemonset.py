@@ -26,13 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError, label_selector_errors
-from runtime.machinery.validation.fielderrors import invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import invalid, nonnegative, not_supported, required
 from runtime.server.kinds.apps.gosyntax import go_int_or_string, go_label_selector, go_strategy
 from runtime.server.kinds.apps.printing import (
     CONTAINERS_COLUMN, IMAGES_COLUMN, container_cells, count, format_labels, format_selector,
 )
 from runtime.server.kinds.apps.rules import (
-    as_selector, int_or_percent_errors, int_or_percent_value, more_than_100_percent, nonnegative,
+    as_selector, int_or_percent_errors, int_or_percent_value, more_than_100_percent,
     replica_template_errors, semantically_equal, template_label_errors,
 )
 from runtime.server.kinds.apps.status import StatusRules

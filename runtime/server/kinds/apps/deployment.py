@@ -30,11 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import forbidden, invalid, nonnegative, not_supported, required
 from runtime.server.kinds.apps.gosyntax import go_int_or_string, go_label_selector, go_strategy
 from runtime.server.kinds.apps.printing import CONTAINERS_COLUMN, IMAGES_COLUMN, READY_DOC, container_cells, count
 from runtime.server.kinds.apps.rules import (
-    as_selector, int_or_percent_errors, int_or_percent_value, more_than_100_percent, nonnegative,
+    as_selector, int_or_percent_errors, int_or_percent_value, more_than_100_percent,
     replica_template_errors, selector_errors, template_label_errors,
 )
 from runtime.server.kinds.apps.scale import ReplicasScale

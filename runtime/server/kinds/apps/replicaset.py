@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import invalid
+from runtime.machinery.validation.fielderrors import invalid, nonnegative
 from runtime.server.kinds.apps.gosyntax import go_label_selector
 from runtime.server.kinds.apps.printing import CONTAINERS_COLUMN, IMAGES_COLUMN, container_cells, count, format_selector
 from runtime.server.kinds.apps.rules import (
-    as_selector, nonnegative, replica_template_errors, selector_errors, template_label_errors,
+    as_selector, replica_template_errors, selector_errors, template_label_errors,
 )
 from runtime.server.kinds.apps.scale import ReplicasScale
 from runtime.server.kinds.apps.status import OVER_REPLICAS, StatusRules

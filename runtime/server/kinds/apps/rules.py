@@ -10,7 +10,7 @@
 - `replica_template_errors`: `ValidatePodTemplateSpecForReplicaSet`'s rest,
   the pod template through podspec, then `restartPolicy` Always only and no
   `activeDeadlineSeconds` (Deployments, ReplicaSets, DaemonSets);
-- `nonnegative`, `int_or_percent_errors`, `int_or_percent_value`,
+- `int_or_percent_errors`, `int_or_percent_value`,
   `more_than_100_percent`: `ValidateNonnegativeField`,
   `ValidatePositiveIntOrPercent`, `getIntOrPercentValue`, `IsNotMoreThan100Percent`;
 - `immutable_selector`: in apps/v1 an update cannot change `spec.selector`
@@ -28,23 +28,17 @@ from typing import Any
 
 from runtime.machinery.selectors import ParsedLabelSelector, SelectorError, label_selector_from_dict
 from runtime.machinery.validation import FieldError, label_selector_errors
-from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import forbidden, invalid, nonnegative, not_supported, required
 from runtime.server.kinds.apps.gosyntax import go_int_or_string, go_label_selector, go_string_map
 from runtime.server.kinds.pods.podspec import validate_pod_template_spec
 
-__all__ = ["selector_errors", "as_selector", "template_label_errors", "replica_template_errors", "nonnegative",
+__all__ = ["selector_errors", "as_selector", "template_label_errors", "replica_template_errors",
            "int_or_percent_errors", "int_or_percent_value", "more_than_100_percent", "immutable_selector",
-           "semantically_equal", "NONNEGATIVE"]
+           "semantically_equal"]
 
-NONNEGATIVE = "must be greater than or equal to 0"
 _PERCENT = re.compile(r"[0-9]+%")
 _PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
                 "regex used for validation is '[0-9]+%')")
-
-
-def nonnegative(value: Any, path: str) -> list[FieldError]:
-    """`ValidateNonnegativeField`: an integer below 0 is `Invalid value: -1: must be greater than or equal to 0`."""
-    return [invalid(path, value, NONNEGATIVE)] if isinstance(value, int) and value < 0 else []
 
 
 def selector_errors(spec: dict[str, Any], path: str, kind: str) -> list[FieldError]:

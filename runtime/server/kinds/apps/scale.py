@@ -23,7 +23,8 @@ from typing import Any
 
 from runtime.machinery import errors
 from runtime.machinery.validation.gofmt import go_value
-from runtime.server.kinds.apps.rules import NONNEGATIVE, as_selector
+from runtime.machinery.validation.fielderrors import NONNEGATIVE
+from runtime.server.kinds.apps.rules import as_selector
 from runtime.server.kinds.subresources import ViewSubresource
 
 __all__ = ["ReplicasScale"]

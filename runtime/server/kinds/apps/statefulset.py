@@ -42,13 +42,13 @@ from typing import Any
 
 from runtime.machinery.quantity import Quantity, QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import forbidden, invalid, nonnegative, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_quote
 from runtime.machinery.validation.names import label_value_errors, qualified_name_errors
 from runtime.server.kinds.apps.gosyntax import go_label_selector
 from runtime.server.kinds.apps.printing import CONTAINERS_COLUMN, IMAGES_COLUMN, READY_DOC, container_cells, count
 from runtime.server.kinds.apps.rules import (
-    as_selector, nonnegative, selector_errors, semantically_equal, template_label_errors,
+    as_selector, selector_errors, semantically_equal, template_label_errors,
 )
 from runtime.server.kinds.apps.scale import ReplicasScale
 from runtime.server.kinds.apps.status import OVER_REPLICAS, StatusRules

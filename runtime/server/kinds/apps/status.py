@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import invalid
-from runtime.server.kinds.apps.rules import nonnegative
+from runtime.machinery.validation.fielderrors import invalid, nonnegative
 
 __all__ = ["StatusRules", "OVER_REPLICAS"]
 

@@ -24,13 +24,13 @@ import re
 from typing import Any
 
 from runtime.machinery.validation import FieldError, validate_object_meta
-from runtime.machinery.validation.fielderrors import invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import invalid, nonnegative, not_supported, required
 from runtime.server.kinds.apps.gosyntax import go_label_selector
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.cronschedule import schedule_error, zone_error
 from runtime.server.kinds.batch.job import WIDE_COLUMNS
 from runtime.server.kinds.batch.jobspec import (
-    container_cells, drop_disabled_fields, job_spec_errors, name_warnings, nonnegative, selector_cell,
+    container_cells, drop_disabled_fields, job_spec_errors, name_warnings, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
@@ -114,7 +114,7 @@ def _spec_errors(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[
         errs.append(required("spec.schedule"))
     else:
         errs += _schedule_errors(schedule, zone, "TZ" in (old_spec or {}).get("schedule", ""))
-    errs += nonnegative("spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
+    errs += nonnegative(spec.get("startingDeadlineSeconds"), "spec.startingDeadlineSeconds")
     if old_spec is None or old_spec.get("timeZone") != zone:
         errs += _zone_errors(zone)
     policy = spec.get("concurrencyPolicy") or ""
@@ -130,7 +130,7 @@ def _spec_errors(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[
     if job_spec.get("manualSelector"):
         errs.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ["nil", "false"]))
     for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        errs += nonnegative(f"spec.{name}", spec.get(name))
+        errs += nonnegative(spec.get(name), f"spec.{name}")
     return errs
 
 

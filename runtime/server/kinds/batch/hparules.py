@@ -22,11 +22,10 @@ from typing import Any
 
 from runtime.machinery.quantity import QuantityError, parse_quantity
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import forbidden, invalid, nonnegative, not_supported, required
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.names import dns1123_label_errors, path_segment_errors
 from runtime.server.kinds.batch.hpaconversion import DEFAULT_CPU_UTILIZATION
-from runtime.server.kinds.batch.jobspec import nonnegative
 from runtime.server.kinds.columns import age
 
 __all__ = ["default_v2", "hpa_errors", "hpa_cells"]
@@ -232,8 +231,8 @@ def hpa_errors(hpa: dict[str, Any], min_replicas_bound: int) -> list[FieldError]
         errs += _rules_errors(behavior.get("scaleUp"), "spec.behavior.scaleUp")
         errs += _rules_errors(behavior.get("scaleDown"), "spec.behavior.scaleDown")
     status = hpa.get("status") or {}
-    errs += nonnegative("status.currentReplicas", status.get("currentReplicas"))
-    errs += nonnegative("status.desiredReplicas", status.get("desiredReplicas"))
+    errs += nonnegative(status.get("currentReplicas"), "status.currentReplicas")
+    errs += nonnegative(status.get("desiredReplicas"), "status.desiredReplicas")
     return errs
 
 

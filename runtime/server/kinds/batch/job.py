@@ -37,14 +37,14 @@ from typing import Any
 from runtime.machinery.options import ParsedDeleteOptions
 from runtime.machinery.selectors import SelectorError, label_selector_from_dict
 from runtime.machinery.validation import FieldError, label_selector_errors, validate_object_meta
-from runtime.machinery.validation.fielderrors import invalid, required
+from runtime.machinery.validation.fielderrors import invalid, nonnegative, required
 from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.machinery.wellknown import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from runtime.server.kinds.apps.gosyntax import go_label_selector, go_string_map
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.jobspec import (
     container_cells, default_job_spec, drop_disabled_fields, immutable, job_spec_errors, job_spec_warnings,
-    name_warnings, nonnegative, selector_cell,
+    name_warnings, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
 from runtime.server.kinds.pods.podspec import pod_template_warnings
@@ -214,7 +214,7 @@ def _completions_errors(spec: dict[str, Any], old_spec: dict[str, Any]) -> list[
 def _status_errors(status: dict[str, Any]) -> list[FieldError]:
     errs: list[FieldError] = []
     for name in ("active", "succeeded", "failed", "ready"):
-        errs += nonnegative(f"status.{name}", status.get(name))
+        errs += nonnegative(status.get(name), f"status.{name}")
     uncounted = status.get("uncountedTerminatedPods") or {}
     seen: set[str] = set()
     for part in ("succeeded", "failed"):

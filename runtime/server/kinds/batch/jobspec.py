@@ -11,8 +11,7 @@
 - `job_spec_errors(spec, path)`: `validateJobSpec`: the counts are not negative, the completion modes'
   rules, the pod failure policy's rules, the pod template (`validate_pod_template_spec`), and the template's
   restartPolicy (OnFailure or Never; Always, or none, is "Required value").
-- `nonnegative(path, value)` and `immutable(path, new, old)`: apimachinery's `ValidateNonnegativeField`
-  and `ValidateImmutableField`.
+- `immutable(path, new, old)`: apimachinery's `ValidateImmutableField`.
 - `name_warnings(name)`: the warning a Job's or CronJob's name that is not a DNS label earns (Pod names
   and hostnames are made of it).
 - `job_spec_warnings(spec, path)`: `WarningsForJobSpec`'s own (an Indexed Job above 10^5 completions and
@@ -27,13 +26,13 @@ from typing import Any
 
 from runtime.machinery.selectors import SelectorError, label_selector_from_dict
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import duplicate, invalid, not_supported, required, too_many
+from runtime.machinery.validation.fielderrors import duplicate, invalid, nonnegative, not_supported, required, too_many
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.labels import label_key_errors
 from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
-__all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "nonnegative", "immutable",
+__all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "immutable",
            "container_cells", "selector_cell", "name_warnings",
            "job_spec_warnings", "INT32_MAX"]
 
@@ -86,13 +85,6 @@ def drop_disabled_fields(spec: dict[str, Any], old: dict[str, Any] | None) -> No
             policy["rules"] = [r for r in policy["rules"] if r.get("action") != "FailIndex"]
 
 
-def nonnegative(path: str, value: Any) -> list[FieldError]:
-    """`ValidateNonnegativeField`: `value` (when set) is not below 0."""
-    if isinstance(value, int) and value < 0:
-        return [invalid(path, value, "must be greater than or equal to 0")]
-    return []
-
-
 def immutable(path: str, new: Any, old: Any) -> list[FieldError]:
     """`ValidateImmutableField`: `new` is `old`."""
     return [] if new == old else [invalid(path, new, "field is immutable")]
@@ -103,10 +95,10 @@ def job_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished",
                  "backoffLimitPerIndex"):
-        errs += nonnegative(f"{path}.{name}", spec.get(name))
+        errs += nonnegative(spec.get(name), f"{path}.{name}")
     per_index, max_failed = spec.get("backoffLimitPerIndex"), spec.get("maxFailedIndexes")
     if max_failed is not None:
-        errs += nonnegative(f"{path}.maxFailedIndexes", max_failed)
+        errs += nonnegative(max_failed, f"{path}.maxFailedIndexes")
         if per_index is None:
             errs.append(required(f"{path}.backoffLimitPerIndex", "when maxFailedIndexes is specified"))
     mode = spec.get("completionMode")

@@ -7,7 +7,7 @@
 - numbers: `port_number` (`IsValidPortNum`), `port_name_errors` (`IsValidPortName`,
   IANA service names: `cluster.netrules`' rule), `port_num_or_name`, `inclusive_range`,
   `protocol_errors` (a port's `protocol`: required, one of `PROTOCOLS`),
-  `non_negative`, `user_id`/`group_id`, `file_mode`;
+  `user_id`/`group_id`, `file_mode`;
 - text: `env_var_name` (`IsEnvVarName`), `http_header_name`, `ip_address`;
 - paths: `local_descending_path`, `no_backsteps`, `local_non_reserved_path`;
 - one of: `exactly_one_of`, a union of which exactly one member is set (a
@@ -38,15 +38,14 @@ from runtime.server.kinds.cluster.volumes import subdomain_errors
 
 __all__ = ["regex_error", "inclusive_range", "dns_label", "dns_subdomain", "subdomain_errors", "label_map",
            "annotation_map", "qualified_name", "port_number", "port_name_errors", "port_num_or_name",
-           "non_negative", "user_id", "group_id", "file_mode", "env_var_name", "http_header_name", "ip_address",
-           "local_descending_path", "no_backsteps", "local_non_reserved_path", "quantity", "NEGATIVE",
+           "user_id", "group_id", "file_mode", "env_var_name", "http_header_name", "ip_address",
+           "local_descending_path", "no_backsteps", "local_non_reserved_path", "quantity",
            "FILE_MODE_MSG", "MAX_INT32", "not_found", "cached_quantity", "protocol_errors", "PROTOCOLS",
            "exactly_one_of"]
 
 MAX_INT32 = (1 << 31) - 1
 #: `supportedPortProtocols`, sorted as Kubernetes lists them in a NotSupported error.
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
-NEGATIVE = "must be greater than or equal to 0"
 FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
 _ENV_VAR_FMT = r"[-._a-zA-Z][-._a-zA-Z0-9]*"
 _ENV_VAR = re.compile(_ENV_VAR_FMT)
@@ -140,10 +139,6 @@ def port_num_or_name(port: Any, path: str) -> list[FieldError]:
     if isinstance(port, str):
         return [invalid(path, port, msg) for msg in port_name_errors(port)]
     return port_number(port or 0, path)
-
-
-def non_negative(value: Any, path: str) -> list[FieldError]:
-    return [invalid(path, value, NEGATIVE)] if isinstance(value, int) and value < 0 else []
 
 
 def user_id(value: int, path: str) -> list[FieldError]:

@@ -34,10 +34,10 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, not_supported, required
+from runtime.machinery.validation.fielderrors import duplicate, forbidden, invalid, nonnegative, not_supported, required
 from runtime.machinery.validation.gofmt import GoText, go_value
 from runtime.server.kinds.pods.podspec_common import (
-    dns_label, group_id, http_header_name, local_descending_path, no_backsteps, non_negative, not_found,
+    dns_label, group_id, http_header_name, local_descending_path, no_backsteps, not_found,
     exactly_one_of, port_name_errors, port_num_or_name, port_number, protocol_errors, user_id,
 )
 from runtime.server.kinds.pods.podspec_env import validate_env, validate_env_from
@@ -198,7 +198,7 @@ def _probe(probe: dict[str, Any] | None, path: str, kind: str) -> list[FieldErro
         return []
     errs = _handler(probe, path, _HANDLERS)
     for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
-        errs += non_negative(probe.get(key), f"{path}.{key}")
+        errs += nonnegative(probe.get(key), f"{path}.{key}")
     grace = probe.get("terminationGracePeriodSeconds")
     if grace is not None and grace <= 0:
         errs.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than 0"))

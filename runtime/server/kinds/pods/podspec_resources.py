@@ -23,9 +23,9 @@ from typing import Any
 
 from runtime.machinery.quantity import Quantity, QuantityError
 from runtime.machinery.validation import FieldError
-from runtime.machinery.validation.fielderrors import forbidden, invalid, required
+from runtime.machinery.validation.fielderrors import NONNEGATIVE, forbidden, invalid, required
 from runtime.machinery.validation.labels import label_key_errors
-from runtime.server.kinds.pods.podspec_common import NEGATIVE, cached_quantity, quantity
+from runtime.server.kinds.pods.podspec_common import cached_quantity, quantity
 
 __all__ = ["validate_resources", "STANDARD_CONTAINER_RESOURCES"]
 
@@ -72,7 +72,7 @@ def _quantity_errors(name: str, value: Any, path: str) -> tuple[Quantity | None,
     if parsed is None:
         return None, errs
     if parsed.value < 0:
-        errs.append(invalid(path, str(parsed), NEGATIVE))
+        errs.append(invalid(path, str(parsed), NONNEGATIVE))
     if _extended(name) and (parsed.value * 1000) % 1000 != 0:
         errs.append(invalid(path, str(parsed), "must be an integer"))
     if name.startswith(_HUGEPAGES):
