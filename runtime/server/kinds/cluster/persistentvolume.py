@@ -39,6 +39,7 @@ from runtime.server.kinds.cluster.volumes import (
     volume_mode_errors,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
+from runtime.server.kinds.pods.podspec_common import exactly_one_of
 from runtime.server.kinds.subresources import StatusSubresource
 
 __all__ = ["PersistentVolumeStrategy", "VOLUME_SOURCES"]
@@ -93,24 +94,14 @@ _SOURCE_RULES = {"hostPath": _host_path_errors, "nfs": _nfs_errors, "local": _lo
 
 
 def _source_errors(spec: dict[str, Any]) -> list[FieldError]:
-    errs: list[FieldError] = []
-    found = 0
-    for name in VOLUME_SOURCES:
-        source = spec.get(name)
-        if source is None:
-            continue
-        if found:
-            errs.append(forbidden(f"spec.{name}", "may not specify more than 1 volume type"))
-            continue
-        found += 1
+    def source_errors(name: str, source: Any) -> list[FieldError]:
         rule = _SOURCE_RULES.get(name)
-        if rule is not None:
-            errs += rule(source, f"spec.{name}")
+        errs = rule(source, f"spec.{name}") if rule is not None else []
         if name == "local" and spec.get("nodeAffinity") is None:
             errs.append(required("spec.nodeAffinity", "Local volume requires node affinity"))
-    if not found:
-        errs.append(required("spec", "must specify a volume type"))
-    return errs
+        return errs
+
+    return exactly_one_of(spec, VOLUME_SOURCES, "spec", "volume type", source_errors)
 
 
 def _cells(obj: dict[str, Any]) -> list[Any]:
