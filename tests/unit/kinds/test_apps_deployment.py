@@ -321,7 +321,9 @@ def test_a_name_that_is_no_dns_label_earns_a_warning_on_create():
     obj["metadata"]["name"] = "web.v1"
     assert RT.strategy.warnings(None, created(obj), "kubectl") == [
         "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS "
-        "label is recommended: [must not contain dots]"]
+        "label is recommended: [a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+        "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]"]
     assert RT.strategy.warnings(None, created(deployment()), "kubectl") == []
 
 

@@ -18,9 +18,10 @@ Kubernetes strategies do (`pkg/registry/apps/<kind>/strategy.go`).
   cannot change (`spec.selector: Invalid value: ...: field is immutable`); a
   status write is validated by the kind's `status_rules` only.
 - A Deployment's or ReplicaSet's create whose name is no DNS label (its
-  pods and hostnames are named after it) earns a warning (`warns_pod_names`):
-  `metadata.name: this is used in Pod names and hostnames, which can result
-  in surprising behavior; a DNS label is recommended: [must not contain dots]`.
+  pods and hostnames are named after it) earns a warning (`warns_pod_names`;
+  the pods' `pod_name_warnings`, a Job's too): `metadata.name: this is used in
+  Pod names and hostnames, which can result in surprising behavior; a DNS
+  label is recommended: [<IsDNS1123Label's words>]`.
 - Field selectors: `metadata.name` and `metadata.namespace` only (apps/v1
   registers no field label conversion of its own: a ReplicaSet's
   `status.replicas` is extensions/v1beta1's), another label answered as
@@ -38,7 +39,7 @@ from runtime.machinery.validation import FieldError, validate_object_meta
 from runtime.server.kinds.apps.rules import immutable_selector
 from runtime.server.kinds.apps.status import StatusRules
 from runtime.server.kinds.base import Strategy
-from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
+from runtime.server.kinds.pods.podspec import default_pod_template, pod_name_warnings, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["WorkloadStrategy", "default_rolling_update"]
@@ -128,13 +129,4 @@ class WorkloadStrategy(Strategy):
         return self._name_warnings(new) + pod_template_warnings(template, "spec.template")
 
     def _name_warnings(self, new: dict[str, Any]) -> list[str]:
-        if not self.warns_pod_names:
-            return []
-        name = new["metadata"].get("name") or ""
-        # The name is a valid DNS subdomain already: it fails as a label by its length or its dots only.
-        problems = (["must be no more than 63 characters"] if len(name) > 63 else []) + (
-            ["must not contain dots"] if "." in name else [])
-        if not problems:
-            return []
-        return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
-                f"a DNS label is recommended: [{' '.join(problems)}]"]
+        return pod_name_warnings(new["metadata"].get("name") or "") if self.warns_pod_names else []

@@ -30,10 +30,10 @@ from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.cronschedule import schedule_error, zone_error
 from runtime.server.kinds.batch.job import WIDE_COLUMNS
 from runtime.server.kinds.batch.jobspec import (
-    container_cells, drop_disabled_fields, job_spec_errors, name_warnings, selector_cell,
+    container_cells, drop_disabled_fields, job_spec_errors, selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
-from runtime.server.kinds.pods.podspec import default_pod_template, pod_template_warnings
+from runtime.server.kinds.pods.podspec import default_pod_template, pod_name_warnings, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["CronJobStrategy"]
@@ -186,7 +186,7 @@ class CronJobStrategy(Strategy):
         template = (((new.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
         template_warnings = pod_template_warnings(template, "spec.jobTemplate.spec.template")
         if old is None:
-            return name_warnings(new["metadata"].get("name", "")) + template_warnings
+            return pod_name_warnings(new["metadata"].get("name", "")) + template_warnings
         changed = new["metadata"].get("generation") != old["metadata"].get("generation")
         if not changed:
             return []

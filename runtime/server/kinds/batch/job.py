@@ -44,10 +44,10 @@ from runtime.server.kinds.apps.gosyntax import go_label_selector, go_string_map
 from runtime.server.kinds.base import Strategy
 from runtime.server.kinds.batch.jobspec import (
     container_cells, default_job_spec, drop_disabled_fields, immutable, job_spec_errors, job_spec_warnings,
-    name_warnings, selector_cell,
+    selector_cell,
 )
 from runtime.server.kinds.columns import AGE_COLUMN, NAME_COLUMN, Columns, age, column
-from runtime.server.kinds.pods.podspec import pod_template_warnings
+from runtime.server.kinds.pods.podspec import pod_name_warnings, pod_template_warnings
 from runtime.server.kinds.subresources import StatusSubresource, Subresource
 
 __all__ = ["JobStrategy", "CONTROLLER_UID_LABEL", "JOB_NAME_LABEL", "WIDE_COLUMNS", "job_labels_errors"]
@@ -311,7 +311,7 @@ class JobStrategy(Strategy):
         spec_warnings = job_spec_warnings(spec, "spec") + pod_template_warnings(spec.get("template") or {},
                                                                                 "spec.template")
         if old is None:
-            return name_warnings(new["metadata"].get("name", "")) + spec_warnings
+            return pod_name_warnings(new["metadata"].get("name", "")) + spec_warnings
         changed = new["metadata"].get("generation") != old["metadata"].get("generation")
         return spec_warnings if changed else []
 

@@ -12,8 +12,6 @@
   rules, the pod failure policy's rules, the pod template (`validate_pod_template_spec`), and the template's
   restartPolicy (OnFailure or Never; Always, or none, is "Required value").
 - `immutable(path, new, old)`: apimachinery's `ValidateImmutableField`.
-- `name_warnings(name)`: the warning a Job's or CronJob's name that is not a DNS label earns (Pod names
-  and hostnames are made of it).
 - `job_spec_warnings(spec, path)`: `WarningsForJobSpec`'s own (an Indexed Job above 10^5 completions and
   10^4 parallelism); the pod template's are the kinds' `warnings` (podspec's `pod_template_warnings`).
 - `container_cells(template)` and `selector_cell(selector)`: the wide columns' cells (printers.go's
@@ -29,11 +27,10 @@ from runtime.machinery.validation import FieldError
 from runtime.machinery.validation.fielderrors import duplicate, invalid, nonnegative, not_supported, required, too_many
 from runtime.machinery.validation.gofmt import GoText
 from runtime.machinery.validation.labels import label_key_errors
-from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec import default_pod_template, validate_pod_template_spec
 
 __all__ = ["default_job_spec", "drop_disabled_fields", "job_spec_errors", "immutable",
-           "container_cells", "selector_cell", "name_warnings",
+           "container_cells", "selector_cell",
            "job_spec_warnings", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
@@ -256,15 +253,6 @@ def selector_cell(selector: dict[str, Any] | None) -> str:
     except SelectorError:
         return "<error>"
     return text or "<none>"
-
-
-def name_warnings(name: str) -> list[str]:
-    """The strategies' WarningsOnCreate of a name that is not a DNS label."""
-    msgs = dns1123_label_errors(name)
-    if not msgs:
-        return []
-    return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
-            f"a DNS label is recommended: [{' '.join(msgs)}]"]
 
 
 def job_spec_warnings(spec: dict[str, Any], path: str) -> list[str]:

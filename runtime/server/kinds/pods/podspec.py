@@ -54,10 +54,10 @@ from runtime.server.kinds.pods.podspec_scheduling import (
     validate_readiness_gates, validate_scheduling_gates, validate_tolerations, validate_topology_spread,
 )
 from runtime.server.kinds.pods.podspec_volumes import validate_volumes
-from runtime.server.kinds.pods.podspec_warnings import pod_spec_warnings, pod_template_warnings
+from runtime.server.kinds.pods.podspec_warnings import pod_name_warnings, pod_spec_warnings, pod_template_warnings
 
 __all__ = ["default_pod_spec", "default_pod_template", "default_pod", "validate_pod_spec",
-           "validate_pod_template_spec", "pod_spec_warnings", "pod_template_warnings"]
+           "validate_pod_template_spec", "pod_name_warnings", "pod_spec_warnings", "pod_template_warnings"]
 
 _RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 _DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]

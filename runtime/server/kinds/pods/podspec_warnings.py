@@ -14,6 +14,9 @@
   definitions of one containerPort/protocol;
 - a negative `terminationGracePeriodSeconds`.
 
+`pod_name_warnings(name)` is what a workload whose name is no DNS label earns on create (its pods and
+hostnames are named after it: Deployments, ReplicaSets, Jobs, CronJobs).
+
 `pod_spec_warnings(spec, meta, prefix)` writes paths under `prefix` (`""` for
 a Pod: `spec.containers[0]...`; `spec.template` for a template:
 `spec.template.spec...`, `spec.template.metadata.annotations[...]`).
@@ -25,9 +28,10 @@ from typing import Any
 
 from runtime.machinery.quantity import QuantityError
 from runtime.machinery.validation.gofmt import go_quote
+from runtime.machinery.validation.names import dns1123_label_errors
 from runtime.server.kinds.pods.podspec_common import cached_quantity
 
-__all__ = ["pod_spec_warnings", "pod_template_warnings"]
+__all__ = ["pod_name_warnings", "pod_spec_warnings", "pod_template_warnings"]
 
 _DEPRECATED_NODE_LABELS = {
     "beta.kubernetes.io/arch": 'deprecated since v1.14; use "kubernetes.io/arch" instead',
@@ -54,6 +58,15 @@ _REMOVED_PLUGINS = (
 _SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 _SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 _SECCOMP_MSG = 'non-functional in v1.27+; use the "seccompProfile" field instead'
+
+
+def pod_name_warnings(name: str) -> list[str]:
+    """A workload strategy's WarningsOnCreate of a name that is not a DNS label (`IsDNS1123Label`'s words)."""
+    msgs = dns1123_label_errors(name)
+    if not msgs:
+        return []
+    return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"]
 
 
 def _join(prefix: str, rest: str) -> str:
