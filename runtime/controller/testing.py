@@ -407,16 +407,20 @@ def threaded_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True,
     """
     handoff: concurrent.futures.Future[tuple[ServedTestEnv, trio.lowlevel.TrioToken, trio.Event]] = \
         concurrent.futures.Future()
+    running: concurrent.futures.Future[tuple[trio.lowlevel.TrioToken, trio.CancelScope]] = \
+        concurrent.futures.Future()
     failed: list[BaseException] = []
 
     async def main() -> None:
-        async with open_test_env(domain=domain, controllers=controllers, crds=crds, https=True,
-                                 **options) as env:
-            assert env.url is not None and env.kubeconfig is not None and env.ca_pem and env.token
-            served = ServedTestEnv(env.url, env.kubeconfig, env.ca_pem, env.token, domain, tuple(env.crds))
-            stop = trio.Event()
-            handoff.set_result((served, trio.lowlevel.current_trio_token(), stop))
-            await stop.wait()
+        with trio.CancelScope() as scope:  # cancelled from outside when the env does not start in time
+            running.set_result((trio.lowlevel.current_trio_token(), scope))
+            async with open_test_env(domain=domain, controllers=controllers, crds=crds, https=True,
+                                     **options) as env:
+                assert env.url is not None and env.kubeconfig is not None and env.ca_pem and env.token
+                served = ServedTestEnv(env.url, env.kubeconfig, env.ca_pem, env.token, domain, tuple(env.crds))
+                stop = trio.Event()
+                handoff.set_result((served, trio.lowlevel.current_trio_token(), stop))
+                await stop.wait()
 
     def run() -> None:
         try:
@@ -432,6 +436,7 @@ def threaded_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True,
     try:
         served, token, stop = handoff.result(timeout=THREAD_SECONDS)
     except concurrent.futures.TimeoutError:
+        _cancel_start(running, thread)
         raise RuntimeError(f"the threaded test env did not start within {THREAD_SECONDS} s") from None
     try:
         yield served
@@ -445,3 +450,14 @@ def threaded_test_env(*, domain: str = DEFAULT_DOMAIN, controllers: bool = True,
             raise RuntimeError(f"the threaded test env did not stop within {THREAD_SECONDS} s")
         if failed:
             raise failed[0]
+
+
+def _cancel_start(running: "concurrent.futures.Future[tuple[trio.lowlevel.TrioToken, trio.CancelScope]]",
+                  thread: threading.Thread) -> None:
+    """Stop an env that did not start in time: cancel its run and join its thread (nothing keeps serving)."""
+    try:
+        token, scope = running.result(timeout=THREAD_SECONDS)
+        trio.from_thread.run_sync(scope.cancel, trio_token=token)
+    except (concurrent.futures.TimeoutError, trio.RunFinishedError):
+        pass  # the run never began, or has ended already
+    thread.join(THREAD_SECONDS)

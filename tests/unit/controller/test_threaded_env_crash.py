@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,3 +33,17 @@ def test_an_env_crashing_while_the_block_runs_raises_its_own_error_at_the_end(mo
             time.sleep(0.3)  # the env's trio run ends meanwhile
     assert "the registry crashed" in repr(raised.value) + repr(getattr(raised.value, "exceptions", ""))
     assert not isinstance(raised.value, trio.RunFinishedError)
+
+
+def test_an_env_that_does_not_start_in_time_is_cancelled_and_its_thread_joined(monkeypatch):
+    @asynccontextmanager
+    async def hanging_env(**options: Any) -> AsyncIterator[Any]:
+        await trio.sleep_forever()  # never serves
+        yield None
+
+    monkeypatch.setattr(testing, "open_test_env", hanging_env)
+    monkeypatch.setattr(testing, "THREAD_SECONDS", 0.2)
+    with pytest.raises(RuntimeError, match="did not start within 0.2 s"):
+        with testing.threaded_test_env():
+            pass
+    assert not [t for t in threading.enumerate() if t.name == "miniplane-test-env"]
