@@ -51,7 +51,7 @@ from pathlib import Path
 import yaml
 
 from api.auditlog import AuditLog
-from runtime.server.kinds import AUDIT_ANNOTATIONS
+from runtime.server.kinds import AUDIT_ANNOTATIONS, AUDIT_LEVEL
 from runtime.server.rbac import RequestInfo
 from runtime.server.rbac.user import UserInfo
 
@@ -439,6 +439,7 @@ class Auditor:
         record = AuditRecord(self, level, omit, omit_managed, info, facts(), user, self.now())
         _CURRENT.set(record)
         AUDIT_ANNOTATIONS.set(record.annotations)  # admission's annotations (webhooks, policies) join the event
+        AUDIT_LEVEL.set(level)  # which of them: kube leaves a webhook's patch out below level Request
         record.received_event()
         return record
 

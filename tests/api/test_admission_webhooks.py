@@ -26,7 +26,8 @@ from tests.support.webhookserver import start_webhook_server
 pytestmark = pytest.mark.stores("memory")
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
-AUDIT_POLICY = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"
+# Level Request: kube leaves a mutating webhook's patch annotation out of events below it.
+AUDIT_POLICY = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Request\n"
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ aggregation controller's field manager.
 from runtime.models import catalog
 from runtime.machinery.kindinfo import KindInfo
 from runtime.server.kinds.base import (
-    AUDIT_ANNOTATIONS, AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of,
+    AUDIT_ANNOTATIONS, AUDIT_LEVEL, AdmissionRequest, PolicyContext, Strategy, VirtualStrategy, spec_of,
 )
 from runtime.server.kinds.parts import KindStrategy, SchemeObserver, TokenIssuer
 from runtime.server.kinds.subresources import (
@@ -53,7 +53,7 @@ from runtime.server.kinds import admissionregistration, apps, batch, cluster, po
 __all__ = [
     "Strategy", "VirtualStrategy", "KindStrategy", "SchemeObserver", "TokenIssuer",
     "Subresource", "ViewSubresource", "ActionSubresource", "ObjectSubresource", "StatusSubresource", "PolicyContext",
-    "AdmissionRequest", "AUDIT_ANNOTATIONS", "spec_of",
+    "AdmissionRequest", "AUDIT_ANNOTATIONS", "AUDIT_LEVEL", "spec_of",
     "Columns", "column", "age", "NAME_COLUMN", "AGE_COLUMN", "DEFAULT_COLUMNS", "STRATEGIES",
     "NAMESPACE_FINALIZER", "NAMESPACE_NAME_LABEL", "PROTECTED_NAMESPACES", "AGGREGATION_MANAGER",
     "ORPHAN_FINALIZER", "FOREGROUND_FINALIZER", "GC_FINALIZERS", "deletion_finalizers",

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from runtime.server.kinds.services.ranges import ServiceRanges
     from runtime.server.storage import Store
 
-__all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "AUDIT_ANNOTATIONS", "spec_of"]
+__all__ = ["Strategy", "VirtualStrategy", "PolicyContext", "AdmissionRequest", "AUDIT_ANNOTATIONS", "AUDIT_LEVEL", "spec_of"]
 
 
 class PolicyContext(Protocol):
@@ -110,12 +110,13 @@ class AdmissionRequest:
         if text not in self.warnings:
             self.warnings.append(text)
 
-    def annotate(self, key: str, value: str) -> None:
+    def annotate(self, key: str, value: str, *, level: str = "Metadata") -> None:
         """Record `key: value` in the request's audit event (the first value of a key stands, as kube's
-        `AddAnnotation`)."""
+        `AddAnnotation`); one of `level` Request is left out of an event audited below it (kube's
+        `AddAnnotationWithLevel`: a mutating webhook's patch)."""
         self.audit_annotations.setdefault(key, value)
         sink = AUDIT_ANNOTATIONS.get()
-        if sink is not None:
+        if sink is not None and (level == "Metadata" or AUDIT_LEVEL.get() in ("Request", "RequestResponse")):
             sink.setdefault(key, value)
 
     async def finish(self, committed: bool) -> None:
@@ -127,6 +128,10 @@ class AdmissionRequest:
 #: The audit annotations of the request being served: the HTTP layer sets it to its audit event's
 #: annotations (a context variable, as the request's context carries kube's audit event to admission).
 AUDIT_ANNOTATIONS: ContextVar[dict[str, str] | None] = ContextVar("miniplane_audit_annotations", default=None)
+#: The audit level of the request being served (None, Metadata, Request, RequestResponse), set with
+#: `AUDIT_ANNOTATIONS`: an annotation of a higher level than the event's is left out of it (kube's
+#: `AddAnnotationWithLevel`).
+AUDIT_LEVEL: ContextVar[str] = ContextVar("miniplane_audit_level", default="None")
 
 
 class Strategy(Decoding, UpdateStrategy, DeleteStrategy, FieldSelection, TableConvertor, VersionConverter):

@@ -25,8 +25,10 @@ applied, `failed-open.mutation.webhook.admission.k8s.io/...` for a failed
 call under failurePolicy Ignore (i: the webhook's position among all).
 Refusals as the validating step's, at the first one (calls are serial).
 
-Caveats: kube records the patch annotation only at audit level Request and
-up; here it is recorded at every level. An object held in a version its
+The patch annotation reaches the audit event only at level Request and up
+(kube's `AddAnnotationWithLevel(..., LevelRequest)`).
+
+Caveats: an object held in a version its
 kind's `VersionConverter` cannot produce (a HorizontalPodAutoscaler update
 through autoscaling/v1 patched by a webhook: the update holds the v2
 object) is given back with its apiVersion only rewritten.
@@ -172,7 +174,7 @@ class MutatingWebhooks:
             changed = not _same(obj, patched)
             request.annotate(f"patch.webhook.admission.k8s.io/round_{round_}_index_{hook.index}", _go_json(
                 {"configuration": hook.configuration, "webhook": hook.name, "patch": operations,
-                 "patchType": "JSONPatch"}))
+                 "patchType": "JSONPatch"}), level="Request")
             request.obj = self._restored(match, patched, request.obj)
             return changed
         finally:
