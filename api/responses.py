@@ -30,23 +30,11 @@ from runtime.machinery import errors
 from runtime.machinery.serializer import cbor
 from runtime.machinery.serializer import protobuf
 from runtime.machinery.storedobject import StoredObject, dumps_json
+from runtime.machinery.warnings import warning_header, warning_headers
 from runtime.server.registry import DeleteResult, ListResult, WatchStream
 from runtime.machinery.scheme import ResourceType
 
 __all__ = ["Responder", "not_modified", "warning_header"]
-
-
-def warning_header(text: str) -> str | None:
-    """apimachinery's `net.NewWarningHeader(299, "-", text)`: `299 - "text"`, or None where it refuses.
-
-    Only `"` and `\\` are escaped (its `makeQuotedString`, not Go's `%q`): é
-    stays é, UTF-8 on the wire. A text with a control character or a lone
-    surrogate (not valid UTF-8) is refused, and Kubernetes' warning recorder
-    drops it: None.
-    """
-    if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
-        return None
-    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class Responder:
@@ -106,9 +94,8 @@ class Responder:
         response = Response(body, status=code, headers=headers)
         if not isinstance(body, bytes):
             response.timeout = None
-        for w in warnings:
-            if (header := warning_header(w)) is not None:
-                response.headers.add("Warning", header)
+        for header in warning_headers(warnings):
+            response.headers.add("Warning", header)
         return response
 
     def _stream_body(self, chunks: Iterator[bytes], headers: dict[str, str], compressible: bool

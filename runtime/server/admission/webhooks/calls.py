@@ -16,7 +16,8 @@ kube-apiserver's `webhook/generic.Webhook.ShouldCallHook` and the dispatchers' `
   `<webhook>/<key>` and its warnings answered; a denial raises
   `WebhookRejection`. Returns the verified `Response`.
 - `with_warnings(error, request)`: a refusal carries the warnings given so
-  far as its Warning header (kube writes them before the answer's status).
+  far as its Warning header (kube writes them before the answer's status),
+  cut to kube's limits as every answer's (`runtime.machinery.warnings`).
 - `count(context, hook, kind, facts, outcome, seconds, failing_open)`: kube's
   metrics for one call (`apiserver_admission_webhook_admission_duration_seconds`,
   `..._request_total`, `..._rejection_count`, `..._fail_open_count`).
@@ -27,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.machinery import errors
+from runtime.machinery.warnings import warning_headers
 from runtime.server.admission.context import AdmissionContext
 from runtime.server.admission.matching import (
     Match, RequestFacts, cel_variables, equivalent, namespace_selector_matches, object_selector_matches,
@@ -97,9 +99,8 @@ async def call_hook(context: AdmissionContext, hook: Hook, match: Match, request
 
 def with_warnings(error: errors.StatusError, request: AdmissionRequest) -> errors.StatusError:
     """`error`, answered with the request's warnings (one Warning header, the values comma-joined as HTTP
-    allows; `net.NewWarningHeader`'s form: `299 - "text"`)."""
-    shown = ['299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in request.warnings
-             if not any(c < " " or "\x7f" <= c <= "\x9f" for c in w)]
+    allows; kube's recorder's headers: `runtime.machinery.warnings`)."""
+    shown = warning_headers(request.warnings)
     if shown:
         error.headers["Warning"] = ", ".join(shown)
     return error
