@@ -1,4 +1,5 @@
-"""The request object the server is built on: Quart's, with a query that misses cheaply, reached without a proxy.
+"""The request object the server is built on: Quart's, with a query and headers that miss cheaply, reached
+without a proxy.
 
 Contract: `create_app` serves with `MiniplaneRequest`; the filter chain and
 the route read the request being served through `current_request()` once
@@ -7,7 +8,10 @@ per function rather than through `quart.request`.
 Why: both run on every request. werkzeug's `MultiDict.get` raises and
 catches a `BadRequestKeyError` for each missing key, and a request asks for
 half a dozen options it seldom carries (`timeout`, `fieldManager`, `dryRun`,
-...): `Query` answers a miss with the default. Each attribute read through
+...): `Query` answers a miss with the default. Its headers' `get` and `in`
+do the same (`RequestHeaders`): every GET asks for headers it seldom carries
+(`Audit-ID`, `Accept-Encoding`, `Content-Length`, `Transfer-Encoding`; issue
+41's profile: six exceptions built per GET). Each attribute read through
 `quart.request` (a werkzeug `LocalProxy`) is a context-variable lookup and
 three calls; a create read it about twenty times. `current_request()` asks
 the proxy once for the object it stands for (`_get_current_object()`,
@@ -20,9 +24,9 @@ from typing import Any, Callable
 
 from quart import request
 from quart_trio.wrappers import TrioRequest
-from werkzeug.datastructures import ImmutableMultiDict
+from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-__all__ = ["MiniplaneRequest", "Query", "current_request"]
+__all__ = ["MiniplaneRequest", "Query", "RequestHeaders", "current_request"]
 
 
 class Query(ImmutableMultiDict):
@@ -34,10 +38,37 @@ class Query(ImmutableMultiDict):
         return super().get(key, default, type)
 
 
+class RequestHeaders(Headers):
+    """werkzeug's headers, whose `get` (without `type`) and `in` of a missing name answer without raising."""
+
+    def get(self, key: Any, default: Any = None, type: Callable[[Any], Any] | None = None) -> Any:
+        if type is not None or key.__class__ is not str:
+            return super().get(key, default, type)
+        wanted = key.lower()
+        for name, value in self:  # the (name, value) pairs, as sent
+            if name.lower() == wanted:
+                return value
+        return default
+
+    def __contains__(self, key: Any) -> bool:
+        if key.__class__ is not str:
+            return super().__contains__(key)
+        wanted = key.lower()
+        for name, _ in self:
+            if name.lower() == wanted:
+                return True
+        return False
+
+
 class MiniplaneRequest(TrioRequest):
-    """Quart-trio's request with `Query` as its `args`."""
+    """Quart-trio's request with `Query` as its `args` and `RequestHeaders` as its `headers`."""
 
     parameter_storage_class = Query
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Quart builds a plain `Headers` (quart.asgi); the subclass adds no state, so it is the same object.
+        self.headers.__class__ = RequestHeaders
 
 
 def current_request() -> MiniplaneRequest:

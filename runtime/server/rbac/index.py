@@ -11,6 +11,10 @@ in one more bucket, returned for every user, so their error is reported.
 
 Candidates come back sorted by binding name: deterministic "first match".
 
+`generation` grows with every change (`upsert`, `remove`, `replace`): a reader
+that keeps what it derived from the index (the authorizer's decisions) drops it
+when the generation it saw is no longer the index's.
+
 Caveats: the index keeps references to the dicts it is given; callers must
 not mutate them afterwards (replace them with `upsert`). Not thread-safe;
 meant for one trio thread.
@@ -124,6 +128,8 @@ class RBACIndex:
         self._cluster_bindings = _BindingBucket()
         self._bindings: dict[str, _BindingBucket] = {}
         self._visited = 0
+        #: Grows with every change: what was derived from an older generation is stale.
+        self.generation = 0
         self.replace(objects)
 
     # -- writes ---------------------------------------------------------------
@@ -132,6 +138,7 @@ class RBACIndex:
         """Add or replace `obj` (one of `RBAC_KINDS`); raises ValueError for another kind."""
         kind = obj.get("kind")
         namespace, name = _meta(obj)
+        self.generation += 1
         if kind == "ClusterRole":
             self._cluster_roles[name] = obj
         elif kind == "Role":
@@ -150,6 +157,7 @@ class RBACIndex:
         """Forget `obj` (matched by kind, namespace and name); absent is fine."""
         kind = obj.get("kind")
         namespace, name = _meta(obj)
+        self.generation += 1
         if kind == "ClusterRole":
             self._cluster_roles.pop(name, None)
         elif kind == "Role":
@@ -167,6 +175,7 @@ class RBACIndex:
 
     def replace(self, objects: Iterable[dict[str, Any]]) -> None:
         """Drop everything and hold exactly `objects` (after a relist)."""
+        self.generation += 1
         self._cluster_roles = {}
         self._roles = {}
         self._cluster_bindings = _BindingBucket()
