@@ -12,15 +12,18 @@ webhook of its phase. Per webhook, in order, as kube's webhook dispatchers:
 - called with the AdmissionReview v1 kube would send (a new uid; `object`
   null on DELETE) through `runtime.webhook.review.review`, the webhook
   server's own codec, bounded by its `timeout_seconds`;
-- a denial raised as kube's `ToStatusErr`: `admission webhook "<name>"
-  denied the request: <message>` with its code (below 400: 400); warnings
+- a denial raised as kube's `ToStatusErr` (`webhooks.review.denial`, the one
+  copy): `admission webhook "<name>" denied the request: <message>` with its
+  code (below 400: 400); warnings
   answered; audit annotations recorded as `<webhook name>/<key>`;
 - a mutating webhook's JSON patch applied to the object (a patch that does
   not apply: kube's 500 InternalError); reinvocation as kube's
   `reinvocationPolicy: IfNeeded` (`request.state`, see `AdmissionChain`);
 - a call past its timeout: failurePolicy Ignore skips it (audited as kube's
   `failed-open.<type>.webhook.admission.k8s.io/round_<r>_index_<i>`),
-  Fail refuses with kube's 500 `failed calling webhook "<name>": ...`.
+  Fail refuses with kube's 500 `failed calling webhook "<name>": ...`;
+- each call counted under the webhook's name as kube counts a webhook's
+  (`webhooks.calls.count`: duration, rejections, fail-open).
 """
 
 from __future__ import annotations
@@ -41,29 +44,17 @@ from runtime.server.admission.matching import (
     Match, RequestFacts, admission_request, equivalent, internal_error, namespace_selector_matches,
     object_selector_matches,
 )
+from runtime.server.admission.webhooks.calls import count
+from runtime.server.admission.webhooks.review import CallingWebhookError, WebhookRejection, denial
 from runtime.server.kinds import AdmissionRequest
 from runtime.webhook.configuration import webhook_entry
 from runtime.webhook.review import review
 from runtime.webhook.types import Webhook
 
-__all__ = ["PythonWebhooks", "python_steps", "denial"]
+__all__ = ["PythonWebhooks", "python_steps"]
 
 #: `request.state`'s key for the reinvocation memory of the mutating step.
 _STATE = "python-admission"
-
-
-def denial(name: str, status: dict[str, Any] | None) -> errors.StatusError:
-    """kube's `webhookerrors.ToStatusErr`: a webhook's refusal in its words and code."""
-    status = dict(status or {})
-    code = int(status.get("code") or 0)
-    denied_by = f'admission webhook "{name}" denied the request'
-    if status.get("message"):
-        message = f"{denied_by}: {status['message']}"
-    elif status.get("reason"):
-        message = f"{denied_by}: {status['reason']}"
-    else:
-        message = f"{denied_by} without explanation"
-    return errors.status_from_dict({**status, "code": max(code, 400), "message": message})
 
 
 class PythonWebhooks:
@@ -89,18 +80,31 @@ class PythonWebhooks:
 
     async def _call(self, webhook: Webhook, match: Match, request: AdmissionRequest,
                     index: int, round_: int) -> dict[str, Any] | None:
-        """The webhook's response (None: failed open); raises for a failure under failurePolicy Fail."""
+        """The webhook's response (None: failed open), counted as kube counts a webhook's call; raises for a
+        failure under failurePolicy Fail."""
         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": str(uuid.uuid4()), **admission_request(match, request),
             "object": None if request.operation == "delete" else match.present(request.obj),
             "oldObject": match.present(request.old)}}
+        started = trio.current_time()
+        response: dict[str, Any] | None = None
         with trio.move_on_after(webhook.timeout_seconds):
-            return (await review(webhook, body))["response"]
+            response = (await review(webhook, body))["response"]
+        outcome: Exception | None = None
+        if response is None:
+            # The dispatchers' code for a call that got no HTTP answer (`calls.call_hook`).
+            outcome = CallingWebhookError(webhook.name, "context deadline exceeded", 503 if self.mutating else 400)
+        elif not response.get("allowed"):
+            outcome = WebhookRejection(denial(webhook.name, response.get("status")))
+        count(self.context, webhook.name, webhook.failure_policy == "Ignore", "admit" if self.mutating else
+              "validating", match.facts, outcome, trio.current_time() - started)
+        if response is not None:
+            return response
         if webhook.failure_policy == "Ignore":
             request.annotate(f"failed-open.{self._type}.webhook.admission.k8s.io/round_{round_}_index_{index}",
                              webhook.name)
             return None
-        raise internal_error(f'failed calling webhook "{webhook.name}": context deadline exceeded')
+        raise internal_error(outcome.message)
 
     def _answer(self, webhook: Webhook, response: dict[str, Any], request: AdmissionRequest) -> None:
         for warning in response.get("warnings") or ():

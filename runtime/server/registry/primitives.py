@@ -50,6 +50,7 @@ from runtime.server.rbac import Decision, RBACAuthorizer, RBACIndex
 from runtime.server.rbac.attributes import Attributes, resource_attributes
 from runtime.server.rbac.user import UserInfo
 from runtime.server.registry.admission import AdmissionPlugin, run_plugins
+from runtime.webhook.types import Webhook
 from runtime.server.registry.answers import (
     WriteResult, claim_namespace, conflict, create_forbidden, forbidden, invalid_object, method_not_allowed, not_found,
     now_rfc3339, parse_resource_version, random_suffix, store_errors, too_large,
@@ -123,7 +124,7 @@ class RegistryCore:
 
     def __init__(self, store: Store, scheme: Scheme, authorizer: Any = None, *,
                  rbac: RBACIndex | None = None, cache: WatchCache | None = None,
-                 authenticator: TokenAuthenticator | None = None, admission: Sequence[AdmissionPlugin] = (),
+                 authenticator: TokenAuthenticator | None = None, admission: Sequence[AdmissionPlugin | Webhook] = (),
                  tokens: TokenSigner | None = None, feature_gates: dict[str, bool] | None = None,
                  history_seconds: float = 300.0, continue_ttl: float = 300.0, continue_secret: bytes | None = None,
                  token_clock: Callable[[], float] | None = None, service_ranges: ServiceRanges | None = None,
@@ -151,8 +152,9 @@ class RegistryCore:
         #: by default only the tokens `tokens` signs).
         self.authenticator: TokenAuthenticator = authenticator if authenticator is not None else (
             SignedTokenAuthenticator(self.tokens, scheme, self.cache))
-        #: Admission plug-ins, run in order after the kind's own admission; fixed at construction.
-        self.admission: tuple[AdmissionPlugin, ...] = tuple(admission)
+        #: Admission plug-ins, run in order after the kind's own admission, and Python `Webhook`s, run as the
+        #: chain's Python admission steps (`runtime.server.admission.python`); fixed at construction.
+        self.admission: tuple[AdmissionPlugin | Webhook, ...] = tuple(admission)
         #: Kubernetes' admission metrics (the server's `/metrics` registry when the assembly gives one).
         self.admission_metrics = admission_metrics if admission_metrics is not None else AdmissionMetrics()
         #: Calls admission and conversion webhooks; a `service` resolves through the watch cache.

@@ -9,7 +9,7 @@ import trio
 from runtime.controller.testing import ADMIN, open_test_env
 from runtime.machinery import errors
 from runtime.machinery.options import Body, ParsedDeleteOptions, WriteOptions
-from runtime.server.admission.python import denial
+from runtime.server.admission.webhooks.review import denial
 from runtime.server.kinds import AdmissionRequest
 from runtime.server.registry import AdmissionPlugin
 from runtime.webhook import Allowed, Denied, Patch, Request, Rule, Webhook

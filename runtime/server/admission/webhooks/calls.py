@@ -18,8 +18,8 @@ kube-apiserver's `webhook/generic.Webhook.ShouldCallHook` and the dispatchers' `
 - `with_warnings(error, request)`: a refusal carries the warnings given so
   far as its Warning header (kube writes them before the answer's status),
   cut to kube's limits as every answer's (`runtime.machinery.warnings`).
-- `count(context, hook, kind, facts, outcome, seconds, failing_open)`: kube's
-  metrics for one call (`apiserver_admission_webhook_admission_duration_seconds`,
+- `count(context, name, ignores_failures, kind, facts, outcome, seconds)`:
+  kube's metrics for one call (of a configuration's webhook or a Python one) (`apiserver_admission_webhook_admission_duration_seconds`,
   `..._request_total`, `..._rejection_count`, `..._fail_open_count`).
 """
 
@@ -111,28 +111,29 @@ def failed_open_key(kind: str, round_: int, index: int) -> str:
     return f"failed-open.{kind}.webhook.admission.k8s.io/round_{round_}_index_{index}"
 
 
-def count(context: AdmissionContext, hook: Hook, kind: str, facts: RequestFacts, outcome: BaseException | None,
-          seconds: float) -> None:
-    """kube's metrics for one call of `hook` whose `outcome` is None (allowed) or the error it ended with;
-    `kind` is admit|validating."""
+def count(context: AdmissionContext, name: str, ignores_failures: bool, kind: str, facts: RequestFacts,
+          outcome: BaseException | None, seconds: float) -> None:
+    """kube's metrics for one call of webhook `name` (`ignores_failures`: its failurePolicy is Ignore) whose
+    `outcome` is None (allowed) or the error it ended with; `kind` is admit|validating. A configuration's
+    webhook and an in-process Python one are counted alike."""
     metrics = getattr(context, "admission_metrics", None)
     if metrics is None:
         return
     operation = facts.operation
     if outcome is None:
-        metrics.webhook_called(hook.name, kind, operation, rejected=False, seconds=seconds, code=200)
+        metrics.webhook_called(name, kind, operation, rejected=False, seconds=seconds, code=200)
     elif isinstance(outcome, CallingWebhookError):
-        rejected = not hook.ignores_failures
+        rejected = not ignores_failures
         if rejected:
-            metrics.webhook_rejected(hook.name, kind, operation, error_type="calling_webhook_error",
+            metrics.webhook_rejected(name, kind, operation, error_type="calling_webhook_error",
                                      code=outcome.code)
         else:
-            metrics.webhook_failed_open(hook.name, kind)
-        metrics.webhook_called(hook.name, kind, operation, rejected=rejected, seconds=seconds, code=outcome.code)
+            metrics.webhook_failed_open(name, kind)
+        metrics.webhook_called(name, kind, operation, rejected=rejected, seconds=seconds, code=outcome.code)
     elif isinstance(outcome, WebhookRejection):
         code = outcome.status.code
-        metrics.webhook_rejected(hook.name, kind, operation, error_type="no_error", code=code)
-        metrics.webhook_called(hook.name, kind, operation, rejected=True, seconds=seconds, code=code)
+        metrics.webhook_rejected(name, kind, operation, error_type="no_error", code=code)
+        metrics.webhook_called(name, kind, operation, rejected=True, seconds=seconds, code=code)
     else:
-        metrics.webhook_rejected(hook.name, kind, operation, error_type="apiserver_internal_error", code=0)
-        metrics.webhook_called(hook.name, kind, operation, rejected=True, seconds=seconds, code=0)
+        metrics.webhook_rejected(name, kind, operation, error_type="apiserver_internal_error", code=0)
+        metrics.webhook_called(name, kind, operation, rejected=True, seconds=seconds, code=0)

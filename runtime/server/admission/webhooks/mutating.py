@@ -124,7 +124,8 @@ class MutatingWebhooks:
             changed = await self._call(hook, match, request, round_)
         except (CallingWebhookError, WebhookRejection, errors.StatusError) as exc:
             outcome = exc
-        count(self.context, hook, "admit", facts, outcome, trio.current_time() - started)
+        count(self.context, hook.name, hook.ignores_failures, "admit", facts, outcome,
+              trio.current_time() - started)
         if changed:
             state.require_reinvoking_previous()
             request.state["reinvoke"] = True

@@ -70,7 +70,8 @@ class ValidatingWebhooks:
                 await call_hook(self.context, hook, match, request, obj, old, mutating=False)
             except (CallingWebhookError, WebhookRejection, errors.StatusError) as exc:
                 outcomes[i] = exc
-            count(self.context, hook, "validating", facts, outcomes[i], trio.current_time() - started)
+            count(self.context, hook.name, hook.ignores_failures, "validating", facts, outcomes[i],
+                  trio.current_time() - started)
 
         async with trio.open_nursery() as nursery:
             for i, (hook, match) in enumerate(relevant):
