@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml $(wildcard runtime/__init__.py api/__init__.py controll
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# oscrypto 1.3.0 (PyPI's last, for certbuilder/certvalidator) cannot parse OpenSSL 3.0.10+'s version;
+	# elements-oscrypto is oscrypto's fixed source under the same module: laid over it, no dependency changed
+	$(PY) -m pip install -q --no-deps --force-reinstall 'elements-oscrypto==1.4.0b1'
 	touch $(STAMP)
 
 serve: $(STAMP)

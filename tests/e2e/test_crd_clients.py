@@ -18,17 +18,12 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-import yaml
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
@@ -37,15 +32,12 @@ from runtime.client.kubeconfig import load_kubeconfig
 from runtime.machinery.scheme import ResourceType
 from runtime.controller.testing import wait_for_object
 from tests.support.crds import GROUP, widget, widget_crd
+from tests.support.kopfexamples import (DEADLINE, KOPF_EXAMPLES_KIND, install_kopf_crd, kopf_examples_dir, kopf_object,
+                                        run_kopf)
 from tests.support.kubectl import Kubectl
 from tests.support.server import Server, start_server
 
 DOMAIN = "k8s.io"
-KOPF_VERSION = importlib.metadata.version("kopf")
-KOPF_EXAMPLES = Path(sys.prefix) / "kopf-examples" / f"kopf-{KOPF_VERSION}" / "examples"
-KOPF_EXAMPLES_KIND = ResourceType.of("kopf.dev/v1", "KopfExample", "kopfexamples")
-#: How long kopf may take to start and act, on a loaded test machine.
-DEADLINE = 60
 
 
 @pytest.fixture
@@ -60,47 +52,7 @@ def kubectl(crd_server, tmp_path) -> Kubectl:
 
 @pytest.fixture
 def kopf_examples() -> Path:
-    if not (KOPF_EXAMPLES / "01-minimal" / "example.py").exists():
-        pytest.fail(f"kopf's examples are not at {KOPF_EXAMPLES}: run `make kopf-examples` (make test does)")
-    return KOPF_EXAMPLES
-
-
-async def run_kopf(server: Server, example: Path, log: Path, until) -> None:
-    """`kopf run --standalone --all-namespaces example` against `server` until `await until()` returns; then
-    stop it with SIGTERM and check it exits cleanly."""
-    kopf = Path(sys.executable).parent / "kopf"
-    command = [str(kopf)] if kopf.exists() else [sys.executable, "-m", "kopf"]
-    with log.open("wb") as out:
-        process = await trio.lowlevel.open_process(
-            [*command, "run", "--standalone", "--all-namespaces", "--verbose", str(example)],
-            env={"KUBECONFIG": str(server.kubeconfig), "PATH": str(Path(sys.executable).parent)},
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-        try:
-            with trio.fail_after(DEADLINE):
-                await until()
-            process.send_signal(signal.SIGTERM)
-            with trio.fail_after(DEADLINE):
-                code = await process.wait()
-            assert code == 0, log.read_text()
-        except BaseException:
-            print(log.read_text())
-            raise
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-
-
-async def install_kopf_crd(kubectl: Kubectl, examples: Path) -> None:
-    await kubectl("apply", "-f", str(examples / "crd.yaml"))
-    await kubectl("wait", "--for=condition=Established", "crd/kopfexamples.kopf.dev", "--timeout=30s")
-
-
-def kopf_object(examples: Path, name: str) -> bytes:
-    """kopf's examples/obj.yaml, under another name when given."""
-    obj = yaml.safe_load((examples / "obj.yaml").read_text())
-    obj["metadata"]["name"] = name
-    return json.dumps(obj).encode()
+    return kopf_examples_dir()
 
 
 async def test_kopfs_minimal_example_patches_the_status_of_an_object_created_with_kubectl(

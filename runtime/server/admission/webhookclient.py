@@ -190,7 +190,10 @@ class WebhookClient:
     async def post_json(self, client_config: dict[str, Any], payload: Any, *, timeout: float) -> Any:
         """POST `payload` as JSON; the decoded 2xx answer, else WebhookCallError (a timeout included)."""
         shown = _with_timeout(self.url_of(client_config), timeout)
-        target, extensions, headers = shown, {}, {"Content-Type": "application/json", "Accept": "application/json"}
+        target, extensions = shown, {}
+        # kube-apiserver's webhook rest.Config (util/webhook/authentication.go setGlobalDefaults) names it so
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": "kube-apiserver-admission"}
         service = client_config.get("service")
         if not client_config.get("url") and service:
             port = service.get("port") or _DEFAULT_PORT
