@@ -10,8 +10,9 @@ webhook of its phase. Per webhook, in order, as kube's webhook dispatchers:
   the admissionregistration kinds exempt, rules with matchPolicy,
   namespace and object selectors), seen in the matched version;
 - called with the AdmissionReview v1 kube would send (a new uid; `object`
-  null on DELETE) through `runtime.webhook.review.review`, the webhook
-  server's own codec, bounded by its `timeout_seconds`;
+  null on DELETE; a mutating one shown no name the registry generated)
+  through `runtime.webhook.review.review`, the webhook server's own codec,
+  bounded by its `timeout_seconds`;
 - a denial raised as kube's `ToStatusErr` (`webhooks.review.denial`, the one
   copy): `admission webhook "<name>" denied the request: <message>` with its
   code (below 400: 400); warnings
@@ -32,6 +33,7 @@ import base64
 import copy
 import json
 import uuid
+from dataclasses import replace
 from typing import Any, Iterable
 
 import trio
@@ -82,9 +84,12 @@ class PythonWebhooks:
                     index: int, round_: int) -> dict[str, Any] | None:
         """The webhook's response (None: failed open), counted as kube counts a webhook's call; raises for a
         failure under failurePolicy Fail."""
+        obj = None if request.operation == "delete" else match.present(request.obj)
+        if obj is not None and self.mutating and request.generated_name:
+            # kube generates the name after mutating admission: such a webhook is shown none.
+            obj = {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "name"}}
         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-            "uid": str(uuid.uuid4()), **admission_request(match, request),
-            "object": None if request.operation == "delete" else match.present(request.obj),
+            "uid": str(uuid.uuid4()), **admission_request(match, request), "object": obj,
             "oldObject": match.present(request.old)}}
         started = trio.current_time()
         response: dict[str, Any] | None = None
@@ -131,6 +136,8 @@ class PythonWebhooks:
         facts = RequestFacts.of(request)
         if facts.exempt:
             return
+        if request.generated_name:
+            facts = replace(facts, name="")  # as the webhook dispatcher: no name before BeforeCreate
         reinvoking = bool(request.state.get("reinvoking"))
         memory = request.state.setdefault(_STATE, {"previously": set(), "reinvoke": set(), "last": None})
         if reinvoking and memory["last"] != request.obj:

@@ -99,6 +99,9 @@ class AdmissionRequest:
     #: The object's name and namespace (from its metadata unless the registry names them: an action's object).
     name: str = ""
     namespace: str = ""
+    #: The registry generated `name` from generateName. kube generates it after mutating admission (in
+    #: BeforeCreate): mutating webhooks are shown no name, validating ones the generated one.
+    generated_name: bool = False
 
     def __post_init__(self) -> None:
         meta = (self.obj if self.obj is not None else self.old or {}).get("metadata") or {}

@@ -353,12 +353,14 @@ class RegistryCore:
         meta = obj["metadata"]
         strategy = rt.strategy
         strategy.default(obj)
-        if not meta.get("name") and meta.get("generateName"):
+        generated = not meta.get("name") and bool(meta.get("generateName"))
+        if generated:
             meta["name"] = meta["generateName"] + random_suffix()
         if operation == "Update":
             _track_managers(rt, None, obj, opts, now_rfc3339())
             meta = obj["metadata"]  # a new dict
-        request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run, options=opts)
+        request = AdmissionRequest(user, rt, "create", obj, None, opts.dry_run, options=opts,
+                                   generated_name=generated)
         # The uid first, as Kubernetes' Store.Create fills the system fields before BeginCreate: what a
         # kind's admission reserves beside the object names it (a Service's IPs and node ports).
         meta["uid"] = str(uuid.uuid4())
