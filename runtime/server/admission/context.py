@@ -3,7 +3,8 @@
 `AdmissionContext` is the registry's part they read and write through:
 the scheme, the watch cache by kind (LimitRanges and ResourceQuotas of a
 namespace, as kube's plug-ins read their informers), the store (the
-quota's conflict-checked status write), consistent reads. `forbidden` is
+quota's conflict-checked status write), consistent reads, authorization
+decisions (CEL's `authorizer` in match conditions). `forbidden` is
 Kubernetes' `admission.NewForbidden`: `pods "x" is forbidden: <why>`.
 """
 
@@ -15,6 +16,8 @@ from runtime.machinery import errors
 from runtime.machinery.kindinfo import KindInfo
 from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.machinery.storedobject import StoredObject
+from runtime.server.rbac import Decision
+from runtime.server.rbac.attributes import Attributes
 from runtime.server.storage import Store
 from runtime.server.watchcache import KindCache
 
@@ -28,6 +31,8 @@ class AdmissionContext(Protocol):
     def kind_cache(self, rt: ResourceType) -> KindCache: ...
 
     async def read_current(self, rt: ResourceType, key: str, name: str = "") -> StoredObject | None: ...
+
+    def decide(self, attrs: Attributes) -> Decision: ...
 
 
 def resource_type(scheme: Scheme, info: KindInfo) -> ResourceType | None:

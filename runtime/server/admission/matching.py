@@ -31,9 +31,9 @@ policies (`runtime.server.admission.policies`), as Kubernetes'
   skip; Fail: the error, in kube's words). `cel_variables(match, request)`
   is what kube's CEL sees: `object`, `oldObject`, `request`.
 
-Caveats: the `authorizer` variable is not in `cel_variables` (the CEL
-library has no authorizer); a caller that has one passes it in
-`evaluate(variables)`. `present` converts through the kind's
+The `authorizer` variable is not in `cel_variables` (this module decides
+nothing); a caller passes it, with its library, in `evaluate(variables,
+functions)`, as webhooks (`webhooks.calls`) and policies do. Caveats: `present` converts through the kind's
 `VersionConverter` (stored version to the served one); an object sent in a
 version the converter does not read is shown as sent.
 """
@@ -377,8 +377,9 @@ class MatchConditions:
     def __bool__(self) -> bool:
         return bool(self.conditions)
 
-    def evaluate(self, variables: Mapping[str, Any]) -> MatchResult:
-        """kube's `matcher.Match` over CEL `variables` (`cel_variables`, and `authorizer` if the caller has it)."""
+    def evaluate(self, variables: Mapping[str, Any], functions: Mapping[str, Any] | None = None) -> MatchResult:
+        """kube's `matcher.Match` over CEL `variables` (`cel_variables`, and `authorizer` if the caller has it,
+        with its library in `functions`)."""
         meter = Meter(self.budget)
         failures: list[str] = []
         for name, expression, program in self.conditions:
@@ -386,7 +387,7 @@ class MatchConditions:
                 failures.append(f"compilation error: {program}")
                 continue
             try:
-                value = program.evaluate(variables, meter)
+                value = program.evaluate(variables, meter, functions)
             except CostExceeded:
                 return self._failed([_OUT_OF_BUDGET])
             except CELEvaluationError as exc:

@@ -16,7 +16,7 @@ and cost budgets), `authorizer` (the `authorizer` CEL library), `values` (JSON t
 Caveats: expressions are not type-checked (cel-python has no checker): a wrong field or type shows when
 evaluated, as an expression error under the failure policy, where kube refuses the policy when written or
 reports it in `status.typeChecking`. `matchConditions` are evaluated by the shared
-`runtime.server.admission.matching.MatchConditions`, without the authorizer library's functions.
+`runtime.server.admission.matching.MatchConditions`, with the `authorizer` variable and its library.
 """
 
 from runtime.server.admission.policies.mutating import MutatingPolicies

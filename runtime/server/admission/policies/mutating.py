@@ -34,6 +34,7 @@ from typing import Any
 from runtime.machinery import errors
 from runtime.models.catalog import MUTATING_ADMISSION_POLICY, MUTATING_ADMISSION_POLICY_BINDING
 from runtime.server.admission.matching import RequestFacts, cel_variables
+from runtime.server.admission.policies.authorizer import AUTHORIZER_FUNCTIONS
 from runtime.server.admission.policies.expressions import Scope
 from runtime.server.admission.policies.invocation import PolicyContext, cel_inputs, criteria_match, namespace_object
 from runtime.server.admission.policies.mutator import MUTATION_INPUTS, CompiledMutating, MutationError, compile_mutating
@@ -159,7 +160,7 @@ class MutatingPolicies:
                 scope = Scope({**cel_inputs(self.context, match, request, param, namespace), **MUTATION_INPUTS},
                               compiled.variables)
                 if compiled.match_conditions:
-                    matched = compiled.match_conditions.evaluate(scope.values)
+                    matched = compiled.match_conditions.evaluate(scope.values, AUTHORIZER_FUNCTIONS)
                     if matched.error:
                         fail(name, matched.error, "Invalid")
                         continue

@@ -34,6 +34,7 @@ from typing import Any
 from celpy import celtypes
 
 from runtime.server.admission.matching import MatchConditions
+from runtime.server.admission.policies.authorizer import AUTHORIZER_FUNCTIONS
 from runtime.server.admission.policies.expressions import (
     Budget, Expression, ExpressionError, OutOfBudget, Scope, compile_cel,
 )
@@ -119,7 +120,7 @@ class CompiledValidating:
     def validate(self, scope: Scope) -> ValidateResult:
         """The decisions and audit annotations of one evaluation in `scope`."""
         if self.match_conditions:
-            matched = self.match_conditions.evaluate(scope.values)
+            matched = self.match_conditions.evaluate(scope.values, AUTHORIZER_FUNCTIONS)
             if matched.error:
                 return ValidateResult([self._on_error(matched.error)])
             if not matched.matches:

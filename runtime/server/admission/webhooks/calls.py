@@ -33,6 +33,7 @@ from runtime.server.admission.context import AdmissionContext
 from runtime.server.admission.matching import (
     Match, RequestFacts, cel_variables, equivalent, namespace_selector_matches, object_selector_matches,
 )
+from runtime.server.admission.policies.authorizer import AUTHORIZER_FUNCTIONS, CELAuthorizer
 from runtime.server.admission.webhookclient import WebhookCallError
 from runtime.server.admission.webhooks.hooks import Hook
 from runtime.server.admission.webhooks.review import (
@@ -56,7 +57,12 @@ async def should_call(context: AdmissionContext, hook: Hook, facts: RequestFacts
     if not object_selector_matches(hook.spec.get("objectSelector"), request):
         return None
     if hook.conditions:
-        result = hook.conditions.evaluate(cel_variables(match, request))
+        # kube compiles webhook matchConditions with the authorizer library (`authorizer`,
+        # `authorizer.requestResource`), as policies' expressions.
+        authorizer = CELAuthorizer(request.user, context.decide, group=facts.group, resource=facts.resource,
+                                   subresource=facts.subresource, namespace=facts.namespace, name=facts.name)
+        result = hook.conditions.evaluate({**cel_variables(match, request), "authorizer": authorizer},
+                                          AUTHORIZER_FUNCTIONS)
         if result.error:
             resource = f"{facts.resource}.{facts.group}" if facts.group else facts.resource
             shown = f'{resource} "{facts.name}"' if facts.name else resource

@@ -206,3 +206,13 @@ async def test_the_admission_kinds_are_never_validated():
     policy["spec"]["matchConstraints"]["resourceRules"] = [{"apiGroups": ["*"], "apiVersions": ["*"],
                                                             "operations": ["*"], "resources": ["*"]}]
     await ValidatingPolicies(context_with(policy, vapb())).validate(request(vap("other")))
+
+
+async def test_a_match_condition_may_ask_the_authorizer_about_the_requester():
+    exempt = [{"name": "not-a-deployer",
+               "expression": "!authorizer.group('apps').resource('deployments').check('delete').allowed()"}]
+    policy = vap("demo", validations=LIMIT, matchConditions=exempt)
+    deployer = FakeContext(namespace("default"), policy, vapb("b", "demo"), allow=lambda a: a.verb == "delete")
+    await ValidatingPolicies(deployer).validate(request(deployment("big", 9)))  # exempt: the policy is skipped
+    assert deployer.asked[-1].verb == "delete"
+    assert (await refusal(context_with(policy, vapb("b", "demo")), deployment("big", 9))).code == 422
