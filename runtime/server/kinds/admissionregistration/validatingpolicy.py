@@ -191,8 +191,9 @@ class PolicyKind(Strategy):
     policy_kind = ""
 
     async def admit(self, policy: PolicyContext, request: AdmissionRequest) -> None:
-        if request.operation == "delete" or request.subresource:
-            return
+        named = (request.obj.get("spec") or {}).get("paramRef" if self.policy_kind else "paramKind")
+        if request.operation == "delete" or request.subresource or not named:
+            return  # nothing to authorize: no validation run twice for it
         old = request.old
         if self.validate(request.obj) if old is None else self.validate_update(request.obj, old):
             return  # kube authorizes only a valid object: validation answers this one
