@@ -12,7 +12,8 @@ aggregation (`controllers.aggregation`), the garbage collector
 (`controllers.gc`, following custom kinds as they come and go with
 `controllers.gckinds`), the CustomResourceDefinition controller (`controllers.crd`),
 the event time to live (`controllers.eventttl`), the quotas' status
-(`controllers.resourcequota`) and, given the server's
+(`controllers.resourcequota`), the ValidatingAdmissionPolicies'
+status (`controllers.policystatus`) and, given the server's
 signer (`tokens=`: in process only, as kube-controller-manager needs the
 private key), the service account token Secrets (`controllers.tokens`).
 """
@@ -25,7 +26,7 @@ from runtime.controller.manager import Manager
 from runtime.controller.metrics import ControllerMetrics
 
 from controllers import aggregation, crd, gc, gckinds, namespace
-from controllers import eventttl, resourcequota, tokens as token_secrets
+from controllers import eventttl, policystatus, resourcequota, tokens as token_secrets
 from controllers.tokens import TokenSigning
 
 __all__ = ["FIELD_MANAGER", "TokenSigning", "setup", "builtin_manager"]
@@ -42,6 +43,7 @@ def setup(manager: Manager, *, tokens: TokenSigning | None = None) -> None:
     crd.setup(manager)
     eventttl.setup(manager)
     resourcequota.setup(manager)
+    policystatus.setup(manager)
     token_secrets.setup(manager, tokens)
 
 

@@ -43,7 +43,8 @@ async def test_builtin_and_user_controllers_run_out_of_process_over_http(nursery
     gc = {f"garbage-collector-{t.group_resource}" for t in manager.scheme.stored_types()}
     ttl = {f"event-ttl-{t.group_resource}" for t in manager.scheme.types if t.info in EVENT_KINDS}
     assert set(manager.controllers) == {"namespace", "clusterrole-aggregation", "customresourcedefinition",
-                                        "resourcequota", "namespace-recorder"} | gc | ttl
+                                        "resourcequota", "validatingadmissionpolicy-status",
+                                        "namespace-recorder"} | gc | ttl
     async with open_http_client(config) as client:
         namespaces = client.scheme.by_kind("Namespace")
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "remote"}})
