@@ -2,9 +2,9 @@
 
 For each policy whose `metadata.generation` is newer than its `status.observedGeneration`, the controller type
 checks its validations' expressions against the types its resource rules name
-(`runtime.machinery.celtypecheck`: built-in kinds by their models, custom ones by their CRD's
-schema, read from the CRD cache) and writes `status.observedGeneration` and `status.typeChecking` through the
-`status` subresource, with the policy's resourceVersion (a policy changed meanwhile is a Conflict, retried
+(`runtime.machinery.celtypecheck`: built-in kinds by their models, custom ones by their CRD's schema, read
+from the CRD cache; `params` as its paramKind) and writes `status.observedGeneration` and
+`status.typeChecking` through the `status` subresource, with the policy's resourceVersion (a policy changed meanwhile is a Conflict, retried
 with fresh state). As kube, a policy is checked once per generation: a CRD that changes later does not check
 it again.
 """
@@ -12,7 +12,7 @@ it again.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
@@ -42,7 +42,7 @@ class PolicyStatusController:
         status = policy.get("status") or {}
         if generation <= (status.get("observedGeneration") or 0):
             return None
-        warnings = expression_warnings(policy, self.resolve)
+        warnings = expression_warnings(policy, self.resolve, self.params_shape(policy))
         updated = copy.deepcopy(policy)
         updated["status"] = {**status, "observedGeneration": generation,
                              "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
@@ -51,20 +51,46 @@ class PolicyStatusController:
 
     def resolve(self, group: str, version: str, resource: str) -> tuple[str, Shape] | None:
         """The kind and shape of a resource: a CRD's (its version's schema), else a built-in kind's model."""
-        for crd in self.crds.list():
-            spec = crd.get("spec") or {}
-            names = spec.get("names") or {}
-            if spec.get("group") != group or names.get("plural") != resource:
-                continue
-            for served in spec.get("versions") or ():
-                if served.get("name") == version:
-                    schema = (served.get("schema") or {}).get("openAPIV3Schema")
-                    return names.get("kind") or "", schema_shape(schema)
-            return None
+        crd = self._crd(group, lambda names: names.get("plural") == resource)
+        if crd is not None:
+            return _crd_kind(crd, version)
         rt = self.scheme.by_resource(group, version, resource)
         if rt is None or is_custom(rt) or rt.info.model is None:
             return None
         return rt.kind, model_shape(rt.info.model)
+
+    def params_shape(self, policy: dict[str, Any]) -> Shape | None:
+        """The shape of the policy's paramKind (None: none, or not known: dyn)."""
+        param_kind = (policy.get("spec") or {}).get("paramKind") or {}
+        api_version, kind = param_kind.get("apiVersion") or "", param_kind.get("kind") or ""
+        group, _, version = api_version.rpartition("/")
+        if not kind or not version:
+            return None
+        crd = self._crd(group, lambda names: names.get("kind") == kind)
+        if crd is not None:
+            found = _crd_kind(crd, version)
+            return found[1] if found is not None else None
+        rt = self.scheme.by_api_version_kind(api_version, kind)
+        if rt is None or is_custom(rt) or rt.info.model is None:
+            return None
+        return model_shape(rt.info.model)
+
+    def _crd(self, group: str, names_match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        for crd in self.crds.list():
+            spec = crd.get("spec") or {}
+            if spec.get("group") == group and names_match(spec.get("names") or {}):
+                return crd
+        return None
+
+
+def _crd_kind(crd: dict[str, Any], version: str) -> tuple[str, Shape] | None:
+    """The kind and shape of a CRD's `version` (its schema's), or None when it has no such version."""
+    spec = crd.get("spec") or {}
+    for served in spec.get("versions") or ():
+        if served.get("name") == version:
+            schema = (served.get("schema") or {}).get("openAPIV3Schema")
+            return (spec.get("names") or {}).get("kind") or "", schema_shape(schema)
+    return None
 
 
 def setup(manager: Manager) -> PolicyStatusController:

@@ -1,15 +1,16 @@
 """Type checking a ValidatingAdmissionPolicy's expressions, as kube's `validating.TypeChecker` (status.typeChecking).
 
-Contract: `expression_warnings(policy, resolve)` is the policy's `status.typeChecking.expressionWarnings`: one
+Contract: `expression_warnings(policy, resolve, params)` is the policy's `status.typeChecking.expressionWarnings`: one
 `{fieldRef, warning}` per `spec.validations[i].expression` or `.messageExpression` that refers to a field the
 object's type lacks, for each type `spec.matchConstraints.resourceRules` names (as kube: rules with a `*` group
 or version and `*` or sub-resources are skipped; at most 10 types, by group, version and kind). `resolve(group,
-version, resource)` gives `(kind, Shape)` or None for a resource it does not know; `model_shape` and
-`schema_shape` build a `Shape` from a built-in kind's model and a CRD version's `openAPIV3Schema`.
+version, resource)` gives `(kind, Shape)` or None for a resource it does not know, `params` the shape of the
+paramKind (None: dyn); `model_shape` and `schema_shape` build a `Shape` from a built-in kind's model and a CRD
+version's `openAPIV3Schema`.
 
 Only undefined fields are reported (cel-python has no type checker: this walks the parsed tree along
-`object` and `oldObject`, through fields, list items, map values and the variables of the `all`, `exists`,
-`exists_one`, `map` and `filter` macros); anything else is dyn, as a preserve-unknown-fields schema is in kube.
+`object`, `oldObject` and `params`, through fields, list items, map values and the variables of the `all`,
+`exists`, `exists_one`, `map` and `filter` macros); anything else is dyn, as a preserve-unknown-fields schema is in kube.
 The warning reads as cel-go's: `apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'x'` with the
 source line and a caret under the '.'.
 """
@@ -86,8 +87,8 @@ def _root(props: dict[str, Any]) -> Shape:
 
 
 def expression_warnings(policy: dict[str, Any], resolve: Callable[[str, str, str], tuple[str, Shape] | None],
-                        ) -> list[dict[str, str]]:
-    """The policy's expression warnings (see the module doc)."""
+                        params: Shape | None = None) -> list[dict[str, str]]:
+    """The policy's expression warnings (see the module doc); `params` is the shape of its paramKind (None: dyn)."""
     types = _types(policy, resolve)
     if not types:
         return []
@@ -97,7 +98,7 @@ def expression_warnings(policy: dict[str, Any], resolve: Callable[[str, str, str
             source = validation.get(key) if isinstance(validation, dict) else None
             if not isinstance(source, str) or not source:
                 continue
-            found = [f"{gvk}: {text}" for gvk, shape in types if (text := _check(source, shape))]
+            found = [f"{gvk}: {text}" for gvk, shape in types if (text := _check(source, shape, params))]
             if found:
                 warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(found)})
     return warnings
@@ -132,13 +133,13 @@ def _parse(source: str) -> Any:
         return None
 
 
-def _check(source: str, shape: Shape) -> str:
+def _check(source: str, shape: Shape, params: Shape | None) -> str:
     """cel-go's display of the undefined-field errors of `source` with `object` of `shape`, or ''."""
     tree = _parse(source)
     if tree is None:
         return ""
     errors: list[tuple[int, str]] = []
-    _Walker(errors).type_of(tree, {"object": shape, "oldObject": shape})
+    _Walker(errors).type_of(tree, {"object": shape, "oldObject": shape, "params": params})
     return "\n".join(_display(source, offset, message) for offset, message in sorted(errors))
 
 

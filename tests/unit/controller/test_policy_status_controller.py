@@ -77,14 +77,39 @@ async def test_a_gone_policy_is_nothing_to_do():
     assert await controller.reconcile(ObjectKey("", "other")) is None and client.updates == []
 
 
+WIDGETS = {"metadata": {"name": "widgets.example.com"}, "spec": {
+    "group": "example.com", "names": {"plural": "widgets", "kind": "Widget"},
+    "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": {
+        "type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}}
+
+
 async def test_a_custom_kind_is_checked_by_its_crds_schema():
-    crd = {"metadata": {"name": "widgets.example.com"}, "spec": {
-        "group": "example.com", "names": {"plural": "widgets", "kind": "Widget"},
-        "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": {
-            "type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}}
+    crd = WIDGETS
     controller, client = _controller(_policy("object.spec.size > 1 && object.spec.sise > 1",
                                              rule=("example.com", "v1", "widgets")), crd)
     await controller.reconcile(ObjectKey("", "p"))
     [(written, _)] = client.updates
     [warning] = written["status"]["typeChecking"]["expressionWarnings"]
     assert warning["warning"].startswith("example.com/v1, Kind=Widget: ERROR: <input>:1:36: undefined field 'sise'")
+
+
+async def test_params_are_checked_as_the_paramkind_a_crds_or_a_built_in_kind():
+    for param_kind, good, bad in ((("example.com/v1", "Widget"), "params.spec.size", "params.spec.sise"),
+                                  (("v1", "ConfigMap"), "params.data.x", "params.dta")):
+        policy = _policy(f"object.spec.replicas > {good} && {bad} == 1")
+        policy["spec"]["paramKind"] = {"apiVersion": param_kind[0], "kind": param_kind[1]}
+        controller, client = _controller(policy, WIDGETS)
+        await controller.reconcile(ObjectKey("", "p"))
+        [(written, _)] = client.updates
+        [warning] = written["status"]["typeChecking"]["expressionWarnings"]
+        assert f"undefined field '{bad.split('.')[-1]}'" in warning["warning"]
+        assert warning["warning"].count("undefined field") == 1
+
+
+async def test_an_unknown_paramkind_is_dyn():
+    policy = _policy("params.anything == 1")
+    policy["spec"]["paramKind"] = {"apiVersion": "nowhere.io/v1", "kind": "Nothing"}
+    controller, client = _controller(policy)
+    await controller.reconcile(ObjectKey("", "p"))
+    [(written, _)] = client.updates
+    assert written["status"]["typeChecking"] == {}

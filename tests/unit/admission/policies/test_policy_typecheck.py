@@ -64,7 +64,14 @@ def test_a_maps_keys_are_not_fields():
 
 
 def test_other_variables_are_dyn():
-    assert warnings("request.whatever == params.nothing") == []
+    assert warnings("request.whatever == params.nothing && variables.x.y") == []
+
+
+def test_params_are_checked_against_the_paramkinds_shape():
+    configmap = model_shape(SCHEME.by_kind("ConfigMap").info.model)
+    [found] = expression_warnings(policy({"expression": "params.data.x == '' && params.dat.x == ''"}), builtin,
+                                  configmap)
+    assert "ERROR: <input>:1:30: undefined field 'dat'" in found["warning"]
 
 
 def test_rules_with_a_wildcard_group_or_version_and_wildcard_or_subresources_are_skipped():
