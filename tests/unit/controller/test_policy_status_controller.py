@@ -9,28 +9,9 @@ from typing import Any
 from controllers.policystatus import PolicyStatusController
 from runtime.client.interface import ObjectKey
 from runtime.machinery.scheme import Scheme
+from tests.support.controller_fakes import FakeInformer, UpdateRecorder
 
 SCHEME = Scheme("k8s.io")
-
-
-class FakeInformer:
-    def __init__(self, *objects: dict[str, Any]) -> None:
-        self.objects = list(objects)
-
-    def get(self, key: ObjectKey) -> dict[str, Any] | None:
-        return next((o for o in self.objects if o["metadata"]["name"] == key.name), None)
-
-    def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        return list(self.objects)
-
-
-class FakeClient:
-    def __init__(self) -> None:
-        self.updates: list[tuple[dict[str, Any], str]] = []
-
-    async def update(self, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
-        self.updates.append((obj, subresource))
-        return obj
 
 
 def _policy(expression: str, generation: int = 1, status: dict[str, Any] | None = None,
@@ -43,8 +24,8 @@ def _policy(expression: str, generation: int = 1, status: dict[str, Any] | None 
             **({"status": status} if status is not None else {})}
 
 
-def _controller(policy: dict[str, Any], *crds: dict[str, Any]) -> tuple[PolicyStatusController, FakeClient]:
-    client = FakeClient()
+def _controller(policy: dict[str, Any], *crds: dict[str, Any]) -> tuple[PolicyStatusController, UpdateRecorder]:
+    client = UpdateRecorder()
     return PolicyStatusController(client, FakeInformer(policy), FakeInformer(*crds), SCHEME), client  # type: ignore
 
 

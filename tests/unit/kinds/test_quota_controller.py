@@ -11,6 +11,7 @@ from runtime.client.interface import ObjectKey
 from runtime.controller.informer import ObjectEvent
 from runtime.machinery.quota import evaluator_for
 from runtime.machinery.scheme import Scheme
+from tests.support.controller_fakes import FakeInformer, UpdateRecorder
 
 SCHEME = Scheme("k8s.io")
 PODS, CONFIGMAPS, QUOTAS = (SCHEME.by_kind(k) for k in ("Pod", "ConfigMap", "ResourceQuota"))
@@ -21,33 +22,13 @@ def _pod(name: str, cpu: str | None = None, **meta: Any) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ns", **meta}, "spec": {"containers": [{"name": "c", **res}]}}
 
 
-class FakeInformer:
-    def __init__(self, *objects: dict[str, Any]) -> None:
-        self.objects = list(objects)
-
-    def get(self, key: ObjectKey) -> dict[str, Any] | None:
-        return next((o for o in self.objects if o["metadata"]["name"] == key.name), None)
-
-    def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        return [o for o in self.objects if not namespace or o["metadata"].get("namespace") == namespace]
-
-
-class FakeClient:
-    def __init__(self) -> None:
-        self.updates: list[tuple[dict[str, Any], str]] = []
-
-    async def update(self, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
-        self.updates.append((obj, subresource))
-        return obj
-
-
 def _quota(hard: dict[str, str], status: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     return {"metadata": {"name": "q", "namespace": "ns", "resourceVersion": "7"}, "spec": {"hard": hard, **spec},
             **({"status": status} if status is not None else {})}
 
 
-def _controller(quota: dict[str, Any], *pods: dict[str, Any]) -> tuple[ResourceQuotaController, FakeClient]:
-    client = FakeClient()
+def _controller(quota: dict[str, Any], *pods: dict[str, Any]) -> tuple[ResourceQuotaController, UpdateRecorder]:
+    client = UpdateRecorder()
     controller = ResourceQuotaController(client, FakeInformer(quota), {PODS: FakeInformer(*pods),  # type: ignore
                                                                         CONFIGMAPS: FakeInformer()})
     return controller, client
