@@ -3,7 +3,7 @@
 Contract: `expression_warnings(policy, resolve, params)` is the policy's `status.typeChecking.expressionWarnings`: one
 `{fieldRef, warning}` per `spec.validations[i].expression` or `.messageExpression` that refers to a field the
 object's type lacks, for each type `spec.matchConstraints.resourceRules` names (as kube: rules with a `*` group
-or version and `*` or sub-resources are skipped; at most 10 types, by group, version and kind). `resolve(group,
+or version and `*` or sub-resources are skipped; a rule's first 10 types at most, by group, version and kind). `resolve(group,
 version, resource)` gives `(kind, Shape)` or None for a resource it does not know, `params` the shape of the
 paramKind (None: dyn); `model_shape` and `schema_shape` build a `Shape` from a built-in kind's model and a CRD
 version's `openAPIV3Schema`.
@@ -106,7 +106,8 @@ def expression_warnings(policy: dict[str, Any], resolve: Callable[[str, str, str
 
 def _types(policy: dict[str, Any], resolve: Callable[[str, str, str], tuple[str, Shape] | None],
            ) -> list[tuple[str, Shape]]:
-    """(`group/version, Kind=K`, shape) of the types the policy's resource rules name, at most MAX_TYPES."""
+    """(`group/version, Kind=K`, shape) of the types the policy's resource rules name, as kube's typesToCheck:
+    rule by rule, its groups, versions and resources sorted; the first rule to give MAX_TYPES ends the search."""
     constraints = (policy.get("spec") or {}).get("matchConstraints") or {}
     seen: dict[tuple[str, str, str], Shape] = {}
     for rule in constraints.get("resourceRules") or ():
@@ -114,12 +115,20 @@ def _types(policy: dict[str, Any], resolve: Callable[[str, str, str], tuple[str,
         if "*" in groups or "*" in versions:
             continue
         resources = sorted(r for r in rule.get("resources") or () if r != "*" and "/" not in r)
-        for group in sorted(groups):
-            for version in sorted(versions):
-                for resource in resources:
-                    if (found := resolve(group, version, resource)) is not None:
-                        seen[(group, version, found[0])] = found[1]
-    return [(f"{g}/{v}, Kind={k}", seen[(g, v, k)]) for g, v, k in sorted(seen)[:MAX_TYPES]]
+        count = 0
+        for group, version, resource in ((g, v, r) for g in sorted(groups) for v in sorted(versions)
+                                         for r in resources):
+            if (found := resolve(group, version, resource)) is None:
+                continue
+            seen[(group, version, found[0])] = found[1]
+            count += 1
+            if count == MAX_TYPES:
+                return _named(seen)
+    return _named(seen)
+
+
+def _named(types: dict[tuple[str, str, str], Shape]) -> list[tuple[str, Shape]]:
+    return [(f"{g}/{v}, Kind={k}", types[(g, v, k)]) for g, v, k in sorted(types)]
 
 
 @functools.lru_cache(maxsize=256)
