@@ -11,9 +11,15 @@ import trio
 
 from runtime.controller.testing import open_test_env
 from runtime.models.catalog import VALIDATING_ADMISSION_POLICY
-from tests.api.test_admission_policies import DEPLOYMENT_RULE, policy
-
 pytestmark = pytest.mark.stores("memory")
+
+DEPLOYMENT_RULE = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                   "resources": ["deployments"]}
+
+
+def policy(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name}, "spec": spec}
 
 
 async def _status(env: Any, name: str, generation: int) -> dict[str, Any]:
