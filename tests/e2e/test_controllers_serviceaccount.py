@@ -82,6 +82,16 @@ async def test_builtin_controllers_run_under_a_least_privilege_service_account(k
                 "uid": lease["metadata"]["uid"]}]}}).encode())
         await kubectl("delete", "lease", "owner")
         await until(kubectl, lambda r: r.code != 0 and "NotFound" in r.err, "get", "serviceaccount", "owned")
+        # Status writes: a quota's usage and a ValidatingAdmissionPolicy's type checking.
+        await kubectl("create", "quota", "q", "--hard=configmaps=5")
+        await until(kubectl, lambda r: '"configmaps":"' in r.out, "get", "quota", "q", "-o", "jsonpath={.status.used}")
+        await kubectl("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "typo"}, "spec": {"matchConstraints": {"resourceRules": [{
+                "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]},
+                "validations": [{"expression": "object.replicas > 1"}]}}).encode())
+        await until(kubectl, lambda r: "undefined field 'replicas'" in r.out, "get", "validatingadmissionpolicy",
+                    "typo", "-o", "jsonpath={.status.typeChecking}")
     finally:
         proc.send_signal(signal.SIGTERM)
         with trio.fail_after(30):
