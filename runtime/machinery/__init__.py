@@ -7,7 +7,8 @@ reason), `storedobject` (an object at one resourceVersion, encoded once per
 media type),
 `options` (what a request carries besides its path), `resourceversion`, `wellknown` (the
 finalizer and field manager names the API fixes), `crds` (what a CRD defines, read as facts),
-`rbacaggregation` (ClusterRole aggregation, pure);
+`rbacaggregation` (ClusterRole aggregation, pure), `celtypecheck` (a ValidatingAdmissionPolicy's
+expressions checked for undefined fields, pure);
 packages `selectors`, `patch` (JSON, merge, strategic merge, apply),
 `validation` (ObjectMeta and name rules, field errors, Go formatting),
 `quota` (what objects charge to resource quota, pure) and `serializer` (Protobuf and CBOR).

@@ -1,17 +1,17 @@
 """Type checking a ValidatingAdmissionPolicy's expressions, as kube's `validating.TypeChecker` (status.typeChecking).
 
-Contract: `expression_warnings(policy, resolve, params)` is the policy's `status.typeChecking.expressionWarnings`: one
-`{fieldRef, warning}` per `spec.validations[i].expression` or `.messageExpression` that refers to a field the
-object's type lacks, for each type `spec.matchConstraints.resourceRules` names (as kube: rules with a `*` group
-or version and `*` or sub-resources are skipped; a rule's first 10 types at most, by group, version and kind). `resolve(group,
-version, resource)` gives `(kind, Shape)` or None for a resource it does not know, `params` the shape of the
+Contract: `expression_warnings(policy, resolve, params)` is the policy's `status.typeChecking.expressionWarnings`:
+one `{fieldRef, warning}` per `spec.validations[i].expression` or `.messageExpression` that refers to a field
+the object's type lacks, for each type `spec.matchConstraints.resourceRules` names (as kube: rules with a `*`
+group or version and `*` or sub-resources are skipped; a rule's first 10 types at most, by group, version and
+kind). `resolve(group, version, resource)` gives `(kind, Shape)` or None for a resource it does not know, `params` the shape of the
 paramKind (None: dyn); `model_shape` and `schema_shape` build a `Shape` from a built-in kind's model and a CRD
 version's `openAPIV3Schema`.
 
 Only undefined fields are reported (cel-python has no type checker: this walks the parsed tree along
 `object`, `oldObject` and `params`, through fields, list items, map values and the variables of the `all`,
-`exists`, `exists_one`, `map` and `filter` macros); anything else is dyn, as a preserve-unknown-fields schema is in kube.
-The warning reads as cel-go's: `apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'x'` with the
+`exists`, `exists_one`, `map` and `filter` macros); anything else is dyn, as a preserve-unknown-fields schema
+is in kube. The warning reads as cel-go's: `apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'x'` with the
 source line and a caret under the '.'.
 """
 
@@ -43,19 +43,15 @@ class Shape:
     fields: Callable[[], dict[str, "Shape | None"]] = field(default=dict)
 
 
-def model_shape(model: type[BaseModel]) -> Shape:
-    """The shape of a built-in kind's pydantic model."""
-    return _model(model)
-
-
 @functools.cache
-def _model(model: type[BaseModel]) -> Shape:
+def model_shape(model: type[BaseModel]) -> Shape:
+    """The shape of a built-in kind's pydantic model (once per model: shapes refer to each other)."""
     return Shape("object", fields=functools.cache(lambda: {k: _field(v) for k, v in fields_of(model).items()}))
 
 
 def _field(shape: FieldShape) -> Shape | None:
     if shape.kind == "model":
-        return _model(shape.model)
+        return model_shape(shape.model)
     if shape.kind in ("list", "map") and shape.item is not None:
         return Shape(shape.kind, item=_field(shape.item))
     return None
@@ -81,7 +77,7 @@ def schema_shape(schema: dict[str, Any] | None, *, root: bool = True) -> Shape |
 def _root(props: dict[str, Any]) -> Shape:
     def fields() -> dict[str, Shape | None]:
         out = {k: schema_shape(v, root=False) for k, v in props.items()}
-        out.update(apiVersion=None, kind=None, metadata=_model(ObjectMeta))
+        out.update(apiVersion=None, kind=None, metadata=model_shape(ObjectMeta))
         return out
     return Shape("object", fields=functools.cache(fields))
 

@@ -88,9 +88,10 @@ async def test_params_are_checked_as_the_paramkind_a_crds_or_a_built_in_kind():
 
 
 async def test_an_unknown_paramkind_is_dyn():
-    policy = _policy("params.anything == 1")
+    policy = _policy("params.anything == 1 && object.nope")
     policy["spec"]["paramKind"] = {"apiVersion": "nowhere.io/v1", "kind": "Nothing"}
     controller, client = _controller(policy)
     await controller.reconcile(ObjectKey("", "p"))
     [(written, _)] = client.updates
-    assert written["status"]["typeChecking"] == {}
+    [warning] = written["status"]["typeChecking"]["expressionWarnings"]
+    assert warning["warning"].count("undefined field") == 1 and "undefined field 'nope'" in warning["warning"]

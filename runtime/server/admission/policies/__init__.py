@@ -15,8 +15,8 @@ and cost budgets), `authorizer` (the `authorizer` CEL library), `values` (JSON t
 
 Caveats: expressions are not type-checked (cel-python has no checker): a wrong field or type shows when
 evaluated, as an expression error under the failure policy, where kube refuses the policy when written; of
-kube's `status.typeChecking` only undefined fields are reported (`runtime.machinery.celtypecheck`). `matchConditions` are evaluated by the shared
-`runtime.server.admission.matching.MatchConditions`, with the `authorizer` variable and its library.
+kube's `status.typeChecking` only undefined fields are reported (`runtime.machinery.celtypecheck`).
+`matchConditions` are evaluated by the shared `runtime.server.admission.matching.MatchConditions`, with the `authorizer` variable and its library.
 """
 
 from runtime.server.admission.policies.mutating import MutatingPolicies

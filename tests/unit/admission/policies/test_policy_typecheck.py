@@ -34,8 +34,15 @@ def test_an_undefined_field_reads_as_kubes_documented_warning():
                    " | ......^"}]
 
 
+def undefined(found: list[dict[str, str]]) -> list[str]:
+    """The undefined fields the warnings name, in order."""
+    return [w.split("undefined field '")[1].split("'")[0] for f in found for w in f["warning"].split("\n")
+            if "undefined field" in w]
+
+
 def test_known_fields_give_no_warning():
-    assert warnings("object.spec.replicas > 1 && object.metadata.name != '' && oldObject.spec.paused") == []
+    known = "object.spec.replicas > 1 && object.metadata.name != '' && oldObject.spec.paused"
+    assert undefined(warnings(f"{known} && oldObject.spec.nope")) == ["nope"]  # only the one it lacks
 
 
 def test_a_nested_undefined_field_is_found_under_known_ones():
@@ -60,11 +67,12 @@ def test_a_list_index_has_the_item_type():
 
 
 def test_a_maps_keys_are_not_fields():
-    assert warnings("object.metadata.labels.anything == 'x' && object.metadata.labels['a'] == 'b'") == []
+    maps = "object.metadata.labels.anything == 'x' && object.metadata.labels['a'] == 'b'"
+    assert undefined(warnings(f"{maps} && object.metadata.labelz.x == 'y'")) == ["labelz"]
 
 
 def test_other_variables_are_dyn():
-    assert warnings("request.whatever == params.nothing && variables.x.y") == []
+    assert undefined(warnings("request.whatever == params.nothing && variables.x.y && object.z")) == ["z"]
 
 
 def test_params_are_checked_against_the_paramkinds_shape():
@@ -78,10 +86,14 @@ def test_rules_with_a_wildcard_group_or_version_and_wildcard_or_subresources_are
     wild = [{"apiGroups": ["*"], "apiVersions": ["v1"], "resources": ["deployments"]},
             {"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["*", "deployments/status"]}]
     assert warnings("object.nope", rules=wild) == []
+    [found] = warnings("object.nope", rules=[*wild, {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}])
+    assert found["warning"].startswith("/v1, Kind=Pod: ") and "Deployment" not in found["warning"]
 
 
 def test_an_unknown_resource_is_skipped():
-    assert warnings("object.nope", rules=[{"apiGroups": ["x.io"], "apiVersions": ["v1"], "resources": ["ys"]}]) == []
+    [found] = warnings("object.nope", rules=[{"apiGroups": ["x.io", "apps"], "apiVersions": ["v1"],
+                                              "resources": ["ys", "deployments"]}])
+    assert found["warning"].startswith("apps/v1, Kind=Deployment: ") and found["warning"].count("Kind=") == 1
 
 
 def test_each_type_is_checked_and_their_results_joined_by_group_version_and_kind():
