@@ -1,5 +1,6 @@
-"""miniplane's HTTP layer: the Quart-trio app, negotiation and codecs, authentication,
-discovery, OpenAPI and the TLS material the server and its kubeconfig need.
+"""miniplane's HTTP layer: the Quart-trio app and the cached GETs' fast path in front of it
+(`api.cachedgets`), negotiation and codecs, authentication, discovery, OpenAPI and the TLS material
+the server and its kubeconfig need.
 
 Contract: handlers are HTTP only and reach data through the `runtime.server.registry`
 facade. `api.assembly` is the one module that opens a store and wires the

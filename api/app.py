@@ -1,6 +1,7 @@
 """The Quart-trio application: every path of the spec, HTTP only.
 
-`create_app(state)` serves one view, the filter chain (`api.filters`)
+`create_app(state)` serves the GETs of cached objects by a fast path
+(`api.cachedgets`) and every other request by one Quart view, the filter chain (`api.filters`)
 around the route: a resource path goes to `api.resources` (the verb
 handlers, by a route table), any other path to the non-resource routes
 here, a table of exact paths (version, discovery roots, metrics, OpenAPI)
@@ -20,6 +21,7 @@ from quart_trio import QuartTrio
 
 from api import discovery, openapi
 from api.audit import Auditor
+from api.cachedgets import CachedGets
 from api.filters import RequestContext, build_handler_chain
 from api.health import BASE_CHECKS, HealthCheck, health_answer
 from api.limits import RequestLimits
@@ -67,8 +69,8 @@ class ServerState:
         return self.registry.scheme
 
 
-def create_app(state: ServerState) -> QuartTrio:
-    """The ASGI app serving `state.registry`."""
+def create_app(state: ServerState) -> CachedGets:
+    """The ASGI app serving `state.registry`: the cached GETs' fast path (`api.cachedgets`) in front of Quart's."""
     app = QuartTrio(__name__)
     app.request_class = MiniplaneRequest
     app.config["MAX_CONTENT_LENGTH"] = None
@@ -83,7 +85,7 @@ def create_app(state: ServerState) -> QuartTrio:
     view = build_handler_chain(route, state, answers)
     app.add_url_rule("/", "root", view, methods=_METHODS, defaults={"path": ""})
     app.add_url_rule("/<path:path>", "all", view, methods=_METHODS)
-    return app
+    return CachedGets(app, state)
 
 
 class PathRoutes:

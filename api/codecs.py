@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import gzip
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import aclosing
@@ -44,7 +45,7 @@ from runtime.machinery.storedobject import StoredObject, dumps_json
 from runtime.machinery.options import Body
 
 __all__ = ["decode_body", "encode", "encode_stored", "encode_list_chunks", "coalesce", "coalesce_queued",
-           "gzip_chunks", "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING", "FRAMES_PER_WRITE"]
+           "gzip_chunks", "gzip_bytes", "gzip_stored", "MAX_YAML_NODES", "CHUNK_BYTES", "MAX_NESTING", "FRAMES_PER_WRITE"]
 
 #: Nodes a YAML document may expand to (aliases counted at every use).
 MAX_YAML_NODES = 100_000
@@ -350,6 +351,17 @@ async def coalesce_queued(frames: AsyncIterator[bytes], backlog: Callable[[], in
             held = []
     if held:
         yield b"".join(held)
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """`data` gzipped at Kubernetes' level 1, its header's time zero (as Go's gzip writer and `gzip_chunks`
+    write it): the same bytes for the same data, so cacheable."""
+    return gzip.compress(data, compresslevel=1, mtime=0)
+
+
+def gzip_stored(codec: str, obj: StoredObject) -> bytes:
+    """A stored object's bytes in `codec`, gzipped: from its per-resourceVersion cache, as its encoding."""
+    return obj.encoded(codec + "+gzip", lambda o: gzip_bytes(encode_stored(codec, obj)))
 
 
 def gzip_chunks(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:

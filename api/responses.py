@@ -11,7 +11,6 @@ item; watches as JSON lines, Protobuf frames or a CBOR sequence.
 
 from __future__ import annotations
 
-import gzip
 import itertools
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
@@ -22,7 +21,8 @@ from quart import Response
 
 from api import openapi
 from api.audit import current_record
-from api.codecs import coalesce, coalesce_queued, encode, encode_list_chunks, encode_stored, gzip_chunks
+from api.codecs import (coalesce, coalesce_queued, encode, encode_list_chunks, encode_stored, gzip_bytes,
+                        gzip_chunks, gzip_stored)
 from api.negotiation import Choice, negotiate, wants_pretty
 from api.request_class import current_request
 from api.tables import include_object_option, partial_object_metadata, partial_object_metadata_list, table
@@ -34,7 +34,7 @@ from runtime.machinery.warnings import warning_header, warning_headers
 from runtime.server.registry import DeleteResult, ListResult, WatchStream
 from runtime.machinery.scheme import ResourceType
 
-__all__ = ["Responder", "not_modified", "warning_header"]
+__all__ = ["Responder", "gzip_asked", "not_modified", "warning_header"]
 
 
 class Responder:
@@ -63,32 +63,24 @@ class Responder:
 
     def _gzip_wanted(self) -> bool:
         """Compression asked (`Accept-Encoding: gzip`, q not 0) and allowed (gate APIResponseCompression)."""
-        if not self.gate("APIResponseCompression"):
-            return False
-        for part in current_request().headers.get("Accept-Encoding", "").split(","):
-            coding, _, params = part.strip().partition(";")
-            if coding.strip().lower() == "gzip":
-                q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
-                try:
-                    return float(q) > 0
-                except ValueError:
-                    return False
-        return False
+        return self.gate("APIResponseCompression") and gzip_asked(current_request().headers.get("Accept-Encoding", ""))
 
     def respond(self, code: int, doc: dict[str, Any] | bytes | Iterator[bytes], choice: Choice, *,
-                 warnings: list[str] = (), compressible: bool = False) -> Response:
+                 warnings: list[str] = (), compressible: bool = False,
+                 gzipped: Callable[[], bytes] | None = None) -> Response:
         """The answer: a document (encoded in `choice`), its bytes, or a chunk iterator streamed as written.
 
         `compressible` (get and list) answers are gzipped when the client
         accepts it and the body reaches `min_compress_bytes`; a stream is
-        compressed incrementally, the decision taken on its first bytes.
+        compressed incrementally, the decision taken on its first bytes. `gzipped` gives the bytes'
+        compressed form when it is cached (a stored object's).
         """
         headers = {"Content-Type": choice.media_type, "Cache-Control": "no-cache, private"}
         if isinstance(doc, dict):
             _audit_response(doc)
             doc = encode(choice.codec, doc, pretty=choice.codec == "json" and self.pretty())
         if isinstance(doc, bytes):
-            body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers) if compressible else doc
+            body: bytes | AsyncIterator[bytes] = self._maybe_gzip(doc, headers, gzipped) if compressible else doc
         else:
             body = self._stream_body(doc, headers, compressible)
         response = Response(body, status=code, headers=headers)
@@ -126,11 +118,11 @@ class Responder:
                     yield chunk
         return body()
 
-    def _maybe_gzip(self, body: bytes, headers: dict[str, str]) -> bytes:
+    def _maybe_gzip(self, body: bytes, headers: dict[str, str], gzipped: Callable[[], bytes] | None = None) -> bytes:
         if self._gzip_wanted() and len(body) >= self.state.min_compress_bytes:
             headers["Content-Encoding"] = "gzip"
             headers["Vary"] = "Accept-Encoding"
-            return gzip.compress(body, compresslevel=1)
+            return gzipped() if gzipped is not None else gzip_bytes(body)
         return body
 
     def status(self, exc: errors.StatusError) -> Response:
@@ -203,7 +195,8 @@ class Responder:
         pretty = choice.codec == "json" and self.pretty()
         _audit_response(obj)
         return self.respond(code, encode_stored(choice.codec, obj, pretty=pretty), choice, warnings=warnings,
-                             compressible=compressible)
+                             compressible=compressible,
+                             gzipped=None if pretty else lambda: gzip_stored(choice.codec, obj))
 
     def _fallback(self, choice: Choice, refusal: str, allowed_as: tuple[str, ...]) -> Choice:
         """The next acceptable range among `allowed_as` when `choice` cannot be served; 406 `refusal` if none."""
@@ -343,3 +336,15 @@ class _Mapped(Sequence):
     def __iter__(self) -> Iterator[Any]:
         return map(self._fn, self._items)
 
+
+def gzip_asked(accept_encoding: str) -> bool:
+    """Whether an `Accept-Encoding` header accepts gzip (named, q not 0), as kube-apiserver's compression filter."""
+    for part in accept_encoding.split(","):
+        coding, _, params = part.strip().partition(";")
+        if coding.strip().lower() == "gzip":
+            q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+            try:
+                return float(q) > 0
+            except ValueError:
+                return False
+    return False

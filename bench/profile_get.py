@@ -3,9 +3,10 @@
 An in-process control plane (memory store, no controllers) served through the server's own HTTP/1.1 layer
 (`api.serving.http1` inside Hypercorn's `HTTPStream`, no socket and no TLS: `tests.support.wire`), holding
 the ClusterRole `target` and the Role `team/target`. Each GET is sent a few times first (caches warm),
-then counted `COUNTED` times (`sys.setprofile`: Python calls, a coroutine's resumption counting as one,
-and builtin calls; the fewest and the median: trio's scheduler orders a batch of runnable tasks at random,
-which moves a count by up to a fifth) and once under cProfile (the functions called most). Counts only:
+then counted once per scheduling seed of `SEEDS` (`sys.setprofile`: Python calls, a coroutine's resumption
+counting as one, and builtin calls; the fewest and the median: trio's scheduler orders a batch of runnable
+tasks at random, seeded here, which moves a count by up to a fifth) and once under cProfile (the functions
+called most). Counts only:
 no clock is read, so a busy machine gives the same figures.
 
 Run: `python bench/profile_get.py [--top N] [--json]`; prints, per GET, its calls and its top functions.
@@ -36,7 +37,7 @@ GETS = [
     ("GET clusterrole (admin, system:masters)", CLUSTER_ROLE, "root-token", "application/json"),
 ]
 WARM = 5
-COUNTED = 20
+SEEDS = range(20)
 
 
 async def measure(top: int) -> list[dict]:
@@ -51,7 +52,7 @@ async def measure(top: int) -> list[dict]:
                     raw = get_request(path, token, accept)
                     for _ in range(WARM):
                         await wire.exchange(raw)
-                    counts = [await count_calls(lambda: wire.exchange(raw)) for _ in range(COUNTED)]
+                    counts = [await count_calls(lambda: wire.exchange(raw), seed=seed) for seed in SEEDS]
                     stats = await profile_calls(lambda: wire.exchange(raw))
                     calls = sorted(c.calls for c in counts)
                     results.append({"name": name, "status": parse_answer(counts[0].result)[0], "calls": calls[0],

@@ -141,8 +141,11 @@ NOT_PRIVATE = {
     "_actions": "argparse has no public way to walk a parser's arguments",
     "_SubParsersAction": "argparse's type of add_subparsers(), named nowhere else",
 }
-#: The one module whose job is to touch Hypercorn's internals (its caveats at its top).
-TOUCHES_LIBRARY_INTERNALS = {"api.serving.hypercorn_internals"}
+#: The modules whose job is to touch a library's internals, and why (their caveats at their top).
+TOUCHES_LIBRARY_INTERNALS = {
+    "api.serving.hypercorn_internals": "Hypercorn's connection classes, to put miniplane's HTTP/1.1 in h11's place",
+    "tests.support.callcount": "trio's scheduler's random, seeded so that a count is the same on every run",
+}
 _ATTRIBUTE_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
 
 
@@ -466,7 +469,8 @@ def test_no_module_reads_a_private_name_of_another_modules_object():
 
 
 def test_no_test_benchmark_or_example_reaches_into_a_private_name():
-    assert _offenders(tuple(f for f in WRITTEN if f not in PACKAGES), private_reaches) == []
+    assert _offenders(tuple(f for f in WRITTEN if f not in PACKAGES),
+                      lambda s, m: [] if m in TOUCHES_LIBRARY_INTERNALS else private_reaches(s, m)) == []
 
 
 def test_imports_inside_functions_only_break_cycles_and_say_so():

@@ -54,6 +54,21 @@ class Registry(RegistryCore):
         obj = await reads.get(self, user, rt, namespace, name, resource_version=resource_version, subresource=part)
         return (await conversion.shown(self, rt, [obj]))[0]
 
+    async def get_cached(self, user: UserInfo, rt: ResourceType, namespace: str, name: str) -> StoredObject | None:
+        """`get(user, rt, namespace, name)` when the watch cache answers it as it stands, else None (a kind
+        a webhook converts, the cache lagging behind the store, no such object: `get` does more or answers
+        otherwise). Raises what `get` raises before reading (Forbidden, MethodNotAllowed, ServiceUnavailable)."""
+        if conversion.remote(rt) is not None:
+            return None
+        self.authorize_request(user, "get", rt, namespace, name)
+        self.check_verb(rt, "get")
+        if not await self.wait_for_version(None):
+            return None
+        obj = self.kind_cache(rt).get(rt.storage_key(namespace, name))
+        if obj is None:
+            return None
+        return rt.strategy.present(obj) if rt.strategy.converts else obj
+
     async def list(self, user: UserInfo, rt: ResourceType, namespace: str, opts: ListOptions) -> ListResult:
         """A collection (the paging and resourceVersion rules live in `runtime.server.registry.listing`)."""
         listed = await listing.list_objects(self, user, rt, namespace, opts)
