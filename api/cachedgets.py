@@ -17,8 +17,10 @@ unless pretty-printed. Any other request, or any step that would
 answer otherwise (401, 403, 404, 406, 429, a lagging cache, an error of the store), goes to `app`
 untouched, before anything is answered or counted here: the full path then serves it from its start.
 What the full path does on the way for this request is done here too: the in-flight slot and the
-request's deadline held over the read, the request counted (`apiserver_request_total` and its
-duration), the answer's `Audit-Id`.
+request's deadline held over the read (not over the write, as the full path's filters hold them over the
+handler), the request counted (`apiserver_request_total` and its duration), the answer's `Audit-Id`. A
+failure of any kind before the answer starts (an encoder's bug) is left to the full path too, which
+answers it as its Status.
 """
 
 from __future__ import annotations
@@ -107,33 +109,40 @@ class CachedGets:
             slot.__enter__()
         except errors.StatusError:
             return False
+        answer: list[tuple[bytes, bytes]] | None = None
+        # Held as the full path holds them: the slot and the deadline over the read, not over the write.
         try:
             with trio.move_on_after(self.state.limits.timeout(None)):
                 obj = await self.registry.get_cached(user, rt, info.namespace, info.name)
-                if obj is None:
-                    return False
-                pretty = choice.codec == "json" and wants_pretty(None, headers.first("user-agent") or "")
-                body = encode_stored(choice.codec, obj, pretty=pretty)
-                answer = [(b"content-type", choice.media_type.encode("latin-1")), _CACHE_CONTROL]
-                if len(body) >= self.state.min_compress_bytes and self._gzip(headers):
-                    if pretty:
-                        return False  # compressed per request: the full path's
-                    body = gzip_stored(choice.codec, obj)
-                    answer += _GZIPPED
-                labels = request_labels("get", "GET", is_resource=True, group=info.api_group,
-                                        version=info.api_version, resource=info.resource, subresource="",
-                                        namespace=info.namespace, name=info.name, path="", apply=False)
-                self.state.metrics.observe(labels, "", 200, trio.current_time() - began)
-                answer += [(b"content-length", b"%d" % len(body)),
-                           (b"audit-id", new_audit_id(headers.first("audit-id")).encode("latin-1"))]
-                await send({"type": "http.response.start", "status": 200, "headers": answer})
-                await send({"type": "http.response.body", "body": body, "more_body": False})
-                return True
-            return False  # past the request's deadline: the full path answers it (504)
-        except errors.StatusError:
+                if obj is not None:
+                    answer, body = self._answer(obj, choice, headers)
+        except Exception:  # a refusal or a failure: the full path answers it in its words (its Status)
             return False
         finally:
             slot.__exit__(None, None, None)
+        if answer is None:
+            return False
+        labels = request_labels("get", "GET", is_resource=True, group=info.api_group, version=info.api_version,
+                                resource=info.resource, subresource="", namespace=info.namespace, name=info.name,
+                                path="", apply=False)
+        self.state.metrics.observe(labels, "", 200, trio.current_time() - began)
+        answer += [(b"content-length", b"%d" % len(body)),
+                   (b"audit-id", new_audit_id(headers.first("audit-id")).encode("latin-1"))]
+        await send({"type": "http.response.start", "status": 200, "headers": answer})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return True
+
+    def _answer(self, obj: Any, choice: Any, headers: _Headers) -> tuple[list[tuple[bytes, bytes]] | None, bytes]:
+        """The answer's headers (but its length and Audit-Id) and body; None when the full path answers."""
+        pretty = choice.codec == "json" and wants_pretty(None, headers.first("user-agent") or "")
+        body = encode_stored(choice.codec, obj, pretty=pretty)
+        answer = [(b"content-type", choice.media_type.encode("latin-1")), _CACHE_CONTROL]
+        if len(body) >= self.state.min_compress_bytes and self._gzip(headers):
+            if pretty:
+                return None, b""  # compressed per request: the full path's
+            body = gzip_stored(choice.codec, obj)
+            answer += _GZIPPED
+        return answer, body
 
     def _choice(self, headers: _Headers, rt: Any) -> Any:
         """The negotiated media type when it is the object as itself; None when the full path answers."""

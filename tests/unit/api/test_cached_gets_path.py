@@ -16,6 +16,7 @@ import pytest
 import trio
 import trio.testing
 
+from api import cachedgets
 from tests.support.cached_gets import CLUSTER_ROLE, PROTOBUF, ROLE, TABLE, start_cached_gets
 from tests.support.server import Server
 from tests.support.wire import open_wire, parse_answer
@@ -199,4 +200,19 @@ async def test_an_audited_server_leaves_every_get_to_the_full_path(tmp_path: Pat
         assert counting.requests == 1
         srv.plane.state.auditor.close()
         assert '"auditID":"audited-get"' in log.read_text()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_failure_on_the_fast_path_leaves_the_request_to_the_full_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(*args: Any, **kwargs: Any) -> bytes:
+        raise RuntimeError("an encoder's bug")
+    async with trio.open_nursery() as nursery:
+        srv = await start_cached_gets(nursery, tmp_path)
+        counting = await _full_path(srv)
+        monkeypatch.setattr(cachedgets, "encode_stored", failing)  # the fast path's encoder only
+        async with open_wire(srv.plane.app) as wire:
+            status, _, body = parse_answer(await wire.exchange(_request(ROLE, {})))
+        assert (status, counting.requests, srv.plane.state.limits.read_only) == (200, 1, 0)
+        assert b'"name":"target"' in body
         nursery.cancel_scope.cancel()
