@@ -52,12 +52,12 @@ test: $(STAMP) etcd kopf-examples chromium
 bench: $(STAMP) bench-tools
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# What the benchmarks need beyond the test extra: wrk (Debian's package; the load of bench_scale.py)
-# and matplotlib (the `bench` extra; its plots).
+# What the benchmarks need beyond the test extra: wrk and h2load (Debian's wrk and nghttp2-client; the
+# HTTP/1.1 and HTTP/2 load of bench_scale.py and bench_get.py) and matplotlib (the `bench` extra; its plots).
 bench-tools: $(STAMP)
-	@command -v wrk >/dev/null 2>&1 || { \
+	@{ command -v wrk && command -v h2load; } >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  ( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk ) >&2; }
+	  ( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk nghttp2-client ) >&2; }
 	@$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install -q -e '.[test,bench]'
 
 clean:

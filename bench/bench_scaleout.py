@@ -105,7 +105,7 @@ def server_ca(data_dir: Path) -> ssl.SSLContext:
     return ssl_context(load_kubeconfig(data_dir / "admin.kubeconfig"))
 
 
-async def _fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:
+async def fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:
     async with httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {TOKEN}"},
                                  timeout=60) as client:
         async def make(first: int) -> None:
@@ -357,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 for workers in (1, 2):
                     data = work / f"sqlite-w{workers}"
                     servers.append(serve(data, work / f"sqlite-w{workers}.log", "--workers", str(workers)))
-                    trio.run(_fill_pool, servers[-1].url, server_ca(data), "pool")
+                    trio.run(fill_pool, servers[-1].url, server_ca(data), "pool")
                     loads[workers] = Load(f"sqlite --workers={workers}", [servers[-1]], scripts, "pool", cpu, connections)
                 gets: dict[int, list[wrk.WrkResult]] = {1: [], 2: []}
                 for turn in range(PAIRS):
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                             data = work / f"etcd-{count}-{i}"
                             servers.append(serve(data, work / f"etcd-{count}-{i}.log", "--store", store,
                                                  "--etcd-prefix", f"/registry-{count}"))
-                        trio.run(_fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
+                        trio.run(fill_pool, servers[0].url, server_ca(work / f"etcd-{count}-0"), "pool")
                         name = f"etcd {count} server{'s' if count > 1 else ''}"
                         load = Load(name, servers, scripts, "pool", cpu, connections, etcd)
                         figures[f"{name} GET"] = load.get(seconds).as_dict()

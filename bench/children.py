@@ -1,6 +1,7 @@
 """`ServerChild`: a server process of a benchmark, started until it says where it serves.
 
-Contract: `ServerChild(cmd, marker, log)` runs `cmd` from the project root
+Contract: `ServerChild(cmd, marker, log, cwd=ROOT)` runs `cmd` from the project root (or `cwd`: another
+checkout's, whose code `-m` then runs)
 with stderr to `log`, reads stdout until a line holds `marker` followed by
 the URL (`url`), and records the seconds that took (`startup`); it raises
 RuntimeError if the child exits first. `rss_mib()` reads its memory,
@@ -25,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 class ServerChild:
     """See the module doc."""
 
-    def __init__(self, cmd: list[str], marker: str, log: Path) -> None:
+    def __init__(self, cmd: list[str], marker: str, log: Path, cwd: Path = ROOT) -> None:
         started = time.monotonic()
         self.log = open(log, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.log, text=True)
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             if marker in line:
