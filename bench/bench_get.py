@@ -7,12 +7,14 @@ each figure's rate and the serving processes' CPU time per request from /proc):
   same route on miniplane's HTTP/1.1 listener;
 - `miniplane serve` of this checkout with `--workers 1`, `2` and `4` (4: oversubscribed on two cores,
   to show it does not collapse), and `--workers 1` of the code before (`--before REV`, a git worktree
-  of that revision, default `HEAD~1`), GET by wrk (HTTP/1.1, as Go's clients without gzip); the one-worker
-  servers and `--workers 2` in turns (three slices each: this machine's speed drifts within minutes);
+  of that revision, default `HEAD~1`), GET by wrk (HTTP/1.1, as Go's clients without gzip); the floors,
+  the one-worker servers and `--workers 2` in turns (three slices each: this machine's speed drifts by a
+  quarter within minutes, and a ratio of figures taken minutes apart drifts with it);
 - HTTP/2 against HTTP/1.1 on the same `--workers 1` server, by h2load (`-m 1`: one request at a time per
   connection, as wrk), in turns.
 
-Prints the table, each figure's ratio to the bare GET, and the targets (`--workers 2` >= 3.6x the bare
+Prints the table, each figure's ratio to the bare GET and its CPU time per request (with the bare GET's
+CPU per request over it: what a request costs, steadier than the rates), and the targets (`--workers 2` >= 3.6x the bare
 GET, one worker >= 1.8x, HTTP/2 >= 0.9 of HTTP/1.1); asserts nothing: a missed target is reported.
 
 Run: `python bench/bench_get.py [--seconds S] [--before REV] [--connections N]` (default 6 s per figure;
@@ -129,14 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         children: list[ServerChild] = []
         before = _checkout(args.before, work / "before")
         try:
+            floors: dict[str, ServerChild] = {}
             for name, listener in (("bare route", "hypercorn"), ("bare, miniplane HTTP/1.1", "miniplane")):
                 floor = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
                                      "--key", str(pki.serving_key_path), "--listener", listener], "bare route at ",
                                     work / f"{listener}.log")
                 children.append(floor)
+                floors[name] = floor
                 _wrk(floor.url + "/x", bare_get, 1, connections, auth=False)  # warm
-                book.measure(f"{name} GET", floor, lambda: _wrk(floor.url + "/x", bare_get, seconds, connections,
-                                                                 auth=False))
             servers: dict[str, ServerChild] = {}
             for name, workers, cwd in (("before --workers 1", 1, before), ("--workers 1", 1, ROOT),
                                        ("--workers 2", 2, ROOT), ("--workers 4", 4, ROOT)):
@@ -147,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 trio.run(fill_pool, server.url, server_ca(data), "pool")
                 _wrk(server.url, get, 1, connections)  # warm
             for _ in range(TURNS):
+                for name, floor in floors.items():
+                    book.measure(f"{name} GET", floor, lambda: _wrk(floor.url + "/x", bare_get, turn, connections,
+                                                                     auth=False))
                 for name in ("before --workers 1", "--workers 1", "--workers 2"):
                     book.measure(f"{name} GET", servers[name], lambda: _wrk(servers[name].url, get, turn, connections))
             book.measure("--workers 4 GET", servers["--workers 4"],
@@ -177,9 +182,11 @@ def _serve(data: Path, workers: int, cwd: Path) -> ServerChild:
 def report(book: Book) -> list[str]:
     """The table (rates, ratios, CPU per request) and the targets."""
     bare = book.rate("bare route GET")
-    lines = ["", f"{'figure':<40} {'req/s':>8} {'/ bare':>7} {'CPU ms/req':>11}"]
+    bare_cpu = book.cpu_ms("bare route GET")
+    lines = ["", f"{'figure':<40} {'req/s':>8} {'/ bare':>7} {'CPU ms/req':>11} {'bare CPU / CPU':>15}"]
     for name in book.slices:
-        lines.append(f"{name:<40} {book.rate(name):8.0f} {book.rate(name) / bare:7.2f} {book.cpu_ms(name):11.3f}")
+        lines.append(f"{name:<40} {book.rate(name):8.0f} {book.rate(name) / bare:7.2f} {book.cpu_ms(name):11.3f} "
+                     f"{bare_cpu / book.cpu_ms(name):15.2f}")
     lines.append("")
     for name, target in TARGETS.items():
         ratio = book.rate(f"{name} GET") / bare
