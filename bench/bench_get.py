@@ -11,7 +11,9 @@ each figure's rate and the serving processes' CPU time per request from /proc):
   the one-worker servers and `--workers 2` in turns (three slices each: this machine's speed drifts by a
   quarter within minutes, and a ratio of figures taken minutes apart drifts with it);
 - HTTP/2 against HTTP/1.1 on the same `--workers 1` server, by h2load (`-m 1`: one request at a time per
-  connection, as wrk), in turns.
+  connection, as wrk), in turns;
+- LIST of every ClusterRole (`LISTED` more are made), `LIST_LIMIT` per page following continue tokens, by
+  `--workers 1` of this checkout and of the code before, in turns: the same work in the previous code.
 
 Prints the table, each figure's ratio to the bare GET and its CPU time per request (with the bare GET's
 CPU per request over it: what a request costs, steadier than the rates), and the targets (`--workers 2` >= 3.6x the bare
@@ -51,6 +53,8 @@ CONNECTIONS = 16
 TURNS = 3
 #: issue 41's targets, as ratios to the bare GET (the workers') and to HTTP/1.1 (HTTP/2's).
 TARGETS = {"--workers 2": 3.6, "--workers 1": 1.8}
+#: The LIST figure: pages of this many items, over the pool and this many more ClusterRoles.
+LIST_LIMIT, LISTED = 500, 900
 H2_TARGET = 0.9
 
 
@@ -142,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             servers: dict[str, ServerChild] = {}
             for name, workers, cwd in (("before --workers 1", 1, before), ("--workers 1", 1, ROOT),
                                        ("--workers 2", 2, ROOT), ("--workers 4", 4, ROOT)):
-                data = work / name.replace(" ", "").replace("-", "")
+                data = work / _data_name(name)
                 server = _serve(data, workers, cwd)
                 children.append(server)
                 servers[name] = server
@@ -161,6 +165,15 @@ def main(argv: list[str] | None = None) -> int:
                 for h1 in (True, False):
                     book.measure(f"--workers 1 GET {'HTTP/1.1' if h1 else 'HTTP/2'} (h2load)", one,
                                  lambda: _h2load(one.url, turn, connections, h1=h1))
+            pages = wrk.list_script(scripts / "list.lua", CLUSTERROLES, LIST_LIMIT)
+            listing = ("before --workers 1", "--workers 1")
+            for name in listing:
+                trio.run(fill_pool, servers[name].url, server_ca(work / _data_name(name)), "listed", LISTED)
+                _wrk(servers[name].url, pages, 1, connections)  # warm
+            for _ in range(TURNS):
+                for name in listing:
+                    book.measure(f"{name} LIST {LIST_LIMIT}/page", servers[name],
+                                 lambda: _wrk(servers[name].url, pages, turn, connections))
         finally:
             for child in children:
                 child.stop()
@@ -168,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     for line in report(book):
         print(line)
     return 0
+
+
+def _data_name(name: str) -> str:
+    return name.replace(" ", "").replace("-", "")
 
 
 def _serve(data: Path, workers: int, cwd: Path) -> ServerChild:
@@ -196,6 +213,9 @@ def report(book: Book) -> list[str]:
     lines.append(f"target HTTP/2 GET >= {H2_TARGET} of HTTP/1.1: {h2 / h1:.2f} {'met' if h2 / h1 >= H2_TARGET else 'missed'}")
     lines.append(f"this checkout's --workers 1 GET / the code before's: "
                  f"{book.rate('--workers 1 GET') / book.rate('before --workers 1 GET'):.2f}x")
+    listed = f"LIST {LIST_LIMIT}/page"
+    lines.append(f"this checkout's --workers 1 {listed} / the code before's: "
+                 f"{book.rate(f'--workers 1 {listed}') / book.rate(f'before --workers 1 {listed}'):.2f}x")
     return lines
 
 

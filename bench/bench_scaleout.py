@@ -105,11 +105,12 @@ def server_ca(data_dir: Path) -> ssl.SSLContext:
     return ssl_context(load_kubeconfig(data_dir / "admin.kubeconfig"))
 
 
-async def fill_pool(url: str, ctx: ssl.SSLContext, prefix: str) -> None:
+async def fill_pool(url: str, ctx: ssl.SSLContext, prefix: str, count: int = POOL) -> None:
+    """ClusterRoles `{prefix}-0` .. `{prefix}-{count - 1}` created on the server at `url` (8 at a time)."""
     async with httpx.AsyncClient(base_url=url, verify=ctx, headers={"Authorization": f"Bearer {TOKEN}"},
                                  timeout=60) as client:
         async def make(first: int) -> None:
-            for i in range(first, POOL, 8):
+            for i in range(first, count, 8):
                 r = await client.post(CLUSTERROLES, json=role(f"{prefix}-{i}"))
                 if r.status_code not in (201, 409):
                     raise RuntimeError(f"pool create failed: {r.status_code} {r.text}")
