@@ -71,10 +71,6 @@ class CachedGets:
         self.scheme = state.registry.scheme
         self.domain = self.scheme.domain
 
-    def __getattr__(self, name: str) -> Any:
-        # The Quart app's own surface (`config`, `test_client`, ...) stays reachable through the server's app.
-        return getattr(self.app, name)
-
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
             if await self._answered(scope, send):

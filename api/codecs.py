@@ -28,9 +28,9 @@ Every decoding failure is a `BadRequest` (400); an unknown codec name is a
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
-import gzip
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import aclosing
@@ -361,7 +361,7 @@ def gzip_bytes(data: bytes) -> bytes:
 
 def gzip_stored(codec: str, obj: StoredObject) -> bytes:
     """A stored object's bytes in `codec`, gzipped: from its per-resourceVersion cache, as its encoding."""
-    return obj.encoded(codec + "+gzip", lambda o: gzip_bytes(encode_stored(codec, obj)))
+    return obj.encoded(codec + "+gzip", lambda _: gzip_bytes(encode_stored(codec, obj)))
 
 
 def gzip_chunks(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:
