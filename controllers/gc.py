@@ -217,9 +217,11 @@ def dependent_change(event: ObjectEvent) -> bool:
 class GarbageCollector:
     """The reconcilers and event maps of the garbage collector (see the module docs).
 
-    `informers` holds one informer per stored kind; an index of owner uids is
-    added to each (it narrows a search; `_as_dependent` then matches the whole
-    reference). `absent_cache_size` bounds the memory of owners known gone.
+    `informers` holds one informer per stored kind (metadata-only ones do:
+    only apiVersion, kind and metadata of cached objects are read; the rest
+    is read live); an index of owner uids is added to each (it narrows a
+    search; `_as_dependent` then matches the whole reference).
+    `absent_cache_size` bounds the memory of owners known gone.
     """
 
     def __init__(self, client: Client, informers: Mapping[ResourceType, Informer], *,
@@ -549,9 +551,12 @@ def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
     kinds come and go: `controllers.gckinds` follows them."""
     kinds = [kind for kind in manager.scheme.stored_types() if not is_custom(kind)]
     # The server client: the collector confirms owners and dependents live, as Kubernetes' GC does.
-    collector = GarbageCollector(manager.api_reader, {kind: manager.informers.informer(kind) for kind in kinds})
+    # Metadata-only informers (as Kubernetes' GC): the collector reads only metadata from its caches.
+    collector = GarbageCollector(manager.api_reader, {kind: manager.informers.informer(kind, metadata_only=True)
+                                                      for kind in kinds})
     for target in kinds:
-        builder = manager.controller(CONTROLLER_PREFIX + target.group_resource).for_(target, needs_attention)
+        builder = manager.controller(CONTROLLER_PREFIX + target.group_resource)
+        builder.for_(target, needs_attention, metadata_only=True)
         builder.with_options(max_concurrent_reconciles=workers).complete(collector.reconciler(target))
         assert builder.controller is not None
         collector.controllers[target] = builder.controller

@@ -8,8 +8,9 @@ workers)` is the runnable that keeps the collector current with
 
 - for each stored kind that appears (one per storage: a CRD's several served
   versions are one kind here, the first registered, which is the one
-  `resolve_owner` names) it runs an informer with the owner-uid index, and a
-  controller reconciling that kind, as `setup` would have built;
+  `resolve_owner` names) it runs a metadata-only informer (`partial_metadata`)
+  with the owner-uid index, and a controller reconciling that kind, as
+  `setup` would have built;
 - it routes a new kind's events to every kind's controller, as `gc.setup`
   does for the kinds built at setup (`GarbageCollector.router`), and every
   kind's events reach a new kind's controller through those routes;
@@ -40,7 +41,7 @@ from controllers.gc import (
     CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, needs_attention, owner_uids,
 )
 from runtime.controller.controller import Controller, Source
-from runtime.controller.informer import Informer
+from runtime.controller.informer import Informer, partial_metadata
 from runtime.controller.manager import Manager
 from runtime.machinery.scheme import ResourceType, Scheme
 
@@ -112,7 +113,8 @@ class KindFollower:
                 nursery.start_soon(self._run_followed, self._add(kind))
 
     def _add(self, kind: ResourceType) -> _Followed:
-        informer = Informer(self.collector.client, kind, indexers={OWNER_UID_INDEX: owner_uids})
+        informer = Informer(self.collector.client, kind, indexers={OWNER_UID_INDEX: owner_uids},
+                            transform=partial_metadata)
         controller = Controller(CONTROLLER_PREFIX + kind.group_resource, self.collector.reconciler(kind),
                                 [Source(informer, predicates=(needs_attention,))],
                                 max_concurrent_reconciles=self.workers)

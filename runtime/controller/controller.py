@@ -408,6 +408,9 @@ class Builder:
     - `owns(kind, *p)`: `Source(informer(kind), enqueue_owner(primary), p)`:
       objects whose controller ownerReference names a primary object.
     - `watches(kind, map, *p, replay=True)`: `Source(informer(kind), map, p, replay)`.
+    - `metadata_only=True` (of `for_` and `watches`; controller-runtime's
+      `OnlyMetadata`): the kind's metadata-only shared informer, whose events
+      carry only apiVersion, kind and metadata (read anything else live).
     - `with_predicate(*p)`: `p` added to every source (Controller(predicates=...)).
     - `with_options(...)`: Controller's `max_concurrent_reconciles` and `rate_limiter`.
     - `named(name)`: the controller's name (default: the primary kind, lower case).
@@ -434,18 +437,20 @@ class Builder:
         self._name = name
         return self
 
-    def for_(self, kind: Kind, *predicates: Predicate) -> "Builder":
+    def for_(self, kind: Kind, *predicates: Predicate, metadata_only: bool = False) -> "Builder":
         if self._primary is not None:
             raise ValueError("for_() may be called only once")
         self._primary = self._informers.resource(kind)
-        self._sources.append(Source(self._informers.informer(kind), enqueue_object, predicates))
+        informer = self._informers.informer(kind, metadata_only=metadata_only)
+        self._sources.append(Source(informer, enqueue_object, predicates))
         return self
 
     def owns(self, kind: Kind, *predicates: Predicate, only_controller: bool = True) -> "Builder":
         self._owned.append((kind, predicates, only_controller))
         return self
 
-    def watches(self, kind: Kind, map: MapFunc, *predicates: Predicate, replay: bool = True) -> "Builder":
+    def watches(self, kind: Kind, map: MapFunc, *predicates: Predicate, replay: bool = True,
+                metadata_only: bool = False) -> "Builder":
         """Reconcile the keys `map` gives for each event of `kind` that `predicates` keep.
 
         `replay=False`: when the controller starts, the cached objects of
@@ -455,7 +460,8 @@ class Builder:
         controller are; it spares a start-up pass over every object of
         `kind` (for each such source).
         """
-        self._sources.append(Source(self._informers.informer(kind), map, predicates, replay))
+        informer = self._informers.informer(kind, metadata_only=metadata_only)
+        self._sources.append(Source(informer, map, predicates, replay))
         return self
 
     def with_predicate(self, *predicates: Predicate) -> "Builder":

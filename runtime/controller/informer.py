@@ -32,13 +32,19 @@ replayed (see `runtime.controller.controller.Builder.watches`).
 `task_status.started()` then. `wait_for(rv)` waits until the store reflects
 at least resourceVersion `rv` (read-your-writes after a client write).
 `resync_period` re-delivers every object as MODIFIED with `old is obj`.
+`transform` (client-go's SetTransform) maps each listed or watched object
+(ADDED, MODIFIED, DELETED; not bookmarks) before it is stored, indexed or
+handed to handlers: the cache holds only what it returns. It must return a
+new object, never mutate its input (a shared one). `partial_metadata` is
+the transform of a metadata-only informer (Kubernetes' PartialObjectMetadata,
+managed fields stripped), whose objects are just apiVersion, kind, metadata.
 
-`InformerFactory` hands out one informer per kind (and namespace/selector)
-per process and runs them all. It names a kind as the client does: a
-`ResourceType` or a model class (a built-in model of `runtime.models`, one
-bound by `runtime.client.typed.bind_kind`, a generated one of
-`runtime.models.k8s`); `informers.typed(Model)` is that informer's cache read
-as `Model` instances (a `TypedCache`).
+`InformerFactory` hands out one informer per kind (and namespace/selector,
+full or `metadata_only`) per process and runs them all. It names a kind as
+the client does: a `ResourceType` or a model class (a built-in model of
+`runtime.models`, one bound by `runtime.client.typed.bind_kind`, a generated
+one of `runtime.models.k8s`); `informers.typed(Model)` is that informer's
+cache read as `Model` instances (a `TypedCache`).
 
 Example::
 
@@ -69,7 +75,7 @@ import logging
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import trio
 from pydantic import BaseModel
@@ -83,7 +89,7 @@ from runtime.machinery.scheme import ResourceType
 
 __all__ = [
     "ObjectEvent", "EventHandler", "IndexFunc", "Informer", "InformerStatistics", "InformerFactory",
-    "NAMESPACE_INDEX",
+    "NAMESPACE_INDEX", "Transform", "partial_metadata",
 ]
 
 log = logging.getLogger(__name__)
@@ -116,6 +122,17 @@ class ObjectEvent:
 EventHandler = Callable[[ObjectEvent], None]
 #: Index values of an object (e.g. its namespace, or the roles it binds).
 IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
+#: What an informer caches of an object: a new object, its input left untouched.
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def partial_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A metadata-only copy of `obj`: apiVersion, kind, and a shallow copy of its metadata without
+    managedFields (PartialObjectMetadata; controller-runtime's TransformStripManagedFields). `obj` is
+    not changed; the metadata's values are shared with it (never mutate them)."""
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    out["metadata"] = {k: v for k, v in object_meta(obj).items() if k != "managedFields"}
+    return out
 
 
 def _namespace_index(obj: dict[str, Any]) -> list[str]:
@@ -154,13 +171,15 @@ class Informer:
     `namespace` ("" = all), `label_selector` and `field_selector` narrow what
     is cached. `indexers` adds named index functions. `resync_period`
     (seconds) re-delivers the whole store periodically; None never does.
+    `transform` maps every object before it is cached (see the module docs).
     """
 
     def __init__(self, client: Reader, kind: ResourceType, *, namespace: str = "", label_selector: str = "",
                  field_selector: str = "", resync_period: float | None = None,
                  indexers: dict[str, IndexFunc] | None = None,
-                 watch_timeout: tuple[int, int] = (300, 600)) -> None:
+                 watch_timeout: tuple[int, int] = (300, 600), transform: Transform | None = None) -> None:
         self.client = client
+        self.transform = transform
         shared_reads = getattr(client, "shared_reads", None)
         self._reader: Reader = shared_reads() if callable(shared_reads) else client
         self.kind = kind
@@ -184,8 +203,14 @@ class Informer:
         if indexers:
             self.add_indexers(indexers)
 
+    @property
+    def metadata_only(self) -> bool:
+        """Whether this informer caches `partial_metadata` of its objects (a metadata-only informer)."""
+        return self.transform is partial_metadata
+
     def __repr__(self) -> str:
-        return f"<Informer {self.kind.group_resource} ns={self.namespace!r}>"
+        partial = " metadata" if self.metadata_only else ""
+        return f"<Informer{partial} {self.kind.group_resource} ns={self.namespace!r}>"
 
     # ---- reads (sync) -----------------------------------------------------------------------------
 
@@ -351,7 +376,8 @@ class Informer:
         page = await self._reader.list(self.kind, namespace=self.namespace, label_selector=self.label_selector,
                                       field_selector=self.field_selector)
         self._lists += 1
-        listed = {key_of(o): o for o in page.items}
+        transform = self.transform
+        listed = {key_of(o): o for o in (page.items if transform is None else map(transform, page.items))}
         old = self._objects
         events: list[ObjectEvent] = []
         # A first list is delivered in the server's order (by key, as Kubernetes lists); a relist is
@@ -401,8 +427,9 @@ class Informer:
             raise ClientError("watch closed at once without events")
         return False
 
-    def _apply(self, event_type: str, obj: dict[str, Any]) -> None:
+    def _apply(self, event_type: str, raw: dict[str, Any]) -> None:
         self._events += 1
+        obj = raw if self.transform is None else self.transform(raw)
         key = key_of(obj)
         before = self._objects.get(key)
         if event_type == "DELETED":
@@ -411,7 +438,7 @@ class Informer:
         else:
             self._store(key, obj)
             event = ObjectEvent("ADDED", obj) if before is None else ObjectEvent("MODIFIED", obj, before)
-        self._advance(object_meta(obj).get("resourceVersion") or "")
+        self._advance(object_meta(raw).get("resourceVersion") or "")
         self._dispatch([event])
 
     def _store(self, key: ObjectKey, obj: dict[str, Any]) -> None:
@@ -460,9 +487,10 @@ class Informer:
 
 
 class InformerFactory:
-    """One informer per (kind, namespace, selectors) per process, run together.
+    """One informer per (kind, namespace, selectors, metadata_only) per process, run together.
 
-    `informer(...)` returns the shared instance, creating it on first use;
+    `informer(...)` returns the shared instance, creating it on first use
+    (`metadata_only=True`: a separate one caching `partial_metadata`);
     `run()` runs every informer (also ones created later) and calls
     `task_status.started()` once all informers created so far have synced.
     An informer whose `run()` raises is logged and restarted after a backoff
@@ -472,7 +500,7 @@ class InformerFactory:
     def __init__(self, client: Reader, *, resync_period: float | None = None) -> None:
         self.client = client
         self.resync_period = resync_period
-        self._informers: dict[tuple[str, str, str, str], Informer] = {}
+        self._informers: dict[tuple[str, str, str, str, bool], Informer] = {}
         self._nursery: trio.Nursery | None = None
         self._backoff = ItemExponentialRateLimiter(base=1.0, cap=60.0)
         self.restarts = 0
@@ -489,17 +517,19 @@ class InformerFactory:
         return rt
 
     def informer(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
-                 field_selector: str = "") -> Informer:
+                 field_selector: str = "", metadata_only: bool = False) -> Informer:
         """The shared informer for these arguments (started at once if the factory is running).
 
         `kind`: a ResourceType or a model class (`resource()`); both name the same shared informer.
+        `metadata_only`: the kind's metadata-only informer (objects are `partial_metadata`), not the full one.
         """
         rt = self.resource(kind)
-        key = (rt.storage_prefix, namespace, label_selector, field_selector)
+        key = (rt.storage_prefix, namespace, label_selector, field_selector, metadata_only)
         informer = self._informers.get(key)
         if informer is None:
             informer = Informer(self.client, rt, namespace=namespace, label_selector=label_selector,
-                                field_selector=field_selector, resync_period=self.resync_period)
+                                field_selector=field_selector, resync_period=self.resync_period,
+                                transform=partial_metadata if metadata_only else None)
             self._informers[key] = informer
             if self._nursery is not None:
                 self._nursery.start_soon(self._run_one, informer)
@@ -511,13 +541,15 @@ class InformerFactory:
         return TypedCache(self.informer(model, namespace=namespace, label_selector=label_selector,
                                         field_selector=field_selector), model)
 
-    def informers(self) -> list[Informer]:
-        return list(self._informers.values())
+    def informers(self, *, metadata_only: bool | None = None) -> list[Informer]:
+        """Every informer created (`metadata_only` True or False: only metadata-only or only full ones)."""
+        return [i for k, i in self._informers.items() if metadata_only is None or k[-1] == metadata_only]
 
-    def find(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
-             field_selector: str = "") -> Informer | None:
+    def find(self, kind: Kind, *, namespace: str = "", label_selector: str = "", field_selector: str = "",
+             metadata_only: bool = False) -> Informer | None:
         """The shared informer for these arguments if one was created, else None (never creates one)."""
-        return self._informers.get((self.resource(kind).storage_prefix, namespace, label_selector, field_selector))
+        key = (self.resource(kind).storage_prefix, namespace, label_selector, field_selector, metadata_only)
+        return self._informers.get(key)
 
     @property
     def running(self) -> bool:
