@@ -35,7 +35,9 @@ at least resourceVersion `rv` (read-your-writes after a client write).
 `transform` (client-go's SetTransform) maps each listed or watched object
 (ADDED, MODIFIED, DELETED; not bookmarks) before it is stored, indexed or
 handed to handlers: the cache holds only what it returns. It must return a
-new object, never mutate its input (a shared one). `partial_metadata` is
+new object, never mutate its input (a shared one). An informer with a
+transform lists in pages (`runtime.controller.pager`), so what it drops of
+each page is freed before the next is read. `partial_metadata` is
 the transform of a metadata-only informer (Kubernetes' PartialObjectMetadata,
 managed fields stripped), whose objects are just apiVersion, kind, metadata.
 
@@ -83,6 +85,7 @@ from pydantic import BaseModel
 from runtime.machinery import errors
 from runtime.client.interface import ClientError, Kind, ObjectKey, Reader, key_of, object_meta
 from runtime.client.typed import TypedCache, kind_of_model
+from runtime.controller.pager import list_in_pages
 from runtime.controller.ratelimit import ItemExponentialRateLimiter
 from runtime.machinery.resourceversion import is_at_least
 from runtime.machinery.scheme import ResourceType
@@ -373,11 +376,18 @@ class Informer:
         await trio.sleep(delay)
 
     async def _list_and_replace(self) -> None:
-        page = await self._reader.list(self.kind, namespace=self.namespace, label_selector=self.label_selector,
-                                      field_selector=self.field_selector)
-        self._lists += 1
         transform = self.transform
-        listed = {key_of(o): o for o in (page.items if transform is None else map(transform, page.items))}
+        listed: dict[ObjectKey, dict[str, Any]] = {}
+        if transform is None:
+            page = await self._reader.list(self.kind, namespace=self.namespace, label_selector=self.label_selector,
+                                          field_selector=self.field_selector)
+            listed = {key_of(o): o for o in page.items}
+            version = page.resource_version
+        else:  # in pages: only what the transform keeps of each outlives it
+            version = await list_in_pages(self._reader, self.kind, lambda items: listed.update(
+                (key_of(o), o) for o in map(transform, items)), namespace=self.namespace,
+                label_selector=self.label_selector, field_selector=self.field_selector)
+        self._lists += 1
         old = self._objects
         events: list[ObjectEvent] = []
         # A first list is delivered in the server's order (by key, as Kubernetes lists); a relist is
@@ -395,7 +405,7 @@ class Informer:
             self._indices[name] = {}
         for key, obj in listed.items():
             self._store(key, obj)
-        self._advance(page.resource_version)
+        self._advance(version)
         if not self._synced:
             self._synced = True
             self._synced_event.set()

@@ -7,18 +7,23 @@ object, so a thousand watchers of one event share one set of bytes.
 `decode_stored(key, value, revision)` is the one decoder of stored bytes (the
 registry, the watch cache and log replays all use it); a value that is not a
 JSON object with an object `metadata` raises `CorruptObject` (500, Kubernetes'
-`StorageError: corrupt object`).
+`StorageError: corrupt object`). The watch cache's objects decode lazily
+(`decode_stored(..., lazy=budget)`): checked at once, decoded when first read,
+the newest decodes kept within a `DecodeBudget`.
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any, Callable
+
+import orjson
 
 from runtime.machinery.errors import InternalError
 
-__all__ = ["StoredObject", "copy_json", "CorruptObject", "ObjectEncoder", "decode_stored", "dumps_json", "loads_json",
-           "object_key"]
+__all__ = ["StoredObject", "copy_json", "CorruptObject", "DecodeBudget", "ObjectEncoder", "decode_stored", "dumps_json",
+           "loads_json", "object_key"]
 
 
 _DECODER = json.JSONDecoder()
@@ -50,36 +55,76 @@ def copy_json(value: Any) -> Any:
 
 
 class StoredObject:
-    """An immutable object of a kind at `resource_version`, with cached encodings."""
+    """An immutable object of a kind at `resource_version`, with cached encodings.
 
-    __slots__ = ("key", "obj", "revision", "_encoded")
+    Built from a decoded dict (`StoredObject(key, obj, revision)`), or from its stored JSON alone
+    (`StoredObject.from_json`: what the watch cache holds). The latter decodes `obj` when it is first
+    read and keeps it while a `DecodeBudget` holds it: a server of 100,000 objects keeps their bytes,
+    not 100,000 decoded dicts (about eight times the bytes), and a GET or LIST in JSON never decodes.
+    `name` and `namespace` then come from the key, `labels` are kept once read (what selectors match).
+    """
+
+    __slots__ = ("key", "obj", "revision", "_json", "_encoded", "_budget", "_labels")
 
     def __init__(self, key: str, obj: dict[str, Any], revision: int, json_bytes: bytes | None = None) -> None:
         self.key = key
         self.obj = obj
         self.revision = revision
-        self._encoded: dict[str, bytes] = {}
-        if json_bytes is not None:
-            self._encoded["json"] = json_bytes
+        self._json = json_bytes
+        self._encoded: dict[str, bytes] | None = None
+        self._budget: DecodeBudget | None = None
+        self._labels: dict[str, str] | None = None
+
+    @classmethod
+    def from_json(cls, key: str, value: bytes, revision: int, budget: "DecodeBudget") -> "StoredObject":
+        """The object stored as `value` (valid JSON of an object stamped with `revision`: `decode_stored`
+        checks), decoded on first read of `obj`; storage `key` is `/<group>/<plural>/[<namespace>/]<name>`."""
+        self = cls.__new__(cls)
+        self.key, self.revision, self._json, self._encoded, self._budget, self._labels = \
+            key, revision, value, None, budget, None
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for a slot never set or dropped: `obj` of an object built `from_json`.
+        if name != "obj" or self._budget is None:
+            raise AttributeError(name)
+        obj = self.obj = loads_json(self._json)  # type: ignore[arg-type]  (from_json sets it)
+        self._budget.hold(self)
+        return obj
 
     @property
     def name(self) -> str:
+        if self._budget is not None:
+            return self.key.rpartition("/")[2]
         return self.obj["metadata"].get("name", "")
 
     @property
     def namespace(self) -> str:
+        if self._budget is not None:
+            parts = self.key.split("/")
+            return parts[3] if len(parts) == 5 else ""
         return self.obj["metadata"].get("namespace", "")
 
     @property
     def labels(self) -> dict[str, str]:
-        return self.obj["metadata"].get("labels") or {}
+        labels = self._labels
+        if labels is None:
+            labels = self._labels = self.obj["metadata"].get("labels") or {}
+        return labels
 
     def encoded(self, codec: str, encode: Callable[[dict[str, Any]], bytes]) -> bytes:
         """The object's bytes in `codec`, encoded on first use and cached."""
-        data = self._encoded.get(codec)
+        if codec == "json":
+            data = self._json
+            if data is None:
+                data = self._json = encode(self.obj)
+            return data
+        encodings = self._encoded
+        if encodings is None:
+            encodings = self._encoded = {}
+        data = encodings.get(codec)
         if data is None:
-            data = encode(self.obj)
-            self._encoded[codec] = data
+            data = encodings[codec] = encode(self.obj)
         return data
 
     def json_bytes(self) -> bytes:
@@ -98,6 +143,33 @@ class StoredObject:
         obj = dict(self.obj)
         obj["metadata"] = dict(obj["metadata"], resourceVersion=str(revision))
         return StoredObject(self.key, obj, revision)
+
+    def _release(self) -> None:
+        """Forget the decoded dict (`DecodeBudget`); the next read of `obj` decodes again."""
+        if self._budget is not None:
+            try:
+                del self.obj
+            except AttributeError:
+                pass
+
+
+class DecodeBudget:
+    """How many objects built `StoredObject.from_json` keep their decoded dict: the last `capacity`
+    decoded. An older one drops it and decodes again when next read; whoever still holds the dict keeps
+    it (objects are immutable, so two decodes are equal)."""
+
+    def __init__(self, capacity: int = 8192) -> None:
+        self.capacity = capacity
+        self._held: deque[StoredObject] = deque()
+        #: Decodes so far (a counting test's figure).
+        self.decodes = 0
+
+    def hold(self, stored: StoredObject) -> None:
+        self.decodes += 1
+        held = self._held
+        held.append(stored)
+        if len(held) > self.capacity:
+            held.popleft()._release()
 
 
 class ObjectEncoder:
@@ -153,17 +225,22 @@ class CorruptObject(InternalError):
         self.detail = detail
 
 
-def decode_stored(key: str, value: bytes, revision: int | None, origin: object = None) -> StoredObject:
+def decode_stored(key: str, value: bytes, revision: int | None, origin: object = None,
+                  lazy: DecodeBudget | None = None) -> StoredObject:
     """A stored value as an object at `revision` (None: the version written inside it, a past state
     from the log). Raises CorruptObject when it is not a JSON object.
 
     `origin`: the store event's (`runtime.server.storage.StoreEvent.origin`); this process's own write (an
     `ObjectEncoder` at `revision`) gives the object it encoded, not a second decode of its bytes.
+    `lazy`: a value stamped with `revision` is checked (orjson, a tenth of a decode, nothing kept) and
+    decoded when first read, within that budget (`StoredObject.from_json`); anything else is decoded now.
     """
     if isinstance(origin, ObjectEncoder) and revision is not None:
         written = origin.stored(key, revision)
         if written is not None:
             return written
+    if lazy is not None and revision is not None and _stamped_object(value, revision):
+        return StoredObject.from_json(key, value, revision, lazy)
     try:
         obj = loads_json(value)
     except (ValueError, TypeError) as exc:
@@ -178,3 +255,16 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
         obj["metadata"]["resourceVersion"] = str(revision)
         return StoredObject(key, obj, revision)
     return StoredObject(key, obj, revision, value)
+
+
+def _stamped_object(value: bytes, revision: int) -> bool:
+    """Whether `value` is a JSON object whose `metadata.resourceVersion` is `revision`. False for anything
+    orjson refuses that `json` may take (NaN, lone surrogates, nesting past 1,024): the eager path judges."""
+    try:
+        obj = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(obj, dict):
+        return False
+    meta = obj.get("metadata")
+    return isinstance(meta, dict) and meta.get("resourceVersion") == str(revision)

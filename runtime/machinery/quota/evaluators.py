@@ -60,6 +60,9 @@ class Evaluator:
     """The generic object count evaluator: `count/<group resource>` (and a legacy name), creates only."""
 
     operations = frozenset({"create"})
+    #: Whether `usage` and `matches_scope` read nothing but the object's metadata (a count): the quota
+    #: controller then follows the kind with a metadata-only informer.
+    metadata_only = True
 
     def __init__(self, group_resource: str, legacy_name: str = "") -> None:
         self.names = frozenset({f"count/{group_resource}", *([legacy_name] if legacy_name else [])})
@@ -220,6 +223,8 @@ POD_SCOPES: dict[str, Callable[[dict[str, Any], str, tuple[str, ...]], bool]] = 
 class PodEvaluator(Evaluator):
     """Pods (see the module doc)."""
 
+    metadata_only = False
+
     def __init__(self) -> None:
         self.names = POD_NAMES
 
@@ -257,6 +262,7 @@ class ServiceEvaluator(Evaluator):
     """Services: count, node ports, load balancers; creates and updates (a type change charges)."""
 
     operations = frozenset({"create", "update"})
+    metadata_only = False
 
     def __init__(self) -> None:
         self.names = frozenset({"count/services", "services", "services.nodeports", "services.loadbalancers"})
@@ -284,6 +290,7 @@ class PersistentVolumeClaimEvaluator(Evaluator):
     """Claims: count and requested storage, in total and per storage class; creates and updates (resize)."""
 
     operations = frozenset({"create", "update"})
+    metadata_only = False
 
     def __init__(self) -> None:
         self.names = frozenset({"count/persistentvolumeclaims", "persistentvolumeclaims", "requests.storage"})

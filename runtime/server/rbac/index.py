@@ -15,6 +15,11 @@ Candidates come back sorted by binding name: deterministic "first match".
 that keeps what it derived from the index (the authorizer's decisions) drops it
 when the generation it saw is no longer the index's.
 
+Roles and ClusterRoles handed over as the watch cache's `StoredObject`s
+(`upsert_stored`) are kept as they are and decoded when read: a decision reads
+the roles its bindings name, so a server of 100,000 Roles and a few bindings
+never decodes the rest. Bindings are filed, so decoded, when they arrive.
+
 Caveats: the index keeps references to the dicts it is given; callers must
 not mutate them afterwards (replace them with `upsert`). Not thread-safe;
 meant for one trio thread.
@@ -28,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.machinery.storedobject import StoredObject
 from runtime.server.rbac.subjects import subject_index_key, subject_problem
 from runtime.server.rbac.user import UserInfo
 
@@ -109,6 +115,11 @@ class _BindingBucket:
         return len(self.objects)
 
 
+def _read(held: "dict[str, Any] | StoredObject | None") -> Any:
+    """A held role as a dict (a cached object decoded now, if it is not already)."""
+    return held.obj if isinstance(held, StoredObject) else held
+
+
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or ""
@@ -123,8 +134,8 @@ class RBACIndex:
     """
 
     def __init__(self, objects: Iterable[dict[str, Any]] = ()) -> None:
-        self._cluster_roles: dict[str, dict[str, Any]] = {}
-        self._roles: dict[tuple[str, str], dict[str, Any]] = {}
+        self._cluster_roles: dict[str, dict[str, Any] | StoredObject] = {}
+        self._roles: dict[tuple[str, str], dict[str, Any] | StoredObject] = {}
         self._cluster_bindings = _BindingBucket()
         self._bindings: dict[str, _BindingBucket] = {}
         self._visited = 0
@@ -153,6 +164,18 @@ class RBACIndex:
         else:
             raise ValueError(f"RBACIndex cannot hold kind {kind!r}")
 
+    def upsert_stored(self, kind: str, stored: StoredObject) -> None:
+        """Add or replace the watch cache's object of `kind` (one of `RBAC_KINDS`): a role as it is, read
+        (decoded) when a decision asks for it; a binding filed now."""
+        if kind == "ClusterRole":
+            self.generation += 1
+            self._cluster_roles[stored.name] = stored
+        elif kind == "Role":
+            self.generation += 1
+            self._roles[(stored.namespace, stored.name)] = stored
+        else:
+            self.upsert(stored.obj)
+
     def remove(self, obj: dict[str, Any]) -> None:
         """Forget `obj` (matched by kind, namespace and name); absent is fine."""
         kind = obj.get("kind")
@@ -173,8 +196,10 @@ class RBACIndex:
         else:
             raise ValueError(f"RBACIndex cannot hold kind {kind!r}")
 
-    def replace(self, objects: Iterable[dict[str, Any]]) -> None:
-        """Drop everything and hold exactly `objects` (after a relist)."""
+    def replace(self, objects: Iterable[dict[str, Any]] = (),
+                stored: Iterable[tuple[str, StoredObject]] = ()) -> None:
+        """Drop everything and hold exactly `objects` and the `(kind, object)` pairs of `stored`
+        (`upsert_stored`), after a relist."""
         self.generation += 1
         self._cluster_roles = {}
         self._roles = {}
@@ -182,16 +207,18 @@ class RBACIndex:
         self._bindings = {}
         for obj in objects:
             self.upsert(obj)
+        for kind, one in stored:
+            self.upsert_stored(kind, one)
 
     # -- RoleSource -----------------------------------------------------------
 
     def get_cluster_role(self, name: str) -> dict[str, Any] | None:
         """Return the ClusterRole `name`, or None."""
-        return self._cluster_roles.get(name)
+        return _read(self._cluster_roles.get(name))
 
     def get_role(self, namespace: str, name: str) -> dict[str, Any] | None:
         """Return the Role `namespace/name`, or None."""
-        return self._roles.get((namespace, name))
+        return _read(self._roles.get((namespace, name)))
 
     def cluster_role_bindings_for(self, user: UserInfo) -> list[dict[str, Any]]:
         """Return the ClusterRoleBindings that may apply to `user`, sorted by name."""
@@ -212,11 +239,11 @@ class RBACIndex:
 
     def list_cluster_roles(self) -> list[dict[str, Any]]:
         """Return every ClusterRole, sorted by name."""
-        return [self._cluster_roles[n] for n in sorted(self._cluster_roles)]
+        return [_read(self._cluster_roles[n]) for n in sorted(self._cluster_roles)]
 
     def list_roles(self) -> list[dict[str, Any]]:
         """Return every Role, sorted by (namespace, name)."""
-        return [self._roles[k] for k in sorted(self._roles)]
+        return [_read(self._roles[k]) for k in sorted(self._roles)]
 
     def list_cluster_role_bindings(self) -> list[dict[str, Any]]:
         """Return every ClusterRoleBinding, sorted by name."""

@@ -111,10 +111,10 @@ class Selection:
         return self.fields.exact_match("metadata.name") or ""
 
     def __call__(self, o: StoredObject) -> bool:
-        meta = o.obj["metadata"]
-        if self.namespace and meta.get("namespace") != self.namespace:
+        # Namespace and labels without a decode of a cached object (its key; its labels, kept once read).
+        if self.namespace and o.namespace != self.namespace:
             return False
-        if not self.labels.empty and not self.labels.matches(meta.get("labels") or {}):
+        if not self.labels.empty and not self.labels.matches(o.labels):
             return False
         return self.fields.empty or self.fields.matches(self.selectable(o.obj))
 
@@ -166,8 +166,9 @@ class RegistryCore:
         #: Creates in a namespace against the delete that closes it (see `namespace_gate`).
         self.namespace_gate = NamespaceGate()
         self.namespaces = scheme.namespace_type
-        self._policy_prefixes = tuple(t.storage_prefix for t in scheme.stored_types()
-                                      if t.strategy.feeds_authorizer)
+        #: The kinds the authorizer reads (their storage prefixes, and the kind each names).
+        self._policy_kinds = {t.storage_prefix: t.kind for t in scheme.stored_types() if t.strategy.feeds_authorizer}
+        self._policy_prefixes = tuple(self._policy_kinds)
         #: Kinds whose strategy follows their objects (CRDs: every server serves what they define).
         self._observers = {t.storage_prefix: t.strategy for t in scheme.stored_types()
                            if isinstance(t.strategy, SchemeObserver)}
@@ -193,8 +194,8 @@ class RegistryCore:
             # rebuild from it once, so that objects deleted while the cache was behind are forgotten.
             if self._listed_at != self.cache.revision:
                 self._listed_at = self.cache.revision
-                self.rbac.replace(o.obj for prefix in self._policy_prefixes
-                                  for o in self.cache.kind(prefix).list())
+                self.rbac.replace(stored=((kind, o) for prefix, kind in self._policy_kinds.items()
+                                          for o in self.cache.kind(prefix).list()))
                 for prefix, strategy in self._observers.items():
                     strategy.observe_list([o.obj for o in self.cache.kind(prefix).list()])
             return
@@ -203,7 +204,8 @@ class RegistryCore:
             if event.type == "DELETED":
                 self.rbac.remove(event.obj.obj)
             else:
-                self.rbac.upsert(event.obj.obj)
+                kind = next(k for prefix, k in self._policy_kinds.items() if key.startswith(prefix))
+                self.rbac.upsert_stored(kind, event.obj)
         for prefix, strategy in self._observers.items():
             if key.startswith(prefix):
                 strategy.observe(event.type, event.obj.obj)

@@ -5,7 +5,9 @@ Contract:
 - `WatchCache.run()` lists the store, then applies its log in order; every
   kind shares `WatchCache.revision`, the last revision applied.
 - Each `KindCache` holds its current objects (decoded once, as the store
-  wrote them) and its event history. History is trimmed by age, so it
+  wrote them; an object read from the store, not written by this process,
+  is checked at once and decoded when first read, the newest
+  `decode_budget` decodes keeping their dict) and its event history. History is trimmed by age, so it
   covers `history_seconds`, and by size: all kinds' history together holds
   at most `max_history_bytes` (each event counts its object's encoded size
   plus `EVENT_OVERHEAD`), the oldest events going first, so a high write
@@ -47,7 +49,7 @@ from typing import Callable, Iterable
 
 import trio
 
-from runtime.machinery.storedobject import CorruptObject, StoredObject, decode_stored
+from runtime.machinery.storedobject import CorruptObject, DecodeBudget, StoredObject, decode_stored
 from runtime.server.storage import Compacted, StoreEvent, Store, StoreUnavailable
 from runtime.server.watchcache.fresh import SharedRevisionReads
 from runtime.server.watchcache.pages import SortedObjects
@@ -68,21 +70,24 @@ DEFAULT_CAPACITY = 100 * 1024
 _MEMO_SNAPSHOTS = 4
 #: Encoded bytes the history of all kinds may hold (decoded, an object takes about ten times its JSON).
 DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024
+#: Objects read from the store that keep their decoded dict: the newest decodes (a dict is about eight times
+#: its JSON; 100,000 of them were three quarters of a server's memory).
+DEFAULT_DECODE_BUDGET = 2048
 #: Entries per store read of the cache's (re)list.
 INITIAL_LIST_CHUNK = 1000
 #: First and longest wait (s) before reading the store again after a failed read.
 RETRY_DELAYS = (0.1, 5.0)
 
 
-def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str], origin: object = None
-            ) -> StoredObject | None:
+def _decode(key: str, value: bytes, revision: int, corrupt: dict[str, str], budget: DecodeBudget,
+            origin: object = None) -> StoredObject | None:
     """The stored object (see `decode_stored`); None for a value that does not decode (recorded, logged).
 
     A corrupt row must not stop the cache (Kubernetes serves the rest and
     answers a GET of that object with a 500 "corrupt object").
     """
     try:
-        obj = decode_stored(key, value, revision, origin)
+        obj = decode_stored(key, value, revision, origin, lazy=budget)
     except CorruptObject as exc:
         corrupt[key] = exc.detail
         log.error("watch cache: skipping corrupt object %s at revision %d: %s", key, revision, exc.detail)
@@ -281,7 +286,8 @@ class WatchCache:
     """Every kind's cache, fed in order by one watch of the whole store."""
 
     def __init__(self, store: Store, prefixes: Iterable[str] = (), *, history_seconds: float = 300.0,
-                 capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
+                 capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
+                 decode_budget: int = DEFAULT_DECODE_BUDGET) -> None:
         self.store = store
         #: Consistent reads ask the store's revision through this: concurrent readers share a call.
         self.store_revisions = SharedRevisionReads(store.current_revision)
@@ -290,6 +296,8 @@ class WatchCache:
         #: What the history of every kind counts for against `max_history_bytes`.
         self.history_bytes = 0
         self._capacity = capacity
+        #: The objects read from the store decode when first read; this many newest decodes keep their dict.
+        self.decodes = DecodeBudget(decode_budget)
         #: One cache per kind prefix (`/<group>/<plural>/`), made when a kind is asked for or its first key
         #: is seen: kinds added while the server runs (custom kinds) find their objects already here.
         self.kinds: dict[str, KindCache] = {}
@@ -379,7 +387,8 @@ class WatchCache:
                         prefix = self._prefix_of(entry.key)
                         if prefix is not None:
                             objs = grouped.setdefault(prefix, [])
-                            obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt.setdefault(prefix, {}))
+                            obj = _decode(entry.key, entry.value, entry.mod_revision, corrupt.setdefault(prefix, {}),
+                                          self.decodes)
                             if obj is not None:
                                 objs.append(obj)
                     if not more or not entries:
@@ -429,7 +438,7 @@ class WatchCache:
                 if cache.corrupt.pop(event.key, None) is not None:
                     prev = None  # a corrupt object: watchers never saw it, nothing to tell them
                 elif prev is None and event.prev_value is not None:
-                    prev = _decode(event.key, event.prev_value, event.revision, {})
+                    prev = _decode(event.key, event.prev_value, event.revision, {}, self.decodes)
                 if prev is not None:
                     cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
                                              event.revision, now, size)
@@ -437,7 +446,7 @@ class WatchCache:
                     self._call_handlers(cache_event)
             else:
                 assert event.value is not None
-                obj = _decode(event.key, event.value, event.revision, cache.corrupt, event.origin)
+                obj = _decode(event.key, event.value, event.revision, cache.corrupt, self.decodes, event.origin)
                 if obj is None:
                     if prev is not None:  # became unreadable: gone from every watcher's view
                         cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
