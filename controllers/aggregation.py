@@ -35,6 +35,7 @@ from runtime.controller.indexers import LABEL_INDEX, by_label_selector, label_in
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.machinery.wellknown import AGGREGATION_MANAGER
 from runtime.controller.manager import Manager
+from runtime.controller.transforms import without_managed_fields
 # The pure aggregation lives in runtime (runtime never imports controllers); re-exported here.
 from runtime.machinery.rbacaggregation import aggregate_rules, aggregation_selectors, same_rules
 from runtime.machinery.selectors import ParsedLabelSelector, SelectorError
@@ -133,10 +134,11 @@ class AggregationController:
 def setup(manager: Manager) -> AggregationController:
     """Add the ClusterRole aggregation controller to `manager`."""
     rt = manager.scheme.by_kind("ClusterRole")
-    controller = AggregationController(manager.client, manager.informers.informer(rt))
+    # Managed fields are a third of a small role, and aggregation reads none of them.
+    controller = AggregationController(manager.client, manager.informers.informer(rt, transform=without_managed_fields))
     # No replay for `watches`: every aggregating role is reconciled at start through `for_`.
     manager.controller("clusterrole-aggregation") \
-        .for_(rt, controller.aggregated) \
-        .watches(rt, controller.aggregators_of, replay=False) \
+        .for_(rt, controller.aggregated, transform=without_managed_fields) \
+        .watches(rt, controller.aggregators_of, replay=False, transform=without_managed_fields) \
         .complete(controller.reconcile)
     return controller

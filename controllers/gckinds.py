@@ -41,8 +41,9 @@ from controllers.gc import (
     CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, needs_attention, owner_uids,
 )
 from runtime.controller.controller import Controller, Source
-from runtime.controller.informer import Informer, partial_metadata
+from runtime.controller.informer import Informer
 from runtime.controller.manager import Manager
+from runtime.controller.transforms import ownership_metadata
 from runtime.machinery.scheme import ResourceType, Scheme
 
 __all__ = ["KindFollower", "collected_kinds", "setup"]
@@ -114,7 +115,7 @@ class KindFollower:
 
     def _add(self, kind: ResourceType) -> _Followed:
         informer = Informer(self.collector.client, kind, indexers={OWNER_UID_INDEX: owner_uids},
-                            transform=partial_metadata)
+                            transform=ownership_metadata)
         controller = Controller(CONTROLLER_PREFIX + kind.group_resource, self.collector.reconciler(kind),
                                 [Source(informer, predicates=(needs_attention,))],
                                 max_concurrent_reconciles=self.workers)

@@ -37,6 +37,7 @@ from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.controller.manager import Manager
+from runtime.controller.transforms import ownership_metadata
 from runtime.machinery.crds import is_custom
 from runtime.machinery.quota import Evaluator, equal, evaluator_for, mask, parse_list, to_text, usage_stats
 from runtime.machinery.scheme import ResourceType
@@ -118,15 +119,15 @@ def setup(manager: Manager) -> ResourceQuotaController | None:
     if quota_rt is None:
         return None
     counted = [rt for rt in manager.scheme.stored_types() if not is_custom(rt) and evaluator_for(rt) is not None]
-    # A kind only counted needs no more than its metadata (as Kubernetes' GC, a metadata-only informer):
-    # 100,000 Roles then cost no decoded spec here.
-    counts_only = {rt: evaluator_for(rt).metadata_only for rt in counted}  # type: ignore[union-attr]
+    # A kind only counted needs no more than its identity: the garbage collector's metadata-only informer
+    # (100,000 Roles then cost no decoded spec here).
+    shape = {rt: ownership_metadata if evaluator_for(rt).metadata_only else None  # type: ignore[union-attr]
+             for rt in counted}
     controller = ResourceQuotaController(manager.client, manager.informers.informer(quota_rt),
-                                         {rt: manager.informers.informer(rt, metadata_only=counts_only[rt])
-                                          for rt in counted})
+                                         {rt: manager.informers.informer(rt, transform=shape[rt]) for rt in counted})
     builder = manager.controller("resourcequota").for_(quota_rt, _spec_changed)
     for rt in controller.counted:
         builder.watches(rt, controller.quotas_of, controller.usage_changed(rt), replay=False,
-                        metadata_only=counts_only[rt])
+                        transform=shape[rt])
     builder.complete(controller.reconcile)
     return controller

@@ -62,6 +62,7 @@ from runtime.client.interface import Kind, ObjectKey, key_of, object_meta
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.controller.metrics import ControllerMetrics
 from runtime.controller.ratelimit import RateLimiter, default_controller_rate_limiter
+from runtime.controller.transforms import Transform
 from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType
 from runtime.controller.workqueue import QueueShutDown, WorkQueue, WorkQueueStatistics
@@ -410,7 +411,9 @@ class Builder:
     - `watches(kind, map, *p, replay=True)`: `Source(informer(kind), map, p, replay)`.
     - `metadata_only=True` (of `for_` and `watches`; controller-runtime's
       `OnlyMetadata`): the kind's metadata-only shared informer, whose events
-      carry only apiVersion, kind and metadata (read anything else live).
+      carry only apiVersion, kind and metadata (read anything else live);
+      `transform=t`: the shared informer caching `t`'s output
+      (`runtime.controller.transforms`).
     - `with_predicate(*p)`: `p` added to every source (Controller(predicates=...)).
     - `with_options(...)`: Controller's `max_concurrent_reconciles` and `rate_limiter`.
     - `named(name)`: the controller's name (default: the primary kind, lower case).
@@ -437,11 +440,12 @@ class Builder:
         self._name = name
         return self
 
-    def for_(self, kind: Kind, *predicates: Predicate, metadata_only: bool = False) -> "Builder":
+    def for_(self, kind: Kind, *predicates: Predicate, metadata_only: bool = False,
+             transform: Transform | None = None) -> "Builder":
         if self._primary is not None:
             raise ValueError("for_() may be called only once")
         self._primary = self._informers.resource(kind)
-        informer = self._informers.informer(kind, metadata_only=metadata_only)
+        informer = self._informers.informer(kind, metadata_only=metadata_only, transform=transform)
         self._sources.append(Source(informer, enqueue_object, predicates))
         return self
 
@@ -450,7 +454,7 @@ class Builder:
         return self
 
     def watches(self, kind: Kind, map: MapFunc, *predicates: Predicate, replay: bool = True,
-                metadata_only: bool = False) -> "Builder":
+                metadata_only: bool = False, transform: Transform | None = None) -> "Builder":
         """Reconcile the keys `map` gives for each event of `kind` that `predicates` keep.
 
         `replay=False`: when the controller starts, the cached objects of
@@ -460,7 +464,7 @@ class Builder:
         controller are; it spares a start-up pass over every object of
         `kind` (for each such source).
         """
-        informer = self._informers.informer(kind, metadata_only=metadata_only)
+        informer = self._informers.informer(kind, metadata_only=metadata_only, transform=transform)
         self._sources.append(Source(informer, map, predicates, replay))
         return self
 

@@ -39,10 +39,11 @@ new object, never mutate its input (a shared one). An informer with a
 transform lists in pages (`runtime.controller.pager`), so what it drops of
 each page is freed before the next is read. `partial_metadata` is
 the transform of a metadata-only informer (Kubernetes' PartialObjectMetadata,
-managed fields stripped), whose objects are just apiVersion, kind, metadata.
+managed fields stripped), whose objects are just apiVersion, kind, metadata;
+`runtime.controller.transforms` has it and the others.
 
 `InformerFactory` hands out one informer per kind (and namespace/selector,
-full or `metadata_only`) per process and runs them all. It names a kind as
+and transform: full, `metadata_only` or another) per process and runs them all. It names a kind as
 the client does: a `ResourceType` or a model class (a built-in model of
 `runtime.models`, one bound by `runtime.client.typed.bind_kind`, a generated
 one of `runtime.models.k8s`); `informers.typed(Model)` is that informer's
@@ -87,6 +88,7 @@ from runtime.client.interface import ClientError, Kind, ObjectKey, Reader, key_o
 from runtime.client.typed import TypedCache, kind_of_model
 from runtime.controller.pager import list_in_pages
 from runtime.controller.ratelimit import ItemExponentialRateLimiter
+from runtime.controller.transforms import METADATA_TRANSFORMS, Transform, partial_metadata
 from runtime.machinery.resourceversion import is_at_least
 from runtime.machinery.scheme import ResourceType
 
@@ -125,19 +127,6 @@ class ObjectEvent:
 EventHandler = Callable[[ObjectEvent], None]
 #: Index values of an object (e.g. its namespace, or the roles it binds).
 IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
-#: What an informer caches of an object: a new object, its input left untouched.
-Transform = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def partial_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A metadata-only copy of `obj`: apiVersion, kind, and a shallow copy of its metadata without
-    managedFields (PartialObjectMetadata; controller-runtime's TransformStripManagedFields). `obj` is
-    not changed; the metadata's values are shared with it (never mutate them)."""
-    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
-    out["metadata"] = {k: v for k, v in object_meta(obj).items() if k != "managedFields"}
-    return out
-
-
 def _namespace_index(obj: dict[str, Any]) -> list[str]:
     return [object_meta(obj).get("namespace") or ""]
 
@@ -208,8 +197,9 @@ class Informer:
 
     @property
     def metadata_only(self) -> bool:
-        """Whether this informer caches `partial_metadata` of its objects (a metadata-only informer)."""
-        return self.transform is partial_metadata
+        """Whether this informer caches only apiVersion, kind and metadata (`partial_metadata`,
+        `ownership_metadata`: a metadata-only informer)."""
+        return self.transform in METADATA_TRANSFORMS
 
     def __repr__(self) -> str:
         partial = " metadata" if self.metadata_only else ""
@@ -497,10 +487,10 @@ class Informer:
 
 
 class InformerFactory:
-    """One informer per (kind, namespace, selectors, metadata_only) per process, run together.
+    """One informer per (kind, namespace, selectors, transform) per process, run together.
 
     `informer(...)` returns the shared instance, creating it on first use
-    (`metadata_only=True`: a separate one caching `partial_metadata`);
+    (with a `transform`, or `metadata_only=True`: a separate one caching its output);
     `run()` runs every informer (also ones created later) and calls
     `task_status.started()` once all informers created so far have synced.
     An informer whose `run()` raises is logged and restarted after a backoff
@@ -510,7 +500,7 @@ class InformerFactory:
     def __init__(self, client: Reader, *, resync_period: float | None = None) -> None:
         self.client = client
         self.resync_period = resync_period
-        self._informers: dict[tuple[str, str, str, str, bool], Informer] = {}
+        self._informers: dict[tuple[str, str, str, str, Transform | None], Informer] = {}
         self._nursery: trio.Nursery | None = None
         self._backoff = ItemExponentialRateLimiter(base=1.0, cap=60.0)
         self.restarts = 0
@@ -527,19 +517,21 @@ class InformerFactory:
         return rt
 
     def informer(self, kind: Kind, *, namespace: str = "", label_selector: str = "",
-                 field_selector: str = "", metadata_only: bool = False) -> Informer:
+                 field_selector: str = "", metadata_only: bool = False, transform: Transform | None = None) -> Informer:
         """The shared informer for these arguments (started at once if the factory is running).
 
         `kind`: a ResourceType or a model class (`resource()`); both name the same shared informer.
-        `metadata_only`: the kind's metadata-only informer (objects are `partial_metadata`), not the full one.
+        `transform`: an informer of its own, caching what it returns (`runtime.controller.transforms`);
+        `metadata_only`: the one of `partial_metadata`, the kind's metadata-only informer.
         """
         rt = self.resource(kind)
-        key = (rt.storage_prefix, namespace, label_selector, field_selector, metadata_only)
+        transform = partial_metadata if metadata_only else transform
+        key = (rt.storage_prefix, namespace, label_selector, field_selector, transform)
         informer = self._informers.get(key)
         if informer is None:
             informer = Informer(self.client, rt, namespace=namespace, label_selector=label_selector,
                                 field_selector=field_selector, resync_period=self.resync_period,
-                                transform=partial_metadata if metadata_only else None)
+                                transform=transform)
             self._informers[key] = informer
             if self._nursery is not None:
                 self._nursery.start_soon(self._run_one, informer)
@@ -553,12 +545,13 @@ class InformerFactory:
 
     def informers(self, *, metadata_only: bool | None = None) -> list[Informer]:
         """Every informer created (`metadata_only` True or False: only metadata-only or only full ones)."""
-        return [i for k, i in self._informers.items() if metadata_only is None or k[-1] == metadata_only]
+        return [i for i in self._informers.values() if metadata_only is None or i.metadata_only == metadata_only]
 
     def find(self, kind: Kind, *, namespace: str = "", label_selector: str = "", field_selector: str = "",
-             metadata_only: bool = False) -> Informer | None:
+             metadata_only: bool = False, transform: Transform | None = None) -> Informer | None:
         """The shared informer for these arguments if one was created, else None (never creates one)."""
-        key = (self.resource(kind).storage_prefix, namespace, label_selector, field_selector, metadata_only)
+        key = (self.resource(kind).storage_prefix, namespace, label_selector, field_selector,
+               partial_metadata if metadata_only else transform)
         return self._informers.get(key)
 
     @property

@@ -15,6 +15,7 @@ the newest decodes kept within a `DecodeBudget`.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from typing import Any, Callable
 
@@ -27,6 +28,9 @@ __all__ = ["StoredObject", "copy_json", "CorruptObject", "DecodeBudget", "Object
 
 
 _DECODER = json.JSONDecoder()
+#: Where orjson may read a number otherwise than `json` (an integer past 64 bits becomes a float).
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def dumps_json(obj: Any) -> bytes:
@@ -35,11 +39,27 @@ def dumps_json(obj: Any) -> bytes:
 
 
 def loads_json(data: bytes | bytearray | str) -> Any:
-    """Decode `dumps_json`'s bytes (UTF-8): `json.loads` without its detection of UTF-16 and UTF-32,
-    a sixth of its time. Raises ValueError, or TypeError for what is neither bytes nor text."""
+    """Decode JSON text (UTF-8 bytes, or str) exactly as `json.loads` does, about four times quicker.
+
+    orjson decodes, except where its result could differ from `json`'s: a run of 19 digits anywhere (an
+    integer past 64 bits, which orjson turns into a float; a string of digits trips it too, harmlessly),
+    and anything orjson refuses (NaN and Infinity, lone surrogates, nesting past 1,024 levels, bad input):
+    those go to `json`, whose errors (ValueError; TypeError for what is neither bytes nor text) are raised.
+    """
     if isinstance(data, (bytes, bytearray)):
+        if _LONG_DIGITS.search(data) is None:
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
         data = data.decode()
-    elif not isinstance(data, str):
+    elif isinstance(data, str):
+        if _LONG_DIGITS_TEXT.search(data) is None:
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+    else:
         raise TypeError(f"the JSON object must be str or bytes, not {type(data).__name__}")
     return _DECODER.decode(data)
 

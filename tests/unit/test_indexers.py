@@ -90,10 +90,13 @@ class FeedClient:
             raise errors.NotFound(f'{rt.plural} "{name}" not found')
         return copy.deepcopy(obj)
 
-    async def list(self, rt: ResourceType, *, namespace: str = "", limit: int = 0, **_: Any) -> ObjectList:
+    async def list(self, rt: ResourceType, *, namespace: str = "", limit: int = 0, continue_token: str = "",
+                   **_: Any) -> ObjectList:
         await trio.lowlevel.checkpoint()
         items = [o for k, o in self.objects[rt].items() if not namespace or k.namespace == namespace]
-        return ObjectList(items[:limit] if limit else items, str(self.revision))
+        start = int(continue_token or 0)  # a page's token: where the next one starts
+        end = start + limit if limit else len(items)
+        return ObjectList(items[start:end], str(self.revision), str(end) if end < len(items) else "")
 
     @asynccontextmanager
     async def watch(self, rt: ResourceType, **_: Any) -> AsyncIterator[trio.MemoryReceiveChannel]:

@@ -3,8 +3,10 @@
 The cache holds only what the transform returns, on list, on watch events
 (ADDED, MODIFIED, DELETED) and on relist after 410 Gone; the transform's input
 (a shared object of the in-process server) is never changed; bookmarks are not
-transformed. `metadata_only` informers are distinct from full ones; the garbage
-collector and the namespace controller cache only metadata.
+transformed. `metadata_only` informers are distinct from full ones, and one
+informer is shared per transform; the garbage collector, the namespace
+controller and the quota controller's counts cache only `ownership_metadata`,
+the aggregation controller its roles `without_managed_fields`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from runtime.machinery import errors
 from runtime.controller.controller import Builder
 from runtime.controller.informer import Informer, InformerFactory, ObjectEvent, partial_metadata
 from runtime.controller.testing import open_test_env
+from runtime.controller.transforms import OWNERSHIP_FIELDS, ownership_metadata, without_managed_fields
 
 RBAC = "rbac.authorization.svc.io/v1"
 METADATA_KEYS = {"apiVersion", "kind", "metadata"}
@@ -91,6 +94,29 @@ def test_partial_metadata_keeps_metadata_without_managed_fields_and_leaves_its_i
                        "metadata": {"name": "r", "namespace": "default", "uid": "u", "resourceVersion": "7",
                                     "finalizers": ["f"], "ownerReferences": [{"uid": "o"}]}}
     assert partial["metadata"] is not obj["metadata"]
+
+
+FULL = {"apiVersion": RBAC, "kind": "Role", "rules": [{"verbs": ["get"]}],
+        "metadata": {"name": "r", "namespace": "default", "uid": "u", "resourceVersion": "7", "generation": 2,
+                     "labels": {"a": "b"}, "annotations": {"last": "{...}"}, "creationTimestamp": "2026-12-03T00:00:00Z",
+                     "finalizers": ["f"], "ownerReferences": [{"uid": "o"}], "deletionTimestamp": "2026-12-03T01:00:00Z",
+                     "deletionGracePeriodSeconds": 0, "managedFields": [{"manager": "m"}]}}
+
+
+def test_ownership_metadata_keeps_only_identity_owners_finalizers_and_deletion():
+    before = copy.deepcopy(FULL)
+    kept = ownership_metadata(FULL)
+    assert FULL == before
+    assert set(kept) == METADATA_KEYS and set(kept["metadata"]) == OWNERSHIP_FIELDS
+    assert kept["metadata"]["ownerReferences"] is FULL["metadata"]["ownerReferences"]  # shared, not copied
+
+
+def test_without_managed_fields_keeps_everything_else():
+    before = copy.deepcopy(FULL)
+    kept = without_managed_fields(FULL)
+    assert FULL == before
+    assert kept["rules"] is FULL["rules"] and kept["metadata"]["labels"] == {"a": "b"}
+    assert "managedFields" not in kept["metadata"] and set(kept["metadata"]) == set(FULL["metadata"]) - {"managedFields"}
 
 
 async def test_the_transform_shapes_listed_and_watched_objects_and_never_changes_its_input(autojump_clock):
@@ -178,6 +204,12 @@ async def test_metadata_only_informers_are_distinct_shared_informers(autojump_cl
         key = ObjectKey("default", "r")
         assert full.get(key)["rules"] and full.get(key)["metadata"]["managedFields"]
         assert partial.get(key) == partial_metadata(full.get(key)) and is_partial(partial.get(key))
+        # One shared informer per transform, none of them the full one.
+        owned = factory.informer(rt, transform=ownership_metadata)
+        assert owned is factory.informer(rt, transform=ownership_metadata) is factory.find(rt, transform=ownership_metadata)
+        assert owned not in (full, partial) and owned.metadata_only
+        lean = factory.informer(rt, transform=without_managed_fields)
+        assert lean not in (full, partial, owned) and not lean.metadata_only
         # The builder picks the informer `metadata_only` names.
         builder = Builder(factory, lambda controller: None, "c").for_(rt, metadata_only=True)
         builder.watches(rt, lambda obj: [], metadata_only=True).watches(rt, lambda obj: [])
@@ -209,8 +241,15 @@ async def test_the_garbage_collector_and_the_namespace_controller_cache_only_met
         cached = [o for informer in informers for o in informer.list()]
         assert any(o["metadata"]["name"] == "r" for o in cached)
         assert all(set(o) <= METADATA_KEYS and "managedFields" not in o["metadata"] for o in cached)
-        assert all(informer.metadata_only for informer in informers)
+        assert all(informer.transform is ownership_metadata for informer in informers)
+        assert all(set(o["metadata"]) <= OWNERSHIP_FIELDS for o in cached)
         assert manager.controllers["namespace"].sources[0].informer.metadata_only is False
+        quota = {s.informer.kind.kind: s.informer for s in manager.controllers["resourcequota"].sources[1:]}
+        assert quota["Role"].transform is ownership_metadata and quota["ConfigMap"].transform is ownership_metadata
+        assert quota["Pod"].transform is None and quota["Service"].transform is None  # their usage reads the spec
+        aggregation = [s.informer for s in manager.controllers["clusterrole-aggregation"].sources]
+        assert {i.transform for i in aggregation} == {without_managed_fields}
+        assert all("managedFields" not in o["metadata"] for i in aggregation for o in i.list())
         # Still collects: the owner's deletion takes its dependent (owners are confirmed live by GET).
         await env.client.delete(env.scheme.by_kind("ConfigMap"), "owner", namespace="default")
         with trio.fail_after(60):

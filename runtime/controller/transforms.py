@@ -1,0 +1,58 @@
+"""Transforms: what an informer caches of each object (client-go's `SharedInformer.SetTransform`).
+
+A transform returns a new object and never changes its input (an in-process
+read hands out the server's own dicts); the values it keeps are shared with
+the input, so they are never mutated either. Each keeps less than the last:
+
+- `without_managed_fields`: the object without `metadata.managedFields`
+  (controller-runtime's `cache.TransformStripManagedFields`): about a third of
+  a small object's memory, which no controller reads;
+- `partial_metadata`: apiVersion, kind and the metadata without managedFields
+  (a metadata-only informer: Kubernetes' PartialObjectMetadata);
+- `ownership_metadata`: apiVersion, kind and only the metadata that ownership
+  and deletion turn on (`OWNERSHIP_FIELDS`): what the garbage collector, the
+  namespace controller and the quota controller's counts read of every object
+  of every kind, so the server's own controllers hold a few hundred bytes per
+  stored object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+__all__ = ["METADATA_TRANSFORMS", "OWNERSHIP_FIELDS", "Transform", "ownership_metadata", "partial_metadata", "without_managed_fields"]
+
+#: What an informer caches of an object: a new object, its input left untouched.
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+#: The metadata `ownership_metadata` keeps: identity, version, owners, finalizers, deletion.
+OWNERSHIP_FIELDS = frozenset({"name", "namespace", "uid", "resourceVersion", "generation", "ownerReferences",
+                              "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds"})
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """`obj` without `metadata.managedFields` (the rest shared with it)."""
+    out = dict(obj)
+    out["metadata"] = {k: v for k, v in _meta(obj).items() if k != "managedFields"}
+    return out
+
+
+def partial_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A metadata-only copy of `obj`: apiVersion, kind, and a shallow copy of its metadata without
+    managedFields (PartialObjectMetadata; controller-runtime's TransformStripManagedFields)."""
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {k: v for k, v in _meta(obj).items() if k != "managedFields"}}
+
+
+def ownership_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """apiVersion, kind and the `OWNERSHIP_FIELDS` of `obj`'s metadata (no labels, annotations, times)."""
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {k: v for k, v in _meta(obj).items() if k in OWNERSHIP_FIELDS}}
+
+
+#: The transforms whose objects are only apiVersion, kind and metadata (a metadata-only informer's).
+METADATA_TRANSFORMS = frozenset({partial_metadata, ownership_metadata})
