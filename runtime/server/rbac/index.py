@@ -29,6 +29,7 @@ Internal to `runtime.server.rbac`: imported by its modules only.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -135,7 +136,8 @@ class RBACIndex:
 
     def __init__(self, objects: Iterable[dict[str, Any]] = ()) -> None:
         self._cluster_roles: dict[str, dict[str, Any] | StoredObject] = {}
-        self._roles: dict[tuple[str, str], dict[str, Any] | StoredObject] = {}
+        # namespace -> name -> role: no (namespace, name) tuple per role (100,000 Roles: 5 MiB).
+        self._roles: dict[str, dict[str, dict[str, Any] | StoredObject]] = {}
         self._cluster_bindings = _BindingBucket()
         self._bindings: dict[str, _BindingBucket] = {}
         self._visited = 0
@@ -153,7 +155,7 @@ class RBACIndex:
         if kind == "ClusterRole":
             self._cluster_roles[name] = obj
         elif kind == "Role":
-            self._roles[(namespace, name)] = obj
+            self._roles.setdefault(namespace, {})[name] = obj
         elif kind == "ClusterRoleBinding":
             self._cluster_bindings.put(name, obj, "")
         elif kind == "RoleBinding":
@@ -172,7 +174,7 @@ class RBACIndex:
             self._cluster_roles[stored.name] = stored
         elif kind == "Role":
             self.generation += 1
-            self._roles[(stored.namespace, stored.name)] = stored
+            self._roles.setdefault(sys.intern(stored.namespace), {})[stored.name] = stored
         else:
             self.upsert(stored.obj)
 
@@ -184,7 +186,11 @@ class RBACIndex:
         if kind == "ClusterRole":
             self._cluster_roles.pop(name, None)
         elif kind == "Role":
-            self._roles.pop((namespace, name), None)
+            named = self._roles.get(namespace)
+            if named is not None:
+                named.pop(name, None)
+                if not named:
+                    del self._roles[namespace]
         elif kind == "ClusterRoleBinding":
             self._cluster_bindings.drop(name)
         elif kind == "RoleBinding":
@@ -218,7 +224,7 @@ class RBACIndex:
 
     def get_role(self, namespace: str, name: str) -> dict[str, Any] | None:
         """Return the Role `namespace/name`, or None."""
-        return _read(self._roles.get((namespace, name)))
+        return _read(self._roles.get(namespace, {}).get(name))
 
     def cluster_role_bindings_for(self, user: UserInfo) -> list[dict[str, Any]]:
         """Return the ClusterRoleBindings that may apply to `user`, sorted by name."""
@@ -243,7 +249,7 @@ class RBACIndex:
 
     def list_roles(self) -> list[dict[str, Any]]:
         """Return every Role, sorted by (namespace, name)."""
-        return [_read(self._roles[k]) for k in sorted(self._roles)]
+        return [_read(named[n]) for ns in sorted(self._roles) for named in (self._roles[ns],) for n in sorted(named)]
 
     def list_cluster_role_bindings(self) -> list[dict[str, Any]]:
         """Return every ClusterRoleBinding, sorted by name."""
@@ -264,7 +270,7 @@ class RBACIndex:
         """Return counts of held objects."""
         return IndexStatistics(
             cluster_roles=len(self._cluster_roles),
-            roles=len(self._roles),
+            roles=sum(map(len, self._roles.values())),
             cluster_role_bindings=len(self._cluster_bindings),
             role_bindings=sum(len(b) for b in self._bindings.values()),
             unjudgeable_bindings=len(self._cluster_bindings.unjudgeable)

@@ -23,12 +23,15 @@ hundreds of thousands, of rules a second).
 
 Caveats: there is no type checker; a rule that refers to an undeclared
 field compiles and fails when evaluated ("no such key"), where Kubernetes
-rejects it when the CRD is written. Creating the celpy environment raises
-Python's recursion limit to 2500 (celpy does this for deep expressions).
+rejects it when the CRD is written. Python's recursion limit is 2500 once
+this module is imported, as celpy's environment sets it (deep expressions);
+the environment itself is built at the first compile.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +51,20 @@ from runtime.server.schema.cel.library import KUBERNETES_FUNCTIONS
 
 __all__ = ["CELCompileError", "CELEvaluationError", "CostExceeded", "Meter", "Program", "compile_expression"]
 
-_ENV = celpy.Environment()
+
+
+# What celpy.Environment() sets, set when this module loads as it was before the environment was built
+# lazily: every server had it (deep request bodies decode up to their refusal at MAX_NESTING).
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 2500))
+
+
+@functools.cache
+def _env() -> celpy.Environment:
+    """cel-python's environment, built when first used: its parser's tables cost a server's start a tenth
+    of a second, and most servers compile no CEL."""
+    return celpy.Environment()
+
+
 _MAX_EXPRESSION_LENGTH = 100_000
 
 
@@ -123,7 +139,7 @@ class Program:
         policies' authorizer and JSON patch libraries, which CRD rules do not have.
         """
         library = KUBERNETES_FUNCTIONS if not functions else {**KUBERNETES_FUNCTIONS, **functions}
-        activation = Activation(annotations=_ENV.annotations, functions=library)
+        activation = Activation(annotations=_env().annotations, functions=library)
         evaluator = _MeteredEvaluator(self.ast, activation, meter)
         try:
             return evaluator.evaluate(dict(variables))
@@ -197,12 +213,12 @@ def compile_expression(source: str) -> Program:
         raise CELCompileError(f"expression exceeds the maximum length of {_MAX_EXPRESSION_LENGTH}")
     try:
         try:
-            ast = _ENV.compile(source)
+            ast = _env().compile(source)
         except CELParseError:
             trimmed = _without_trailing_commas(source)
             if trimmed == source:
                 raise
-            ast = _ENV.compile(trimmed)  # cel-go accepts `[a, b,]` and `{k: v,}`; cel-python's grammar does not
+            ast = _env().compile(trimmed)  # cel-go accepts `[a, b,]` and `{k: v,}`; cel-python's grammar does not
     except CELParseError as exc:
         raise CELCompileError(f"Syntax error: {exc.args[0] if exc.args else exc}") from None
     except RecursionError:
