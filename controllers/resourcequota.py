@@ -37,7 +37,7 @@ from runtime.client.interface import Client, ObjectKey, object_meta
 from runtime.controller.controller import Result
 from runtime.controller.informer import Informer, ObjectEvent
 from runtime.controller.manager import Manager
-from runtime.controller.transforms import ownership_metadata
+from runtime.controller.transforms import ownership_metadata, without_managed_fields
 from runtime.machinery.crds import is_custom
 from runtime.machinery.quota import Evaluator, equal, evaluator_for, mask, parse_list, to_text, usage_stats
 from runtime.machinery.scheme import ResourceType
@@ -120,8 +120,8 @@ def setup(manager: Manager) -> ResourceQuotaController | None:
         return None
     counted = [rt for rt in manager.scheme.stored_types() if not is_custom(rt) and evaluator_for(rt) is not None]
     # A kind only counted needs no more than its identity: the garbage collector's metadata-only informer
-    # (100,000 Roles then cost no decoded spec here).
-    shape = {rt: ownership_metadata if evaluator_for(rt).metadata_only else None  # type: ignore[union-attr]
+    # (100,000 Roles then cost no decoded spec here); the others (Pods, Services, claims) no managed fields.
+    shape = {rt: ownership_metadata if evaluator_for(rt).metadata_only else without_managed_fields  # type: ignore
              for rt in counted}
     controller = ResourceQuotaController(manager.client, manager.informers.informer(quota_rt),
                                          {rt: manager.informers.informer(rt, transform=shape[rt]) for rt in counted})

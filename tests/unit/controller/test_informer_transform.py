@@ -246,7 +246,7 @@ async def test_the_garbage_collector_and_the_namespace_controller_cache_only_met
         assert manager.controllers["namespace"].sources[0].informer.metadata_only is False
         quota = {s.informer.kind.kind: s.informer for s in manager.controllers["resourcequota"].sources[1:]}
         assert quota["Role"].transform is ownership_metadata and quota["ConfigMap"].transform is ownership_metadata
-        assert quota["Pod"].transform is None and quota["Service"].transform is None  # their usage reads the spec
+        assert quota["Pod"].transform is quota["Service"].transform is without_managed_fields  # usage reads spec
         aggregation = [s.informer for s in manager.controllers["clusterrole-aggregation"].sources]
         assert {i.transform for i in aggregation} == {without_managed_fields}
         assert all("managedFields" not in o["metadata"] for i in aggregation for o in i.list())
