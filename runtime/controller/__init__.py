@@ -1,7 +1,8 @@
 """Writing controllers: client-go's tools and controller-runtime's shape, in trio.
 
 Modules: `controller` (reconcilers, `Controller`, `Result`), `informer`
-(shared informers and their caches), `indexers`, `workqueue` and
+(shared informers and their caches), `transforms` (what a cache keeps of
+each object), `pager` (a list read in pages), `indexers`, `workqueue` and
 `ratelimit`, `manager` (informers and controllers in one nursery),
 `leaderelection`, `recorder` and `eventcorrelation` (core/v1 Events),
 `finalizers`, `controllerutil` (create-or-update, owner references),

@@ -43,11 +43,12 @@ managed fields stripped), whose objects are just apiVersion, kind, metadata;
 `runtime.controller.transforms` has it and the others.
 
 `InformerFactory` hands out one informer per kind (and namespace/selector,
-and transform: full, `metadata_only` or another) per process and runs them all. It names a kind as
-the client does: a `ResourceType` or a model class (a built-in model of
-`runtime.models`, one bound by `runtime.client.typed.bind_kind`, a generated
-one of `runtime.models.k8s`); `informers.typed(Model)` is that informer's
-cache read as `Model` instances (a `TypedCache`).
+and transform: full, `metadata_only` or another) per process and runs them
+all. It names a kind as the client does: a `ResourceType` or a model class
+(a built-in model of `runtime.models`, one bound by
+`runtime.client.typed.bind_kind`, a generated one of `runtime.models.k8s`);
+`informers.typed(Model)` is that informer's cache read as `Model` instances
+(a `TypedCache`).
 
 Example::
 
@@ -78,7 +79,7 @@ import logging
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 import trio
 from pydantic import BaseModel
@@ -127,6 +128,8 @@ class ObjectEvent:
 EventHandler = Callable[[ObjectEvent], None]
 #: Index values of an object (e.g. its namespace, or the roles it binds).
 IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
+
+
 def _namespace_index(obj: dict[str, Any]) -> list[str]:
     return [object_meta(obj).get("namespace") or ""]
 
