@@ -167,6 +167,18 @@ class StoredObject:
         obj["metadata"] = dict(obj["metadata"], resourceVersion=str(revision))
         return StoredObject(self.key, obj, revision)
 
+    def keep_within(self, budget: "DecodeBudget") -> "StoredObject":
+        """This object (built from its dict: a write of this process, a DELETED event's) held as a decoded
+        one of `budget`: its JSON kept (encoded now if it has none), its dict dropped once `budget` has kept
+        as many newer ones, so the watch cache's history and current objects hold bytes, not dicts. From
+        now on its name and namespace come from its storage key. Returns it."""
+        if self._budget is None:
+            if self._json is None:
+                self._json = dumps_json(self.obj)
+            self._budget = budget
+            budget.keep(self)
+        return self
+
     def _release(self) -> None:
         """Forget the decoded dict (`DecodeBudget`); the next read of `obj` decodes again."""
         if self._budget is not None:
@@ -188,7 +200,12 @@ class DecodeBudget:
         self.decodes = 0
 
     def hold(self, stored: StoredObject) -> None:
+        """`stored` was just decoded: keep its dict among the newest."""
         self.decodes += 1
+        self.keep(stored)
+
+    def keep(self, stored: StoredObject) -> None:
+        """Keep `stored`'s dict among the newest, the oldest dropping theirs beyond `capacity`."""
         held = self._held
         held.append(stored)
         if len(held) > self.capacity:
@@ -256,12 +273,13 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
     `origin`: the store event's (`runtime.server.storage.StoreEvent.origin`); this process's own write (an
     `ObjectEncoder` at `revision`) gives the object it encoded, not a second decode of its bytes.
     `lazy`: a value stamped with `revision` is checked (orjson, a tenth of a decode, nothing kept) and
-    decoded when first read, within that budget (`StoredObject.from_json`); anything else is decoded now.
+    decoded when first read, within that budget (`StoredObject.from_json`); anything else is decoded now;
+    the object of this process's own write is kept within the budget as a decoded one (`keep_within`).
     """
     if isinstance(origin, ObjectEncoder) and revision is not None:
         written = origin.stored(key, revision)
         if written is not None:
-            return written
+            return written if lazy is None else written.keep_within(lazy)
     if lazy is not None and revision is not None and _stamped_object(value, revision):
         return StoredObject.from_json(key, value, revision, lazy)
     try:

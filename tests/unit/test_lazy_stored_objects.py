@@ -1,7 +1,8 @@
 """The watch cache's objects read from the store: checked at once, decoded when first read, within a budget.
 
 A server of 100,000 objects keeps their bytes, not their decoded dicts: a GET or LIST in JSON, a selection
-by namespace or labels and the RBAC index's Roles decode nothing; the budget bounds the dicts kept.
+by namespace or labels and the RBAC index's Roles decode nothing; the budget bounds the dicts kept, the
+server's own writes' and its deletions' events included.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from runtime.controller.testing import ADMIN
-from runtime.machinery.options import ListOptions
+from runtime.machinery.options import Body, ListOptions, WriteOptions
 from runtime.machinery.scheme import Scheme
-from runtime.machinery.storedobject import CorruptObject, DecodeBudget, StoredObject, decode_stored, dumps_json
+from runtime.machinery.storedobject import (
+    CorruptObject, DecodeBudget, StoredObject, decode_stored, dumps_json, loads_json,
+)
 from runtime.server.rbac.index import RBACIndex
 from runtime.server.registry import Registry
 from runtime.server.storage import MemoryStore
@@ -146,3 +149,30 @@ def test_the_rbac_index_decodes_a_cached_role_only_when_a_decision_reads_it():
     assert index.get_role("ns", "r7")["metadata"]["name"] == "r7"
     assert index.get_role("ns", "missing") is None
     assert budget.decodes == 1
+
+
+async def test_the_caches_own_writes_and_deletions_are_held_as_bytes_within_the_budget(nursery):
+    scheme = Scheme()
+    store = MemoryStore()
+    cache = WatchCache(store, [t.storage_prefix for t in scheme.stored_types()], decode_budget=2)
+    registry = Registry(store, scheme, cache=cache)
+    await nursery.start(registry.run)
+    roles = scheme.by_kind("Role")
+    await registry.create(ADMIN, scheme.by_kind("Namespace"), "", Body({"apiVersion": "v1", "kind": "Namespace",
+                                                                        "metadata": {"name": "ns"}}), WriteOptions())
+    written = [await registry.create(ADMIN, roles, "ns", Body({"apiVersion": roles.api_version,
+                                                               "kind": "Role", "metadata": {"name": f"r{i}"}}),
+                                     WriteOptions()) for i in range(4)]
+    first = cache.kind(ROLES).get(f"{ROLES}ns/r0")
+    assert first is written[0].obj  # the registry's own object, decoded and encoded once
+    assert not is_decoded(first) and first.json_bytes() == written[0].obj.json_bytes()
+    decodes = cache.decodes.decodes
+    assert first.obj == loads_json(first.json_bytes()) and first.name == "r0"
+    assert cache.decodes.decodes == decodes + 1  # decoded again from the bytes it kept
+    await registry.delete(ADMIN, roles, "ns", "r1")
+    gone = cache.kind(ROLES).history[-1]
+    assert gone.type == "DELETED" and gone.obj.json_bytes() and gone.obj.revision > written[1].obj.revision
+    for i in range(4, 7):
+        await registry.create(ADMIN, roles, "ns", Body({"apiVersion": roles.api_version, "kind": "Role",
+                                                        "metadata": {"name": f"r{i}"}}), WriteOptions())
+    assert not is_decoded(gone.obj) and gone.obj.obj["metadata"]["name"] == "r1"

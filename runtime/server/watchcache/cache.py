@@ -440,7 +440,7 @@ class WatchCache:
                 elif prev is None and event.prev_value is not None:
                     prev = _decode(event.key, event.prev_value, event.revision, {}, self.decodes)
                 if prev is not None:
-                    cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
+                    cache_event = CacheEvent("DELETED", self._gone(prev, event.revision), prev,
                                              event.revision, now, size)
                     cache._apply(cache_event)
                     self._call_handlers(cache_event)
@@ -449,7 +449,7 @@ class WatchCache:
                 obj = _decode(event.key, event.value, event.revision, cache.corrupt, self.decodes, event.origin)
                 if obj is None:
                     if prev is not None:  # became unreadable: gone from every watcher's view
-                        cache_event = CacheEvent("DELETED", prev.with_revision(event.revision), prev,
+                        cache_event = CacheEvent("DELETED", self._gone(prev, event.revision), prev,
                                                  event.revision, now, size)
                         cache._apply(cache_event)
                         self._call_handlers(cache_event)
@@ -463,6 +463,10 @@ class WatchCache:
                 self._shed()
         self.revision = event.revision
         self._notify()
+
+    def _gone(self, prev: StoredObject, revision: int) -> StoredObject:
+        """A DELETED event's object: `prev` stamped with `revision`, held as bytes like the others."""
+        return prev.with_revision(revision).keep_within(self.decodes)
 
     def _shed(self) -> None:
         """Drop the oldest events of all kinds until the history fits `max_history_bytes`."""
