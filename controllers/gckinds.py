@@ -8,9 +8,9 @@ workers)` is the runnable that keeps the collector current with
 
 - for each stored kind that appears (one per storage: a CRD's several served
   versions are one kind here, the first registered, which is the one
-  `resolve_owner` names) it runs a metadata-only informer (`partial_metadata`)
-  with the owner-uid index, and a controller reconciling that kind, as
-  `setup` would have built;
+  `resolve_owner` names) it runs a metadata-only informer (`ownership_metadata`,
+  as `setup`'s) with the owner-uid index, and a controller reconciling that
+  kind, as `setup` would have built;
 - it routes a new kind's events to every kind's controller, as `gc.setup`
   does for the kinds built at setup (`GarbageCollector.router`), and every
   kind's events reach a new kind's controller through those routes;

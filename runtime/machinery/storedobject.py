@@ -23,7 +23,7 @@ import orjson
 
 from runtime.machinery.errors import InternalError
 
-__all__ = ["StoredObject", "copy_json", "CorruptObject", "DecodeBudget", "ObjectEncoder", "decode_stored", "dumps_json",
+__all__ = ["StoredObject", "copy_json", "CorruptObject", "DEFAULT_DECODE_BUDGET", "DecodeBudget", "ObjectEncoder", "decode_stored", "dumps_json",
            "loads_json", "object_key"]
 
 
@@ -116,6 +116,15 @@ class StoredObject:
         return obj
 
     @property
+    def is_decoded(self) -> bool:
+        """Whether the decoded dict is held now (reading `obj` then costs no decode)."""
+        try:
+            StoredObject.obj.__get__(self)  # the slot itself, not `__getattr__`'s decode
+        except AttributeError:
+            return False
+        return True
+
+    @property
     def name(self) -> str:
         if self._budget is not None:
             return self.key.rpartition("/")[2]
@@ -188,12 +197,17 @@ class StoredObject:
                 pass
 
 
+#: Decoded dicts a `DecodeBudget` keeps by default: the newest decodes (a dict is about eight times its JSON;
+#: 100,000 of them were three quarters of a server's memory).
+DEFAULT_DECODE_BUDGET = 2048
+
+
 class DecodeBudget:
     """How many objects built `StoredObject.from_json` keep their decoded dict: the last `capacity`
     decoded. An older one drops it and decodes again when next read; whoever still holds the dict keeps
     it (objects are immutable, so two decodes are equal)."""
 
-    def __init__(self, capacity: int = 8192) -> None:
+    def __init__(self, capacity: int = DEFAULT_DECODE_BUDGET) -> None:
         self.capacity = capacity
         self._held: deque[StoredObject] = deque()
         #: Decodes so far (a counting test's figure).

@@ -36,20 +36,12 @@ def lazy(name: str = "r", namespace: str = "ns", revision: int = 7, budget: Deco
                          lazy=budget or DecodeBudget())
 
 
-def is_decoded(stored: StoredObject) -> bool:
-    try:
-        StoredObject.obj.__get__(stored)  # the slot itself: never decodes
-    except AttributeError:
-        return False
-    return True
-
-
 # ---- one object ------------------------------------------------------------------------------------
 
 def test_a_stored_value_is_decoded_only_when_its_object_is_first_read():
     budget = DecodeBudget()
     stored = lazy(budget=budget)
-    assert not is_decoded(stored) and budget.decodes == 0
+    assert not stored.is_decoded and budget.decodes == 0
     assert stored.obj["rules"][0]["verbs"] == ["get"]
     assert stored.obj is stored.obj and budget.decodes == 1
 
@@ -70,7 +62,7 @@ def test_labels_are_kept_once_read_when_the_dict_is_dropped():
     stored = lazy(labels={"tier": "web"}, budget=budget)
     assert stored.labels == {"tier": "web"}
     lazy("other", budget=budget).obj  # pushes the first out of the budget
-    assert not is_decoded(stored)
+    assert not stored.is_decoded
     assert stored.labels == {"tier": "web"} and budget.decodes == 2
 
 
@@ -80,7 +72,7 @@ def test_the_budget_keeps_the_newest_decodes_and_an_older_object_decodes_again_e
     first = objects[0].obj
     for stored in objects[1:]:
         stored.obj
-    assert [is_decoded(o) for o in objects] == [False, True, True]
+    assert [o.is_decoded for o in objects] == [False, True, True]
     assert objects[0].obj == first and objects[0].obj is not first  # the holder of `first` keeps it
     assert budget.decodes == 4
 
@@ -102,12 +94,12 @@ def test_a_corrupt_value_is_refused_at_once_not_when_first_read(value):
 def test_a_value_orjson_refuses_but_json_takes_is_decoded_at_once():
     value = b'{"metadata": {"name": "r", "resourceVersion": "5"}, "x": NaN}'
     stored = decode_stored(f"{ROLES}ns/r", value, 5, lazy=DecodeBudget())
-    assert is_decoded(stored) and stored.obj["x"] != stored.obj["x"]  # NaN
+    assert stored.is_decoded and stored.obj["x"] != stored.obj["x"]  # NaN
 
 
 def test_a_value_without_its_revision_inside_is_decoded_and_stamped_at_once():
     stored = decode_stored(f"{ROLES}ns/r", role_bytes("r", "ns", 4), 9, lazy=DecodeBudget())
-    assert is_decoded(stored) and stored.obj["metadata"]["resourceVersion"] == "9"
+    assert stored.is_decoded and stored.obj["metadata"]["resourceVersion"] == "9"
 
 
 # ---- the cache, the registry's selections, the RBAC index ----------------------------------------
@@ -165,7 +157,7 @@ async def test_the_caches_own_writes_and_deletions_are_held_as_bytes_within_the_
                                      WriteOptions()) for i in range(4)]
     first = cache.kind(ROLES).get(f"{ROLES}ns/r0")
     assert first is written[0].obj  # the registry's own object, decoded and encoded once
-    assert not is_decoded(first) and first.json_bytes() == written[0].obj.json_bytes()
+    assert not first.is_decoded and first.json_bytes() == written[0].obj.json_bytes()
     decodes = cache.decodes.decodes
     assert first.obj == loads_json(first.json_bytes()) and first.name == "r0"
     assert cache.decodes.decodes == decodes + 1  # decoded again from the bytes it kept
@@ -175,4 +167,4 @@ async def test_the_caches_own_writes_and_deletions_are_held_as_bytes_within_the_
     for i in range(4, 7):
         await registry.create(ADMIN, roles, "ns", Body({"apiVersion": roles.api_version, "kind": "Role",
                                                         "metadata": {"name": f"r{i}"}}), WriteOptions())
-    assert not is_decoded(gone.obj) and gone.obj.obj["metadata"]["name"] == "r1"
+    assert not gone.obj.is_decoded and gone.obj.obj["metadata"]["name"] == "r1"

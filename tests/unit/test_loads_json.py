@@ -70,3 +70,18 @@ def test_invalid_utf8_and_other_types_are_refused_as_before():
         loads_json(b'{"a": "\xff"}')
     with pytest.raises(TypeError):
         loads_json(12)  # type: ignore[arg-type]
+
+
+def test_orjson_decodes_a_plain_document_and_json_only_what_it_could_read_otherwise(monkeypatch):
+    calls: list[str] = []
+    decode = json.JSONDecoder.decode
+
+    def recording(self, s, *args, **kwargs):
+        calls.append(s)
+        return decode(self, s, *args, **kwargs)
+    monkeypatch.setattr(json.JSONDecoder, "decode", recording)
+    assert loads_json(b'{"metadata": {"name": "r", "uid": "5f0c"}, "n": 12345}') == {
+        "metadata": {"name": "r", "uid": "5f0c"}, "n": 12345}
+    assert calls == []  # orjson's: the fast path is taken
+    assert loads_json(b'{"n": 12345678901234567890123}') == {"n": 12345678901234567890123}
+    assert math.isnan(loads_json(b"[NaN]")[0]) and len(calls) == 2

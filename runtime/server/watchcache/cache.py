@@ -49,7 +49,9 @@ from typing import Callable, Iterable
 
 import trio
 
-from runtime.machinery.storedobject import CorruptObject, DecodeBudget, StoredObject, decode_stored
+from runtime.machinery.storedobject import (
+    DEFAULT_DECODE_BUDGET, CorruptObject, DecodeBudget, StoredObject, decode_stored,
+)
 from runtime.server.storage import Compacted, StoreEvent, Store, StoreUnavailable
 from runtime.server.watchcache.fresh import SharedRevisionReads
 from runtime.server.watchcache.pages import SortedObjects
@@ -70,9 +72,6 @@ DEFAULT_CAPACITY = 100 * 1024
 _MEMO_SNAPSHOTS = 4
 #: Encoded bytes the history of all kinds may hold (decoded, an object takes about ten times its JSON).
 DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024
-#: Objects read from the store that keep their decoded dict: the newest decodes (a dict is about eight times
-#: its JSON; 100,000 of them were three quarters of a server's memory).
-DEFAULT_DECODE_BUDGET = 2048
 #: Entries per store read of the cache's (re)list.
 INITIAL_LIST_CHUNK = 1000
 #: First and longest wait (s) before reading the store again after a failed read.

@@ -5,10 +5,12 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 
 from runtime.client.interface import ObjectKey, TransportError
 from runtime.controller.informer import Informer, InformerFactory, ObjectEvent
+from runtime.controller.transforms import partial_metadata
 from runtime.controller.testing import open_test_env
 
 
@@ -163,9 +165,12 @@ async def test_expired_resource_version_relists_and_reports_missed_deletes(autoj
         assert events[-1].obj["metadata"]["name"] == "doomed"  # the last state it knew
 
 
-async def test_bookmarks_advance_the_version_without_events_of_the_kind(autojump_clock):
+@pytest.mark.parametrize("transformed", [False, True], ids=["plain", "transformed"])
+async def test_bookmarks_advance_the_version_without_events_of_the_kind(autojump_clock, transformed):
+    seen: list[dict] = []
+    transform = (lambda obj: seen.append(obj) or partial_metadata(obj)) if transformed else None
     async with open_test_env() as env:
-        informer = Informer(env.client, env.scheme.by_kind("Role"))
+        informer = Informer(env.client, env.scheme.by_kind("Role"), transform=transform)
         await env.nursery.start(informer.run)
         before = informer.resource_version
         ns = await env.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
@@ -173,6 +178,7 @@ async def test_bookmarks_advance_the_version_without_events_of_the_kind(autojump
             await informer.wait_for(ns["metadata"]["resourceVersion"])
         assert int(informer.resource_version) > int(before)
         assert informer.statistics().events == 0
+        assert seen == []  # a bookmark is not an object: never transformed
 
 
 async def test_a_late_handler_first_gets_an_add_for_every_cached_object(autojump_clock):

@@ -2,8 +2,8 @@
 
 The cache holds only what the transform returns, on list, on watch events
 (ADDED, MODIFIED, DELETED) and on relist after 410 Gone; the transform's input
-(a shared object of the in-process server) is never changed; bookmarks are not
-transformed. `metadata_only` informers are distinct from full ones, and one
+(a shared object of the in-process server) is never changed (bookmarks:
+`test_informer`). `metadata_only` informers are distinct from full ones, and one
 informer is shared per transform; the garbage collector, the namespace
 controller and the quota controller's counts cache only `ownership_metadata`,
 the aggregation controller its roles `without_managed_fields`.
@@ -174,19 +174,6 @@ async def test_a_relist_after_gone_transforms_its_objects_and_its_tombstones(aut
         assert all(is_partial(e.obj) and (e.old is None or is_partial(e.old)) for e in events)
         assert all(is_partial(o) for o in informer.list()) and transform.untouched()
         assert sorted(k.name for k in informer.keys()) == ["kept", "new"]
-
-
-async def test_bookmarks_are_not_transformed(autojump_clock):
-    async with open_test_env(controllers=False) as env:
-        transform = Recording()
-        informer = Informer(env.client, env.scheme.by_kind("Role"), transform=transform)
-        await env.nursery.start(informer.run)
-        before = informer.resource_version
-        ns = await env.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
-        with trio.fail_after(60):
-            await informer.wait_for(ns["metadata"]["resourceVersion"])
-        assert int(informer.resource_version) > int(before)
-        assert informer.statistics().events == 0 and transform.inputs == []
 
 
 async def test_metadata_only_informers_are_distinct_shared_informers(autojump_clock):
