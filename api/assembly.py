@@ -51,7 +51,7 @@ from api.health import BASE_CHECKS, HealthCheck, etcd_checks
 from api.limits import LimitOptions, RequestLimits
 from api.serveoptions import SQLITE_FILE, ServeOptions, WorkerSpec, is_shared_store
 from api.metrics import APIServerMetrics, CountingAuthorizer, InstrumentedStore, ScrapeGauges, ScrapeSources
-from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, builtin_manager
+from controllers import FIELD_MANAGER as CONTROLLERS_FIELD_MANAGER, SHARED_VIEW, builtin_manager
 from controllers.tokens import TokenSigning
 from runtime.server.admission import AdmissionMetrics
 from runtime.server.bootstrap import SYSTEM_USER, bootstrap
@@ -314,7 +314,10 @@ async def open_control_plane(options: ServeOptions, *,
         # Every part is built before the registry that holds it: the watch cache first, which the
         # signed-token authentication reads, then the authenticator TokenReview asks.
         served = _encrypted(options, InstrumentedStore(store, metrics.store_latency, _resource_of(scheme)))
-        cache = watch_cache_for(served, scheme, history_seconds=options.watch_history)
+        # With the built-in controllers here, each object is parsed once at start: its check keeps what
+        # their informers cache of it.
+        cache = watch_cache_for(served, scheme, history_seconds=options.watch_history,
+                                decode_view=SHARED_VIEW if options.controllers and primary else None)
         metrics.registry.register(ScrapeGauges(_scrape_sources(scheme, cache, limits, _store_path(options, data_dir))))
         rbac = RBACIndex()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})

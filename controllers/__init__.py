@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["FIELD_MANAGER", "builtin_manager", "setup"]
+__all__ = ["FIELD_MANAGER", "SHARED_VIEW", "builtin_manager", "setup"]
 
 
 def __getattr__(name: str) -> Any:

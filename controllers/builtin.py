@@ -28,11 +28,17 @@ from runtime.controller.metrics import ControllerMetrics
 from controllers import aggregation, crd, gc, gckinds, namespace
 from controllers import eventttl, policystatus, resourcequota, tokens as token_secrets
 from controllers.tokens import TokenSigning
+from runtime.controller.transforms import ownership_metadata
 
-__all__ = ["FIELD_MANAGER", "TokenSigning", "setup", "builtin_manager"]
+__all__ = ["FIELD_MANAGER", "SHARED_VIEW", "TokenSigning", "setup", "builtin_manager"]
 
 #: The field manager of writes the built-in controllers make without naming their own.
 FIELD_MANAGER = "miniplane-controller-manager"
+
+#: What the built-in controllers' informers cache of every object of every kind (the garbage collector's,
+#: the namespace controller's and the quota counts'): a server running them in process has its watch cache
+#: keep this view of each object it checks (`runtime.machinery.storedobject.DecodeBudget.view`).
+SHARED_VIEW = ownership_metadata
 
 
 def setup(manager: Manager, *, tokens: TokenSigning | None = None) -> None:

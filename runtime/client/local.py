@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import copy
 from contextlib import aclosing, asynccontextmanager
-from typing import Any, AsyncIterator
+from functools import partial
+from typing import Any, AsyncIterator, Callable
 
 from runtime.machinery import errors
 from runtime.client.interface import BaseClient, ObjectList, WatchEvent, WatchStream
@@ -29,6 +30,9 @@ from runtime.machinery.scheme import ResourceType
 
 __all__ = ["LocalClient"]
 
+#: What an informer caches of an object (`runtime.controller.transforms`).
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
 
 def _plain(value: StoredObject | dict[str, Any]) -> dict[str, Any]:
     return value.copy_dict() if isinstance(value, StoredObject) else copy.deepcopy(value)
@@ -36,6 +40,14 @@ def _plain(value: StoredObject | dict[str, Any]) -> dict[str, Any]:
 
 def _shared(value: StoredObject | dict[str, Any]) -> dict[str, Any]:
     return value.obj if isinstance(value, StoredObject) else value
+
+
+#: Watch events whose object is the server's word (a Status, a version), not an object of the kind.
+_AS_SENT = frozenset({"ERROR", "BOOKMARK"})
+
+
+def _viewed(transform: Transform, value: StoredObject | dict[str, Any]) -> dict[str, Any]:
+    return value.take_view(transform) if isinstance(value, StoredObject) else transform(value)
 
 
 class LocalClient(BaseClient):
@@ -52,12 +64,13 @@ class LocalClient(BaseClient):
         self.registry = registry
         self.user = user
         self.user_agent = user_agent
-        self._read = _plain
+        #: What reads return of each object, and of a watch's ERROR and BOOKMARK events.
+        self._read = self._read_as_sent = _plain
 
     def with_user(self, user: UserInfo) -> "LocalClient":
         """A client for the same registry acting as another user."""
         client = LocalClient(self.registry, user, field_manager=self.field_manager, user_agent=self.user_agent)
-        client._read = self._read
+        client._read, client._read_as_sent = self._read, self._read_as_sent
         return client
 
     def shared_reads(self) -> "LocalClient":
@@ -69,7 +82,16 @@ class LocalClient(BaseClient):
         the server's cache. Writes are unchanged.
         """
         client = self.with_user(self.user)
-        client._read = _shared
+        client._read = client._read_as_sent = _shared
+        return client
+
+    def viewed_reads(self, transform: Transform) -> "LocalClient":
+        """`shared_reads()` that return what `transform` makes of each object (a watch's ERROR and
+        BOOKMARK events as they are), taken from the watch cache's own view where it keeps one
+        (`StoredObject.take_view`): an informer of that transform then never decodes an object twice,
+        nor keeps a whole dict for a moment longer than the transform runs."""
+        client = self.shared_reads()
+        client._read = partial(_viewed, transform)
         return client
 
     def resource(self, kind: Any) -> ResourceType:
@@ -109,11 +131,11 @@ class LocalClient(BaseClient):
         # The registry's stream never yields inside a cancel scope, so the
         # caller's task may drive it directly; closing it frees the watcher.
         async with aclosing(stream.__aiter__()) as events:
-            read = self._read
+            read, as_sent = self._read, self._read_as_sent
 
             async def iterate() -> AsyncIterator[WatchEvent]:
                 async for event_type, payload in events:
-                    yield WatchEvent(event_type, read(payload))
+                    yield WatchEvent(event_type, as_sent(payload) if event_type in _AS_SENT else read(payload))
 
             async with aclosing(iterate()) as iterator:
                 yield iterator

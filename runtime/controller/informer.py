@@ -63,7 +63,8 @@ Example::
 A client that offers `shared_reads()` (the in-process `LocalClient`) is
 read through it: the informer then holds the server's own cached objects
 rather than a copy of each, halving the memory of an in-process controller
-manager and the time of its first list.
+manager and the time of its first list; an informer of a transform reads
+its views (`viewed_reads`), made once per object by the watch cache.
 
 Caveats:
     Objects in the store and in events are shared: never mutate them (copy
@@ -176,7 +177,11 @@ class Informer:
         self.client = client
         self.transform = transform
         shared_reads = getattr(client, "shared_reads", None)
-        self._reader: Reader = shared_reads() if callable(shared_reads) else client
+        reader = shared_reads() if callable(shared_reads) else client
+        viewed = getattr(reader, "viewed_reads", None) if transform is not None else None
+        self._reader: Reader = viewed(transform) if callable(viewed) else reader
+        #: What this informer applies itself: nothing when its reader hands out the transform's views.
+        self._own_transform = None if callable(viewed) else transform
         self.kind = kind
         self.namespace = namespace
         self.label_selector = label_selector
@@ -377,8 +382,9 @@ class Informer:
             listed = {key_of(o): o for o in page.items}
             version = page.resource_version
         else:  # in pages: only what the transform keeps of each outlives it
+            own = self._own_transform
             version = await list_in_pages(self._reader, self.kind, lambda items: listed.update(
-                (key_of(o), o) for o in map(transform, items)), namespace=self.namespace,
+                (key_of(o), o) for o in (items if own is None else map(own, items))), namespace=self.namespace,
                 label_selector=self.label_selector, field_selector=self.field_selector)
         self._lists += 1
         old = self._objects
@@ -432,7 +438,7 @@ class Informer:
 
     def _apply(self, event_type: str, raw: dict[str, Any]) -> None:
         self._events += 1
-        obj = raw if self.transform is None else self.transform(raw)
+        obj = raw if self._own_transform is None else self._own_transform(raw)
         key = key_of(obj)
         before = self._objects.get(key)
         if event_type == "DELETED":

@@ -9,7 +9,9 @@ registry, the watch cache and log replays all use it); a value that is not a
 JSON object with an object `metadata` raises `CorruptObject` (500, Kubernetes'
 `StorageError: corrupt object`). The watch cache's objects decode lazily
 (`decode_stored(..., lazy=budget)`): checked at once, decoded when first read,
-the newest decodes kept within a `DecodeBudget`.
+the newest decodes kept within a `DecodeBudget`. A budget with a `view` (what
+the server's own informers cache of every object: `take_view`) keeps that
+view of each object its check decoded, so that no object is parsed twice.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class StoredObject:
     `name` and `namespace` then come from the key, `labels` are kept once read (what selectors match).
     """
 
-    __slots__ = ("key", "obj", "revision", "_json", "_encoded", "_budget", "_labels")
+    __slots__ = ("key", "obj", "revision", "_json", "_encoded", "_budget", "_labels", "_view")
 
     def __init__(self, key: str, obj: dict[str, Any], revision: int, json_bytes: bytes | None = None) -> None:
         self.key = key
@@ -97,14 +99,17 @@ class StoredObject:
         self._encoded: dict[str, bytes] | None = None
         self._budget: DecodeBudget | None = None
         self._labels: dict[str, str] | None = None
+        self._view: dict[str, Any] | None = None
 
     @classmethod
-    def from_json(cls, key: str, value: bytes, revision: int, budget: "DecodeBudget") -> "StoredObject":
+    def from_json(cls, key: str, value: bytes, revision: int, budget: "DecodeBudget",
+                  view: dict[str, Any] | None = None) -> "StoredObject":
         """The object stored as `value` (valid JSON of an object stamped with `revision`: `decode_stored`
-        checks), decoded on first read of `obj`; storage `key` is `/<group>/<plural>/[<namespace>/]<name>`."""
+        checks), decoded on first read of `obj`; storage `key` is `/<group>/<plural>/[<namespace>/]<name>`.
+        `view`: `budget.view` of the object, made by the check (see `take_view`)."""
         self = cls.__new__(cls)
-        self.key, self.revision, self._json, self._encoded, self._budget, self._labels = \
-            key, revision, value, None, budget, None
+        self.key, self.revision, self._json, self._encoded, self._budget, self._labels, self._view = \
+            key, revision, value, None, budget, None, view
         return self
 
     def __getattr__(self, name: str) -> Any:
@@ -143,6 +148,21 @@ class StoredObject:
         if labels is None:
             labels = self._labels = self.obj["metadata"].get("labels") or {}
         return labels
+
+    def take_view(self, transform: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+        """`transform(obj)`, for a reader that keeps only that (an informer's transform): the view the
+        check made, handed out once (its reader keeps it; the object in the watch history then holds
+        only bytes), else made now from the dict, or from a decode that is not kept (no decode budget
+        spent, no dict retained for one read)."""
+        view = self._view
+        if view is not None and self._budget is not None and self._budget.view is transform:
+            self._view = None
+            return view
+        budget = self._budget
+        if budget is not None and not self.is_decoded:
+            budget.decodes += 1
+            return transform(loads_json(self._json))  # type: ignore[arg-type]  (from_json sets it)
+        return transform(self.obj)
 
     def encoded(self, codec: str, encode: Callable[[dict[str, Any]], bytes]) -> bytes:
         """The object's bytes in `codec`, encoded on first use and cached."""
@@ -207,10 +227,14 @@ class DecodeBudget:
     decoded. An older one drops it and decodes again when next read; whoever still holds the dict keeps
     it (objects are immutable, so two decodes are equal)."""
 
-    def __init__(self, capacity: int = DEFAULT_DECODE_BUDGET) -> None:
+    def __init__(self, capacity: int = DEFAULT_DECODE_BUDGET,
+                 view: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.capacity = capacity
+        #: What each object's check keeps of it for `StoredObject.take_view` (None: nothing). Its values
+        #: come from orjson's decode, so it keeps no number past 64 bits (metadata's are int64).
+        self.view = view
         self._held: deque[StoredObject] = deque()
-        #: Decodes so far (a counting test's figure).
+        #: Decodes so far, kept or not (`StoredObject.take_view`'s): a counting test's figure.
         self.decodes = 0
 
     def hold(self, stored: StoredObject) -> None:
@@ -294,8 +318,11 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
         written = origin.stored(key, revision)
         if written is not None:
             return written if lazy is None else written.keep_within(lazy)
-    if lazy is not None and revision is not None and _stamped_object(value, revision):
-        return StoredObject.from_json(key, value, revision, lazy)
+    if lazy is not None and revision is not None:
+        checked = _stamped_object(value, revision)
+        if checked is not None:
+            view = lazy.view(checked) if lazy.view is not None else None
+            return StoredObject.from_json(key, value, revision, lazy, view)
     try:
         obj = loads_json(value)
     except (ValueError, TypeError) as exc:
@@ -312,14 +339,15 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
     return StoredObject(key, obj, revision, value)
 
 
-def _stamped_object(value: bytes, revision: int) -> bool:
-    """Whether `value` is a JSON object whose `metadata.resourceVersion` is `revision`. False for anything
-    orjson refuses that `json` may take (NaN, lone surrogates, nesting past 1,024): the eager path judges."""
+def _stamped_object(value: bytes, revision: int) -> dict[str, Any] | None:
+    """orjson's decode of `value` when it is a JSON object whose `metadata.resourceVersion` is `revision`;
+    None otherwise, and for anything orjson refuses that `json` may take (NaN, lone surrogates, nesting
+    past 1,024): the eager path judges."""
     try:
         obj = orjson.loads(value)
     except orjson.JSONDecodeError:
-        return False
+        return None
     if not isinstance(obj, dict):
-        return False
+        return None
     meta = obj.get("metadata")
-    return isinstance(meta, dict) and meta.get("resourceVersion") == str(revision)
+    return obj if isinstance(meta, dict) and meta.get("resourceVersion") == str(revision) else None

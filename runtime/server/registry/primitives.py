@@ -77,10 +77,13 @@ __all__ = ["RegistryCore", "Selection", "field_manager", "watch_cache_for"]
 READ_WAIT = 3.0
 
 
-def watch_cache_for(store: Store, scheme: Scheme, *, history_seconds: float = 300.0) -> WatchCache:
+def watch_cache_for(store: Store, scheme: Scheme, *, history_seconds: float = 300.0,
+                    decode_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> WatchCache:
     """The watch cache a registry of `scheme` over `store` reads (built apart so that the assembly can hand
-    it to the token authenticator before the registry exists); start it with the registry's `run()`."""
-    return WatchCache(store, [t.storage_prefix for t in scheme.stored_types()], history_seconds=history_seconds)
+    it to the token authenticator before the registry exists); start it with the registry's `run()`.
+    `decode_view`: what in-process informers keep of every object (`WatchCache`'s)."""
+    return WatchCache(store, [t.storage_prefix for t in scheme.stored_types()], history_seconds=history_seconds,
+                      decode_view=decode_view)
 
 
 def field_manager(opts: WriteOptions) -> str:

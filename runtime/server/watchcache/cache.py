@@ -45,7 +45,7 @@ import logging
 import math
 from collections import OrderedDict, deque
 from itertools import islice
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import trio
 
@@ -286,7 +286,8 @@ class WatchCache:
 
     def __init__(self, store: Store, prefixes: Iterable[str] = (), *, history_seconds: float = 300.0,
                  capacity: int = DEFAULT_CAPACITY, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
-                 decode_budget: int = DEFAULT_DECODE_BUDGET) -> None:
+                 decode_budget: int = DEFAULT_DECODE_BUDGET,
+                 decode_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.store = store
         #: Consistent reads ask the store's revision through this: concurrent readers share a call.
         self.store_revisions = SharedRevisionReads(store.current_revision)
@@ -295,8 +296,9 @@ class WatchCache:
         #: What the history of every kind counts for against `max_history_bytes`.
         self.history_bytes = 0
         self._capacity = capacity
-        #: The objects read from the store decode when first read; this many newest decodes keep their dict.
-        self.decodes = DecodeBudget(decode_budget)
+        #: The objects read from the store decode when first read; this many newest decodes keep their dict,
+        #: and each keeps `decode_view` of itself, made by its check, for the in-process informers.
+        self.decodes = DecodeBudget(decode_budget, decode_view)
         #: One cache per kind prefix (`/<group>/<plural>/`), made when a kind is asked for or its first key
         #: is seen: kinds added while the server runs (custom kinds) find their objects already here.
         self.kinds: dict[str, KindCache] = {}
