@@ -31,18 +31,28 @@ import hashlib
 import json
 import random
 import ssl
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-import httpx
 
 from runtime.models import catalog
 from runtime.server.admission.context import namespace_objects, resource_type
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["WebhookCallError", "WebhookClient", "ServiceResolver", "CacheServiceResolver", "service_host"]
 
 _DEFAULT_PORT = 443
+
+
+def _httpx() -> Any:
+    # late import: httpx (and its command line's rich and pygments) is a tenth of the server's start-up,
+    # and only a server calling a webhook needs it.
+    import httpx
+
+    return httpx
 
 
 class WebhookCallError(Exception):
@@ -158,6 +168,7 @@ def _go_reason(exc: BaseException, address: str) -> str:
         return f"dial tcp {address}: connect: connection refused"
     if any(isinstance(c, ConnectionResetError) for c in causes):
         return f"read tcp {address}: read: connection reset by peer"
+    httpx = _httpx()
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, ssl.SSLError)):
         return "EOF"
     return str(exc) or type(exc).__name__
@@ -182,6 +193,7 @@ class WebhookClient:
         key = hashlib.sha256((ca_bundle or "").encode()).hexdigest()
         client = self._clients.get(key)
         if client is None:
+            httpx = _httpx()
             client = httpx.AsyncClient(verify=_tls_context(ca_bundle), trust_env=False,
                                        limits=httpx.Limits(max_keepalive_connections=16))
             self._clients[key] = client
@@ -206,6 +218,7 @@ class WebhookClient:
             headers["Host"] = f"{host}:{port}"
         body = json.dumps(payload).encode()
         client = self._client(client_config.get("caBundle"))
+        httpx = _httpx()
         answer = None
         with anyio.move_on_after(timeout):
             try:

@@ -11,8 +11,7 @@ Internal to `runtime.server.watchcache`: imported by its modules only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import trio
@@ -37,7 +36,7 @@ class TooOld(Exception):
         self.oldest = oldest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheEvent:
     """A change of one object: `obj` is the new state (for DELETED, the last state stamped
     with the delete's revision); `prev` the state before (None for ADDED)."""
@@ -49,13 +48,18 @@ class CacheEvent:
     time: float
     #: What the event counts for in the history's byte budget (encoded size + EVENT_OVERHEAD).
     size: int = EVENT_OVERHEAD
+    _prev_at_revision: StoredObject | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def prev_at_revision(self) -> StoredObject:
         """`prev` stamped with this event's revision: what a watcher that stops matching gets
         as DELETED. Made once per event, shared by every watcher."""
-        assert self.prev is not None
-        return self.prev.with_revision(self.revision)
+        made = self._prev_at_revision
+        if made is None:
+            assert self.prev is not None
+            made = self.prev.with_revision(self.revision)
+            object.__setattr__(self, "_prev_at_revision", made)  # frozen: set once, as cached_property would
+        return made
 
 
 #: A watcher's filter: does this object (namespace, label and field selectors) count?
