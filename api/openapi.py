@@ -75,7 +75,9 @@ _UNION_SCALARS = (
     (IntOrString, {"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": True}),
 )
 
-_DATA: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("openapi_descriptions.yaml").read_text("utf-8"))
+# libyaml's loader where PyYAML has it: a tenth of the pure-Python one's 30 ms, at every start.
+_DATA: dict[str, Any] = yaml.load(Path(__file__).with_name("openapi_descriptions.yaml").read_text("utf-8"),
+                                  Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {
     getattr(models, name): tuple(fields) for name, fields in _DATA["required"].items()}
