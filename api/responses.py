@@ -36,6 +36,10 @@ from runtime.machinery.scheme import ResourceType
 
 __all__ = ["Responder", "gzip_asked", "not_modified", "warning_header"]
 
+#: The head of a JSON watch event's frame, per event type: made once, not per event and watcher.
+_JSON_EVENT_HEADS = {t: b'{"type":' + dumps_json(t) + b',"object":'
+                     for t in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")}
+
 
 class Responder:
     """Answers for the request in context; `state` gives the server's options and feature gates."""
@@ -279,7 +283,7 @@ class Responder:
             doc = converted(event_type, payload)
             if codec == "json":
                 body = doc.json_bytes() if isinstance(doc, StoredObject) else dumps_json(doc)
-                return b'{"type":' + dumps_json(event_type) + b',"object":' + body + b"}\n"
+                return _JSON_EVENT_HEADS[event_type] + body + b"}\n"
             if codec == "protobuf":
                 if isinstance(doc, StoredObject):
                     return protobuf.encode_watch_event(event_type, encoded=encode_stored("protobuf", doc))
