@@ -110,7 +110,11 @@ def bound_kind(model: type[BaseModel]) -> ResourceType | None:
 def kind_of_model(model: type[BaseModel], scheme: Scheme) -> ResourceType | None:
     """The kind a model class names for a client of `scheme`: its `bind_kind` binding, else the scheme's kind
     of that model (a served built-in: its group under the scheme's domain, its storage key), else a generated
-    model's Kubernetes facts (a kind this scheme does not serve); None if none."""
+    model's Kubernetes facts (a kind this scheme does not serve); None if none. Raises TypeError for what is
+    not a class (a kind's name: `scheme.by_kind(name)` gives a served kind's ResourceType)."""
+    if not isinstance(model, type):
+        raise TypeError(f"a kind is a ResourceType or a model class, not {type(model).__name__} {model!r} "
+                        f"(scheme.by_kind({model!r}) gives a served kind's ResourceType)")
     return _BOUND.get(model) or scheme.by_model(model) or _generated_kind(model)
 
 

@@ -74,3 +74,19 @@ def test_a_bound_custom_model_and_a_generated_model_resolve_to_their_kinds():
     assert informers.typed(Deployment).model is Deployment
     with pytest.raises(ValueError, match="bind_kind"):
         informers.informer(Unbound)
+
+
+def test_a_kind_given_by_its_name_is_refused_with_what_to_give_instead():
+    # A string reached the model lookup and failed there: AttributeError, 'str' object has no '__module__'.
+    from runtime.client.local import LocalClient
+    from runtime.controller.informer import InformerFactory
+    from runtime.controller.testing import ADMIN
+    from runtime.machinery.scheme import Scheme
+    from runtime.server.registry import Registry
+    from runtime.server.storage import MemoryStore
+
+    client = LocalClient(Registry(MemoryStore(), Scheme("k8s.io")), ADMIN)
+    for resolve in (client.resource, InformerFactory(client).resource):
+        with pytest.raises(TypeError, match=r"a kind is a ResourceType or a model class, not str 'Role' "
+                                            r"\(scheme.by_kind\('Role'\) gives"):
+            resolve("Role")  # type: ignore[arg-type]
