@@ -250,7 +250,7 @@ class BaseClient(abc.ABC):
 
     def resource(self, kind: Kind) -> ResourceType:
         """The ResourceType of a kind given as ResourceType or model class (a built-in kind's, or one bound
-        by `runtime.client.typed.bind_kind`). Raises ValueError if unknown."""
+        by `runtime.client.typed.bind_kind`). Raises ValueError if unknown, TypeError for neither (a name)."""
         if isinstance(kind, ResourceType):
             return kind
         rt = kind_of_model(kind, self.scheme)
