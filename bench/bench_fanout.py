@@ -44,8 +44,6 @@ import json
 import math
 import os
 import re
-import select
-import signal
 import ssl
 import statistics
 import subprocess
@@ -63,14 +61,14 @@ sys.path.insert(0, str(BENCH))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from children import tree_cpu_seconds  # noqa: E402
+from children import ServerChild, tree_cpu_seconds  # noqa: E402
+from worktree import before_tree  # noqa: E402
 from runtime.client.kubeconfig import load_kubeconfig  # noqa: E402
 
 __all__ = ["main"]
 
 GROUP = "rbac.authorization.svc.io"
 ROLES = f"/apis/{GROUP}/v1/clusterroles"
-PACKAGES = ("api", "runtime", "controllers")
 SIDES = ("before", "now")
 MAX_WATCHERS = 2_000
 START_S, READY_S, WRITE_EXTRA_S, DRAIN_S = 60.0, 120.0, 60.0, 30.0
@@ -202,35 +200,13 @@ async def child(args: argparse.Namespace) -> None:
 
 # ---- the server, the writer and one run ----------------------------------------------------------------
 
-class Server:
-    """`serve` of the tree at `cwd` on `data`; killed if it does not print "serving at " within START_S."""
-
-    def __init__(self, cwd: Path, data: Path, log: Path, args: argparse.Namespace) -> None:
-        cmd = [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0",
-               "--controllers", "false", "--store", "sqlite", "--workers", str(args.workers),
-               "--max-connections", str(args.watchers + args.writers + 100),
-               "--max-watches-per-user", str(args.watchers + 10)]
-        self.log = open(log, "wb")
-        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.log)
-        out, deadline = b"", time.monotonic() + START_S
-        while b"serving at " not in out or not out.split(b"serving at ", 1)[1].count(b"\n"):
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(self.proc.stdout.fileno(), 4096) if ready else b""
-            if not chunk:  # exited, or START_S passed
-                self.stop()
-                raise RuntimeError(f"the server did not serve within {START_S:.0f} s: see {log}")
-            out += chunk
-        self.url = out.split(b"serving at ", 1)[1].split()[0].decode()
-        self.host, self.port = self.url.removeprefix("https://").rsplit(":", 1)
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+def start_server(cwd: Path, data: Path, log: Path, args: argparse.Namespace) -> ServerChild:
+    """`serve` of the tree at `cwd` on `data`, its connection and watch bounds raised to fit the run."""
+    cmd = [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0",
+           "--controllers", "false", "--store", "sqlite", "--workers", str(args.workers),
+           "--max-connections", str(args.watchers + args.writers + 100),
+           "--max-watches-per-user", str(args.watchers + 10)]
+    return ServerChild(cmd, "serving at ", log, cwd=cwd, timeout=START_S)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -284,7 +260,7 @@ async def one_run(cwd: Path, work: Path, name: str, args: argparse.Namespace) ->
     """One side's run (see the module docs): its figures."""
     data = work / name
     data.mkdir()
-    server = Server(cwd, data, work / f"{name}.log", args)
+    server = start_server(cwd, data, work / f"{name}.log", args)
     clients: list[subprocess.Popen] = []
     try:
         cfg = load_kubeconfig(data / "admin.kubeconfig")
@@ -303,9 +279,10 @@ async def one_run(cwd: Path, work: Path, name: str, args: argparse.Namespace) ->
             path = f"{ROLES}?watch=1&resourceVersion={rv}&labelSelector=fan%3D{tag}"
             shares = [args.watchers // args.clients + (k < args.watchers % args.clients) for k in range(args.clients)]
             env = dict(os.environ, **{TOKEN_ENV: cfg.token})
+            host, port = server.url.removeprefix("https://").rsplit(":", 1)
             for k, count in enumerate(shares):
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--host", server.host,
-                       "--port", server.port, "--ca", str(ca), "--path", path, "--count", str(count),
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--host", host,
+                       "--port", port, "--ca", str(ca), "--path", path, "--count", str(count),
                        "--writes", str(n), "--tag", tag, "--out", str(work / f"{name}-{k}.bin")]
                 clients.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                                 env=env))
@@ -443,13 +420,7 @@ def main(argv: list[str] | None = None) -> int:
                                "sides": {side: [] for side in SIDES}}
     with tempfile.TemporaryDirectory(prefix="miniplane-fanout-") as tmp:
         work = Path(tmp)
-        before = work / "before"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
-                       check=True)
-        try:
-            for tree in (before, ROOT):
-                subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(tree / p) for p in PACKAGES)],
-                               check=True)
+        with before_tree(args.before, work / "before") as before:
             for turn in range(args.runs):
                 for side, cwd in (("before", before), ("now", ROOT)):
                     run = trio.run(one_run, cwd, work, f"{side}-{turn}", args)
@@ -461,8 +432,6 @@ def main(argv: list[str] | None = None) -> int:
                           f"{run['server_cpu_s']:.1f} s, {run['watches_ready']} watches ready in "
                           f"{run['ready_s']:.1f} s, failed writes {run['write_errors']} {run['write_failures']}, "
                           f"watch failures {run['watch_errors']}", flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
     results["load_after"] = os.getloadavg()[0]
     for line in report(results):
         print(line)

@@ -32,14 +32,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sqlite3
 import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +51,7 @@ import trio  # noqa: E402
 
 from bench_scale import RBAC, fill  # noqa: E402
 from children import ServerChild  # noqa: E402
+from worktree import before_tree  # noqa: E402
 
 __all__ = ["main"]
 
@@ -70,50 +68,10 @@ FIGURES = (("startup_s", "start-up s", "{:.2f}"), ("cpu_s", "CPU s to serving", 
            ("kib_read", "KiB/object after reads", "{:.2f}"))
 
 
-#: The project's packages, compiled in both trees before the starts.
-PACKAGES = ("api", "runtime", "controllers")
-
-
-def _checkout(rev: str, where: Path) -> Path:
-    """A git worktree of `rev` at `where` (removed at the end of the run)."""
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(where), rev], check=True)
-    return where
-
-
 def _start(data: Path, cwd: Path, log: Path) -> ServerChild:
     """`serve` of the checkout at `cwd` on `data`, killed if it does not serve within START_TIMEOUT_S."""
     cmd = [sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0"]
-    box: dict[str, Any] = {}
-
-    def spawn() -> None:
-        try:
-            box["server"] = ServerChild(cmd, "serving at ", log, cwd=cwd)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-    thread = threading.Thread(target=spawn, daemon=True)
-    thread.start()
-    thread.join(START_TIMEOUT_S)
-    if thread.is_alive():
-        for pid in _children():  # the server is this process's one child now: killed by its id
-            os.kill(pid, signal.SIGKILL)
-        thread.join(10)
-        raise RuntimeError(f"the server did not serve within {START_TIMEOUT_S:.0f} s: see {log}")
-    if "error" in box:
-        raise box["error"]
-    return box["server"]
-
-
-def _children() -> list[int]:
-    """The ids of this process's live child processes, from /proc."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-            found.append(int(entry))
-    return found
+    return ServerChild(cmd, "serving at ", log, cwd=cwd, timeout=START_TIMEOUT_S)
 
 
 def _idle(server: ServerChild) -> None:
@@ -236,11 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"before": args.before, "runs": args.runs, "load_before": load[0], "sizes": {}}
     with tempfile.TemporaryDirectory(prefix="miniplane-footprint-") as tmp:
         work = Path(tmp)
-        before = _checkout(args.before, work / "before")
-        try:
-            for tree in (before, ROOT):
-                subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(tree / p) for p in PACKAGES)],
-                               check=True)
+        with before_tree(args.before, work / "before") as before:
             for size in sizes:
                 data = work / f"size-{size}"
                 data.mkdir()
@@ -258,8 +212,6 @@ def main(argv: list[str] | None = None) -> int:
                               f"(peak {run['rss_peak_mib']:.1f}), {run['stored']:,} stored, "
                               f"{run['kib_read']:.2f} KiB/object", flush=True)
                 results["sizes"][str(size)] = {"fill_s": filled, "runs": runs}
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
     results["load_after"] = os.getloadavg()[0]
     for line in report(results):
         print(line)

@@ -7,7 +7,8 @@ each figure's rate and the serving processes' CPU time per request from /proc):
   same route on miniplane's HTTP/1.1 listener;
 - `miniplane serve` of this checkout with `--workers 1`, `2` and `4` (4: oversubscribed on two cores,
   to show it does not collapse), and `--workers 1` of the code before (`--before REV`, a git worktree
-  of that revision, default `HEAD~1`), GET by wrk (HTTP/1.1, as Go's clients without gzip); the floors,
+  of that revision, compiled with this checkout first, default `HEAD~1`), GET by wrk (HTTP/1.1, as Go's
+  clients without gzip); the floors,
   the one-worker servers and `--workers 2` in turns (three slices each: this machine's speed drifts by a
   quarter within minutes, and a ratio of figures taken minutes apart drifts with it);
 - HTTP/2 against HTTP/1.1 on the same `--workers 1` server, by h2load (`-m 1`: one request at a time per
@@ -46,6 +47,7 @@ import scale_wrk as wrk  # noqa: E402
 from api.certs import ensure_pki  # noqa: E402
 from bench_scaleout import CLUSTERROLES, POOL, TOKEN, fill_pool, server_ca  # noqa: E402
 from children import ServerChild  # noqa: E402
+from worktree import before_tree  # noqa: E402
 
 __all__ = ["main"]
 
@@ -105,12 +107,6 @@ def _h2load(url: str, seconds: float, connections: int, *, h1: bool) -> tuple[fl
     return float(rate.group(1)), int(done.group(2))
 
 
-def _checkout(rev: str, where: Path) -> Path:
-    """A git worktree of `rev` at `where` (removed with the run's directory)."""
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(where), rev], check=True)
-    return where
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds per figure (default 6)")
@@ -133,51 +129,51 @@ def main(argv: list[str] | None = None) -> int:
         bare_get = wrk.get_script(scripts / "bare.lua", ["/x"])
         pki = ensure_pki(work / "floor")
         children: list[ServerChild] = []
-        before = _checkout(args.before, work / "before")
-        try:
-            floors: dict[str, ServerChild] = {}
-            for name, listener in (("bare route", "hypercorn"), ("bare, miniplane HTTP/1.1", "miniplane")):
-                floor = ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
-                                     "--key", str(pki.serving_key_path), "--listener", listener], "bare route at ",
-                                    work / f"{listener}.log")
-                children.append(floor)
-                floors[name] = floor
-                _wrk(floor.url + "/x", bare_get, 1, connections, auth=False)  # warm
-            servers: dict[str, ServerChild] = {}
-            for name, workers, cwd in (("before --workers 1", 1, before), ("--workers 1", 1, ROOT),
-                                       ("--workers 2", 2, ROOT), ("--workers 4", 4, ROOT)):
-                data = work / _data_name(name)
-                server = _serve(data, workers, cwd)
-                children.append(server)
-                servers[name] = server
-                trio.run(fill_pool, server.url, server_ca(data), "pool")
-                _wrk(server.url, get, 1, connections)  # warm
-            for _ in range(TURNS):
-                for name, floor in floors.items():
-                    book.measure(f"{name} GET", floor, lambda: _wrk(floor.url + "/x", bare_get, turn, connections,
-                                                                     auth=False))
-                for name in ("before --workers 1", "--workers 1", "--workers 2"):
-                    book.measure(f"{name} GET", servers[name], lambda: _wrk(servers[name].url, get, turn, connections))
-            book.measure("--workers 4 GET", servers["--workers 4"],
-                         lambda: _wrk(servers["--workers 4"].url, get, seconds, connections))
-            one = servers["--workers 1"]
-            for _ in range(TURNS):
-                for h1 in (True, False):
-                    book.measure(f"--workers 1 GET {'HTTP/1.1' if h1 else 'HTTP/2'} (h2load)", one,
-                                 lambda: _h2load(one.url, turn, connections, h1=h1))
-            pages = wrk.list_script(scripts / "list.lua", CLUSTERROLES, LIST_LIMIT)
-            listing = ("before --workers 1", "--workers 1")
-            for name in listing:
-                trio.run(fill_pool, servers[name].url, server_ca(work / _data_name(name)), "listed", LISTED)
-                _wrk(servers[name].url, pages, 1, connections)  # warm
-            for _ in range(TURNS):
+        with before_tree(args.before, work / "before") as before:
+            try:
+                floors: dict[str, ServerChild] = {}
+                for name, listener in (("bare route", "hypercorn"), ("bare, miniplane HTTP/1.1", "miniplane")):
+                    cmd = [sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
+                           "--key", str(pki.serving_key_path), "--listener", listener]
+                    floor = ServerChild(cmd, "bare route at ", work / f"{listener}.log")
+                    children.append(floor)
+                    floors[name] = floor
+                    _wrk(floor.url + "/x", bare_get, 1, connections, auth=False)  # warm
+                servers: dict[str, ServerChild] = {}
+                for name, workers, cwd in (("before --workers 1", 1, before), ("--workers 1", 1, ROOT),
+                                           ("--workers 2", 2, ROOT), ("--workers 4", 4, ROOT)):
+                    data = work / _data_name(name)
+                    server = _serve(data, workers, cwd)
+                    children.append(server)
+                    servers[name] = server
+                    trio.run(fill_pool, server.url, server_ca(data), "pool")
+                    _wrk(server.url, get, 1, connections)  # warm
+                for _ in range(TURNS):
+                    for name, floor in floors.items():
+                        book.measure(f"{name} GET", floor, lambda: _wrk(floor.url + "/x", bare_get, turn, connections,
+                                                                         auth=False))
+                    for name in ("before --workers 1", "--workers 1", "--workers 2"):
+                        book.measure(f"{name} GET", servers[name],
+                                     lambda: _wrk(servers[name].url, get, turn, connections))
+                book.measure("--workers 4 GET", servers["--workers 4"],
+                             lambda: _wrk(servers["--workers 4"].url, get, seconds, connections))
+                one = servers["--workers 1"]
+                for _ in range(TURNS):
+                    for h1 in (True, False):
+                        book.measure(f"--workers 1 GET {'HTTP/1.1' if h1 else 'HTTP/2'} (h2load)", one,
+                                     lambda: _h2load(one.url, turn, connections, h1=h1))
+                pages = wrk.list_script(scripts / "list.lua", CLUSTERROLES, LIST_LIMIT)
+                listing = ("before --workers 1", "--workers 1")
                 for name in listing:
-                    book.measure(f"{name} LIST {LIST_LIMIT}/page", servers[name],
-                                 lambda: _wrk(servers[name].url, pages, turn, connections))
-        finally:
-            for child in children:
-                child.stop()
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
+                    trio.run(fill_pool, servers[name].url, server_ca(work / _data_name(name)), "listed", LISTED)
+                    _wrk(servers[name].url, pages, 1, connections)  # warm
+                for _ in range(TURNS):
+                    for name in listing:
+                        book.measure(f"{name} LIST {LIST_LIMIT}/page", servers[name],
+                                     lambda: _wrk(servers[name].url, pages, turn, connections))
+            finally:
+                for child in children:
+                    child.stop()
     for line in report(book):
         print(line)
     return 0

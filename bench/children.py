@@ -1,10 +1,11 @@
 """`ServerChild`: a server process of a benchmark, started until it says where it serves.
 
-Contract: `ServerChild(cmd, marker, log, cwd=ROOT)` runs `cmd` from the project root (or `cwd`: another
-checkout's, whose code `-m` then runs)
+Contract: `ServerChild(cmd, marker, log, cwd=ROOT, timeout=None)` runs `cmd` from the project root (or
+`cwd`: another checkout's, whose code `-m` then runs)
 with stderr to `log`, reads stdout until a line holds `marker` followed by
 the URL (`url`), and records the seconds that took (`startup`); it raises
-RuntimeError if the child exits first. `rss_mib()` reads its memory,
+RuntimeError if the child exits first, or is killed for not serving within
+`timeout` seconds. `rss_mib()` reads its memory,
 `cpu_seconds()` the CPU time it and its child processes (`--workers`) have
 used, `stop()` ends it with SIGTERM (SIGKILL after 60 s). Its stdout stays open
 unread: a server's few later lines fit in the pipe's buffer.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -26,17 +28,32 @@ ROOT = Path(__file__).resolve().parents[1]
 class ServerChild:
     """See the module doc."""
 
-    def __init__(self, cmd: list[str], marker: str, log: Path, cwd: Path = ROOT) -> None:
+    def __init__(self, cmd: list[str], marker: str, log: Path, cwd: Path = ROOT, timeout: float | None = None) -> None:
         started = time.monotonic()
         self.log = open(log, "w")
         self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.log, text=True)
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if marker in line:
-                self.url = line.split(marker, 1)[1].split()[0]
-                break
-        else:
-            raise RuntimeError(f"{' '.join(cmd[:6])} exited before serving: see {log}")
+        # A child that hangs before serving is killed: its stdout then ends, and so does the wait.
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            self.proc.kill()
+        watchdog = threading.Timer(timeout, kill) if timeout is not None else None
+        if watchdog is not None:
+            watchdog.start()
+        try:
+            for line in self.proc.stdout:
+                if marker in line:
+                    self.url = line.split(marker, 1)[1].split()[0]
+                    break
+            else:
+                self.log.close()
+                why = f"did not serve within {timeout:.0f} s" if timed_out.is_set() else "exited before serving"
+                raise RuntimeError(f"{' '.join(cmd[:6])} {why}: see {log}")
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
         self.startup = time.monotonic() - started
 
     def rss_mib(self) -> tuple[float, float]:
