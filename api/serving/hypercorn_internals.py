@@ -38,6 +38,7 @@ Internal to `api.serving`: imported by its modules only.
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from typing import Any, Awaitable, Callable
 
 import h2.exceptions
@@ -119,6 +120,10 @@ class _IdleTimer:
 
 
 
+#: What writing a stream's answer raises once the stream or its connection is gone (Hypercorn's own list).
+_STREAM_GONE = (h2.exceptions.StreamClosedError, KeyError, h2.exceptions.ProtocolError, priority.MissingStreamError)
+
+
 class CoalescingH2Protocol(H2Protocol):
     """Hypercorn's HTTP/2, writing an answer of known length in one write where Hypercorn's makes three.
 
@@ -175,13 +180,9 @@ class CoalescingH2Protocol(H2Protocol):
             size = connection.max_outbound_frame_size
             for start in range(0, len(body), size):
                 connection.send_data(stream_id, bytes(body[start:start + size]), end_stream=start + size >= len(body))
-            del self.stream_buffers[stream_id]
-            self.priority.remove_stream(stream_id)
-        except (h2.exceptions.StreamClosedError, KeyError, h2.exceptions.ProtocolError, priority.MissingStreamError):
-            # Reset or closed meanwhile: as Hypercorn's send task, the stream is dropped.
-            buffer = self.stream_buffers.pop(stream_id, None)
-            if buffer is not None:
-                await buffer.close()
+            self._finished(stream_id)
+        except _STREAM_GONE:
+            await self._dropped(stream_id)
         await self._flush()
         return True
 
@@ -204,14 +205,22 @@ class CoalescingH2Protocol(H2Protocol):
             if buffer.complete:
                 if not ended:
                     self.connection.end_stream(stream_id)
-                del self.stream_buffers[stream_id]
-                self.priority.remove_stream(stream_id)
+                self._finished(stream_id)
             await self._flush()
-        except (h2.exceptions.StreamClosedError, KeyError, h2.exceptions.ProtocolError, priority.MissingStreamError):
-            # The stream or the connection closed while this waited: as Hypercorn's, the stream is dropped.
-            if stream_id in self.stream_buffers:
-                await self.stream_buffers[stream_id].close()
-                del self.stream_buffers[stream_id]
+        except _STREAM_GONE:
+            await self._dropped(stream_id)
+
+    def _finished(self, stream_id: int) -> None:
+        """The stream's answer is written whole: the send task forgets it."""
+        del self.stream_buffers[stream_id]
+        self.priority.remove_stream(stream_id)
+
+    async def _dropped(self, stream_id: int) -> None:
+        """The stream or the connection closed while its answer was written: as Hypercorn's, it is dropped."""
+        buffer = self.stream_buffers.pop(stream_id, None)
+        if buffer is not None:
+            await buffer.close()
+            with suppress(priority.MissingStreamError):
                 self.priority.remove_stream(stream_id)
 
     async def _close_stream(self, stream_id: int) -> None:

@@ -154,11 +154,10 @@ class StoredObject:
         check made, handed out once (its reader keeps it; the object in the watch history then holds
         only bytes), else made now from the dict, or from a decode that is not kept (no decode budget
         spent, no dict retained for one read)."""
-        view = self._view
-        if view is not None and self._budget is not None and self._budget.view is transform:
+        view, budget = self._view, self._budget
+        if view is not None and budget is not None and budget.view is transform:
             self._view = None
             return view
-        budget = self._budget
         if budget is not None and not self.is_decoded:
             budget.decodes += 1
             return transform(loads_json(self._json))  # type: ignore[arg-type]  (from_json sets it)
@@ -310,8 +309,8 @@ def decode_stored(key: str, value: bytes, revision: int | None, origin: object =
 
     `origin`: the store event's (`runtime.server.storage.StoreEvent.origin`); this process's own write (an
     `ObjectEncoder` at `revision`) gives the object it encoded, not a second decode of its bytes.
-    `lazy`: a value stamped with `revision` is checked (orjson, a tenth of a decode, nothing kept) and
-    decoded when first read, within that budget (`StoredObject.from_json`); anything else is decoded now;
+    `lazy`: a value stamped with `revision` is checked (orjson; nothing kept but the budget's `view` of it,
+    when it has one) and decoded when first read, within that budget (`StoredObject.from_json`); anything else is decoded now;
     the object of this process's own write is kept within the budget as a decoded one (`keep_within`).
     """
     if isinstance(origin, ObjectEncoder) and revision is not None:
