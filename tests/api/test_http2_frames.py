@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import ssl
-from typing import Callable
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Callable
 
 import h2.config
 import h2.connection
@@ -33,8 +34,9 @@ class Raw:
         self.frames: list[bytes] = []  # the raw chunks read, in order
 
     @classmethod
+    @asynccontextmanager
     async def open(cls, srv: Server, config: h2.config.H2Configuration | None = None,
-                   settings: dict[int, int] | None = None) -> "Raw":
+                   settings: dict[int, int] | None = None) -> AsyncIterator["Raw"]:
         host, port = srv.url.split("://", 1)[1].rsplit(":", 1)
         ctx = ssl.create_default_context(cadata=srv.ca_pem.decode())
         ctx.set_alpn_protocols(["h2"])
@@ -47,7 +49,10 @@ class Raw:
             conn.update_settings(settings)
         raw = cls(stream, conn, srv)
         await raw.flush()
-        return raw
+        try:
+            yield raw
+        finally:
+            await stream.aclose()
 
     async def flush(self) -> None:
         data = self.conn.data_to_send()
@@ -91,35 +96,32 @@ class Raw:
         (head,) = self.of(sid, h2.events.ResponseReceived)
         return dict(head.headers), b"".join(e.data for e in self.of(sid, h2.events.DataReceived))
 
-    async def close(self) -> None:
-        await self.stream.aclose()
+
+def _saw(kind: type) -> Callable[[list[h2.events.Event]], bool]:
+    """Whether an event of `kind` came."""
+    return lambda events: any(isinstance(e, kind) for e in events)
 
 
-def _terminated(events: list[h2.events.Event]) -> bool:
-    return any(isinstance(e, h2.events.ConnectionTerminated) for e in events)
+_terminated = _saw(h2.events.ConnectionTerminated)
 
 
 async def test_the_server_opens_with_settings_acks_the_clients_and_answers_ping_with_the_same_bytes(
         https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.SettingsAcknowledged) for e in ev))
+    async with Raw.open(https_server) as raw:
+        await raw.read_until(_saw(h2.events.SettingsAcknowledged))
         first = b"".join(raw.frames)
         assert first[3] == 0x4 and first[4] & 0x1 == 0  # the first frame: SETTINGS, not an ACK
         assert isinstance(raw.events[0], h2.events.RemoteSettingsChanged)
         raw.conn.ping(b"miniplan")
         await raw.flush()
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.PingAckReceived) for e in ev))
+        await raw.read_until(_saw(h2.events.PingAckReceived))
         (pong,) = [e for e in raw.events if isinstance(e, h2.events.PingAckReceived)]
         assert pong.ping_data == b"miniplan"
-    finally:
-        await raw.close()
 
 
 async def test_a_get_is_answered_200_with_a_body_of_its_content_length_and_the_stream_ends(
         https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         sid = await raw.request("GET", ADMIN)
         await raw.read_until(raw.ended(sid))
         head, body = raw.answer(sid)
@@ -128,27 +130,21 @@ async def test_a_get_is_answered_200_with_a_body_of_its_content_length_and_the_s
         assert int(head[b"content-length"]) == len(body) > 0
         assert json.loads(body)["metadata"]["name"] == "admin"
         assert len(raw.of(sid, h2.events.StreamEnded)) == 1
-    finally:
-        await raw.close()
 
 
 async def test_a_head_gets_its_headers_with_content_length_and_no_data(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         sid = await raw.request("HEAD", ADMIN)
         await raw.read_until(raw.ended(sid))
         head, body = raw.answer(sid)
         assert head[b":status"] == b"200" and int(head[b"content-length"]) > 0
         assert body == b""
-    finally:
-        await raw.close()
 
 
 async def test_a_request_body_past_the_initial_window_is_let_in_by_window_updates(https_server: Server) -> None:
     data = {f"key-{i}": "v" * 1000 for i in range(200)}  # about 200 KiB: past the 65,535-byte window
     body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": data}).encode()
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         sid = await raw.request("POST", "/api/v1/namespaces/default/configmaps",
                                 [(b"content-type", b"application/json"),
                                  (b"content-length", str(len(body)).encode())], end=False)
@@ -169,22 +165,19 @@ async def test_a_request_body_past_the_initial_window_is_let_in_by_window_update
         head, answer = raw.answer(sid)
         assert head[b":status"] == b"201"
         assert json.loads(answer)["data"] == data
-    finally:
-        await raw.close()
 
 
 async def test_the_server_sends_no_more_than_the_clients_window_before_a_window_update(
         https_server: Server) -> None:
-    raw = await Raw.open(https_server, settings={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1000})
-    try:
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.SettingsAcknowledged) for e in ev))
+    async with Raw.open(https_server, settings={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1000}) as raw:
+        await raw.read_until(_saw(h2.events.SettingsAcknowledged))
         sid = await raw.request("GET", "/openapi/v2", [(b"accept-encoding", b"identity")])
         await raw.read_until(lambda ev: len(raw.of(sid, h2.events.ResponseReceived)) == 1, ack=False)
         await raw.read_until(lambda ev: sum(e.flow_controlled_length for e in raw.of(
             sid, h2.events.DataReceived)) >= 1000 or raw.ended(sid)(ev), ack=False)
         raw.conn.ping(b"barrier!")  # no real wait: whatever the server wrote before its PING ACK is in by then
         await raw.flush()
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.PingAckReceived) for e in ev), ack=False)
+        await raw.read_until(_saw(h2.events.PingAckReceived), ack=False)
         before = sum(e.flow_controlled_length for e in raw.of(sid, h2.events.DataReceived))
         assert before == 1000 and not raw.ended(sid)(raw.events)  # the window filled, and no more
         for e in raw.of(sid, h2.events.DataReceived):
@@ -194,25 +187,19 @@ async def test_the_server_sends_no_more_than_the_clients_window_before_a_window_
         head, body = raw.answer(sid)
         assert head[b":status"] == b"200" and len(body) > 100_000
         assert json.loads(body)["swagger"] == "2.0"
-    finally:
-        await raw.close()
 
 
 async def test_every_data_frame_is_within_the_clients_max_frame_size(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         sid = await raw.request("GET", "/openapi/v2", [(b"accept-encoding", b"identity")])
         await raw.read_until(raw.ended(sid))
         sizes = [e.flow_controlled_length for e in raw.of(sid, h2.events.DataReceived)]
         assert sum(sizes) > 100_000 and len(sizes) > 6
         assert max(sizes) <= 16384
-    finally:
-        await raw.close()
 
 
 async def test_ten_streams_opened_at_once_are_each_answered(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         sids = []
         for _ in range(10):
             sid = raw.conn.get_next_available_stream_id()
@@ -225,13 +212,10 @@ async def test_ten_streams_opened_at_once_are_each_answered(https_server: Server
             assert head[b":status"] == b"200"
             assert json.loads(body)["metadata"]["name"] == "admin"
         assert sids == list(range(1, 21, 2))
-    finally:
-        await raw.close()
 
 
 async def test_a_watch_reset_by_the_client_leaves_the_connection_serving(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
+    async with Raw.open(https_server) as raw:
         watch = await raw.request("GET", f"{ROLES}?watch=1")
         await raw.read_until(lambda ev: len(raw.of(watch, h2.events.ResponseReceived)) == 1)
         assert dict(raw.of(watch, h2.events.ResponseReceived)[0].headers)[b":status"] == b"200"
@@ -242,45 +226,34 @@ async def test_a_watch_reset_by_the_client_leaves_the_connection_serving(https_s
         head, body = raw.answer(sid)
         assert head[b":status"] == b"200" and json.loads(body)["metadata"]["name"] == "admin"
         assert not _terminated(raw.events)
-    finally:
-        await raw.close()
 
 
 async def test_a_data_frame_on_stream_zero_gets_goaway_protocol_error(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.SettingsAcknowledged) for e in ev))
+    async with Raw.open(https_server) as raw:
+        await raw.read_until(_saw(h2.events.SettingsAcknowledged))
         await raw.stream.send_all(b"\x00\x00\x04" b"\x00" b"\x00" b"\x00\x00\x00\x00" b"oops")
         await raw.read_until(_terminated)
         (gone,) = [e for e in raw.events if isinstance(e, h2.events.ConnectionTerminated)]
         assert gone.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
-    finally:
-        await raw.close()
 
 
 async def test_an_upper_case_header_name_is_a_protocol_error(https_server: Server) -> None:
     config = h2.config.H2Configuration(client_side=True, header_encoding=None, validate_outbound_headers=False,
                                        normalize_outbound_headers=False)
-    raw = await Raw.open(https_server, config)
-    try:
+    async with Raw.open(https_server, config) as raw:
         sid = await raw.request("GET", ADMIN, [(b"X-Upper", b"yes")])
         await raw.read_until(lambda ev: _terminated(ev) or raw.ended(sid)(ev))
         errors = [(type(e).__name__, e.error_code) for e in raw.events
                   if isinstance(e, (h2.events.ConnectionTerminated, h2.events.StreamReset))]
         assert errors and errors[0][1] == h2.errors.ErrorCodes.PROTOCOL_ERROR, errors  # seen: a GOAWAY
         assert not raw.of(sid, h2.events.ResponseReceived)
-    finally:
-        await raw.close()
 
 
 async def test_a_header_block_split_over_continuation_frames_is_answered(https_server: Server) -> None:
-    raw = await Raw.open(https_server)
-    try:
-        await raw.read_until(lambda ev: any(isinstance(e, h2.events.SettingsAcknowledged) for e in ev))
+    async with Raw.open(https_server) as raw:
+        await raw.read_until(_saw(h2.events.SettingsAcknowledged))
         sid = await raw.request("GET", ADMIN, [(b"x-big", b"a" * 40000)])
         assert raw.conn.max_outbound_frame_size == 16384  # so h2 wrote HEADERS then CONTINUATIONs
         await raw.read_until(lambda ev: _terminated(ev) or raw.ended(sid)(ev))
         head, body = raw.answer(sid)
         assert head[b":status"] == b"200" and json.loads(body)["metadata"]["name"] == "admin"
-    finally:
-        await raw.close()
