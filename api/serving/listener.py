@@ -2,7 +2,7 @@
 
 `serve_counted(app, config, limits)` serves `app` as `hypercorn.trio.serve`
 does (through `api.serving.hypercorn_internals`: HTTP/1.1 by
-`api.serving.http1`, HTTP/2 Hypercorn's, the keep-alive timeout, a graceful
+`api.serving.http1`, HTTP/2 by `api.serving.http2`, the keep-alive timeout, a graceful
 stop on cancellation) and counts each open connection in `limits`
 (`RequestLimits.connection_opened/closed`). A connection past
 `max_connections` is still served, but `over_connection_limit()` is then true
@@ -21,6 +21,7 @@ from hypercorn.config import Config
 
 from api.limits import RequestLimits
 from api.serving.http1 import Http1Protocol
+from api.serving.http2 import Http2Protocol
 from api.serving.hypercorn_internals import serve_connections
 
 __all__ = ["serve_counted", "over_connection_limit"]
@@ -49,4 +50,4 @@ async def serve_counted(app: Any, config: Config, limits: RequestLimits, *,
         finally:
             limits.connection_closed()
 
-    await serve_connections(app, config, Http1Protocol, counted, task_status=task_status)
+    await serve_connections(app, config, Http1Protocol, Http2Protocol, counted, task_status=task_status)

@@ -143,7 +143,7 @@ NOT_PRIVATE = {
 }
 #: The modules whose job is to touch a library's internals, and why (their caveats at their top).
 TOUCHES_LIBRARY_INTERNALS = {
-    "api.serving.hypercorn_internals": "Hypercorn's connection classes, to put miniplane's HTTP/1.1 in h11's place",
+    "api.serving.hypercorn_internals": "Hypercorn's connection classes, to put miniplane's HTTP/1.1 and HTTP/2 in h11's and h2's place",
     "tests.support.callcount": "trio's scheduler's random, seeded so that a count is the same on every run",
 }
 _ATTRIBUTE_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
