@@ -6,8 +6,9 @@ its own header checks) and hands every answer to a send task through events
 and a priority tree; with trio's hand-offs that was most of the CPU of a
 GET, the app a sixteenth of it (py-spy). Here a frame is a 9-byte header
 read with `struct`, a request's headers are decoded with `hpack` and checked
-once, and an answer is written by its own task, its head with its body in
-one write, waiting only when a flow-control window is shut.
+once (a block sent again not at all: `api.serving.http2_request`), and an
+answer is written by its own task, its head with its body in one write,
+waiting only when a flow-control window is shut.
 
 Contract: `Http2Protocol` stands where Hypercorn's `H2Protocol` stands
 (`api.serving.hypercorn_internals.Connection` puts it there for TLS's ALPN
@@ -67,7 +68,7 @@ from api.serving.http2_frames import (
     MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE, MAX_WINDOW, NO_ERROR, PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG,
     PROTOCOL_ERROR, PUSH_PROMISE, REFUSED_STREAM, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE, data_frames,
     encode_headers, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
-from api.serving.http2_request import parse_request
+from api.serving.http2_request import RequestBlocks
 from api.serving.hypercorn_internals import (
     AppWrapper, Body, Closed, Config, ConnectionState, EndBody, Event, HTTPStream, InformationalResponse, RawData,
     Request, Response, StreamClosed, StreamEvent, TaskGroup, Trailers, Updated, WorkerContextType as WorkerContext)
@@ -122,7 +123,7 @@ class Http2Protocol:
         self.keep_alive_requests = 0
         self._buffer = bytearray()
         self._preface_read = False
-        self._decoder = hpack.Decoder(max_header_list_size=config.h2_max_header_list_size)
+        self._requests = RequestBlocks(config.h2_max_header_list_size)
         self._max_block = 2 * config.h2_max_header_list_size  # a header block's bytes, over CONTINUATIONs
         self._block: tuple[int, int, bytearray] | None = None  # awaiting CONTINUATION: stream, END_STREAM, bytes
         self._streams: dict[int, _Stream] = {}
@@ -321,7 +322,7 @@ class Http2Protocol:
 
     async def _header_block(self, stream_id: int, end_stream: int, block: bytes) -> None:
         try:  # decoded whatever becomes of the stream: the decoder's table must follow the client's
-            fields = self._decoder.decode(block, raw=True)
+            request = self._requests.decode(block)
         except hpack.OversizedHeaderListError:
             raise _ConnectionError(ENHANCE_YOUR_CALM) from None
         except hpack.HPACKError:
@@ -345,7 +346,6 @@ class Http2Protocol:
             raise _StreamError(stream_id, REFUSED_STREAM)
         if len(self._streams) >= self.config.h2_max_concurrent_streams:
             raise _StreamError(stream_id, PROTOCOL_ERROR if self._settings_acked else REFUSED_STREAM)
-        request = parse_request(fields)
         if request is None:
             raise _StreamError(stream_id, PROTOCOL_ERROR)  # malformed (RFC 9113 8.1.1)
         if request.method == "CONNECT":

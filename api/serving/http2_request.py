@@ -1,6 +1,20 @@
-"""An HTTP/2 request's fields, checked as RFC 9113 8.2-8.3 says, in the shape Hypercorn's `Request` takes.
+"""An HTTP/2 request's header block, decoded and checked as RFC 9113 8.2-8.3 says, in the shape Hypercorn's `Request` takes.
 
-Contract: `parse_request(fields)` takes a HEADERS block's decoded fields
+Contract: `RequestBlocks(max_header_list_size)` is one connection's
+decoding side: `decode(block)` gives the block's `parse_request`, raising
+`hpack.HPACKError` (`hpack.OversizedHeaderListError` for a list over the
+size) where the block breaks the decoder. A block seen again while the
+decoder's dynamic table is as it was is given the request it gave then,
+neither decoded nor checked again: a client repeating a request (a poll, a
+benchmark's round of GETs) sends the same bytes, every field indexed or a
+literal not added to the table (as nghttp2 sends `:path` and
+`authorization`, and Go's client any field once indexed), and decoding
+them was a tenth of an HTTP/2 GET's CPU (py-spy). A block that changes the
+table (a field added, a size update) is not kept, and a change empties
+what is kept; what is kept is at most `max_header_list_size` of fields
+(one request's worth), emptied when full.
+
+`parse_request(fields)` takes a HEADERS block's decoded fields
 (bytes pairs, in order) and gives a `ParsedRequest`, or None when the
 request is malformed:
 - a field name not a lower-case token, a value holding NUL, CR or LF;
@@ -24,7 +38,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["ParsedRequest", "parse_request"]
+import hpack
+
+__all__ = ["ParsedRequest", "RequestBlocks", "parse_request"]
 
 _CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
 _PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
@@ -33,6 +49,7 @@ _NOT_TOKEN = re.compile(rb"[^A-Za-z0-9!#$%&'*+\-.^_`|~]")
 #: Names seen well-formed: most requests carry the same few, checked once (bounded: names are the client's).
 _GOOD_NAMES: set[bytes] = set()
 _GOOD_NAMES_BOUND = 1024
+_UNSEEN = object()
 
 
 class ParsedRequest(NamedTuple):
@@ -94,3 +111,56 @@ def parse_request(fields: list[tuple[bytes, bytes]]) -> ParsedRequest | None:
     if cookies:
         headers.append((b"cookie", b"; ".join(cookies)))
     return ParsedRequest(method.decode("ascii"), path, headers, content_length)
+
+
+class RequestBlocks:
+    """One connection's request header blocks, decoded and parsed; repeated ones once (see the module docstring)."""
+
+    def __init__(self, max_header_list_size: int) -> None:
+        self._decoder = hpack.Decoder(max_header_list_size=max_header_list_size)
+        self._bound = max_header_list_size
+        self._kept: dict[bytes, ParsedRequest | None] = {}
+        self._kept_size = 0
+        self._table = self._table_state()  # the table the kept blocks were decoded against
+
+    def decode(self, block: bytes) -> ParsedRequest | None:
+        """The request `block` makes, or None when it is malformed; raises `hpack.HPACKError` when the block
+        breaks the decoder (the connection's end: its table no longer follows the client's). Its headers are
+        the caller's own list."""
+        if not self._unchanged():
+            self._forget_kept()
+            self._table = self._table_state()
+        request = self._kept.get(block, _UNSEEN)
+        if request is _UNSEEN:
+            request = self._decoded(block)
+        if request is None:
+            return None
+        method, path, headers, content_length = request
+        return ParsedRequest(method, path, list(headers), content_length)
+
+    def _decoded(self, block: bytes) -> ParsedRequest | None:
+        fields = self._decoder.decode(block, raw=True)
+        request = parse_request(fields)
+        if self._unchanged():  # the block changed nothing: its bytes mean the same next time
+            size = sum(len(name) + len(value) + 32 for name, value in fields)  # as RFC 7541 4.1 counts
+            if self._kept_size + size > self._bound:
+                self._forget_kept()
+            if size <= self._bound:
+                self._kept[block] = request
+                self._kept_size += size
+        return request
+
+    def _forget_kept(self) -> None:
+        self._kept.clear()
+        self._kept_size = 0
+
+    def _table_state(self) -> tuple[int, int, tuple[bytes, bytes] | None]:
+        table = self._decoder.header_table
+        entries = table.dynamic_entries
+        return table.maxsize, len(entries), entries[0] if entries else None
+
+    def _unchanged(self) -> bool:
+        """Whether the table is the one `self._table` saw: a field added is a new newest entry (held there, so
+        no other can take its place), a size update a new size or fewer entries."""
+        size, count, newest = self._table_state()
+        return size == self._table[0] and count == self._table[1] and newest is self._table[2]
