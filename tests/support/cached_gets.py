@@ -6,6 +6,8 @@ ClusterRole `target` and the Role `team/target`, with alice granted `get` on clu
 `team` (a ClusterRole and a RoleBinding), and returns the `Server`. `get_request(path, token, accept)` is
 one GET's bytes (HTTP/1.1, keep-alive). `CASES` names the GETs a fast path must answer as the slow one
 does: (name, path, token, Accept) for JSON, protobuf, Table, a 404, a 403, and the admin's GET.
+`encodes_counted(monkeypatch)` is the list of codecs a stored object is encoded with from then on (its
+`StoredObject.encoded` cache missed), for the tests that a cached GET encodes nothing.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
+
+from runtime.machinery.storedobject import StoredObject
 
 from tests.support.rbac import grant, ok, rule, token_file, user
 from tests.support.server import Server, start_in_process
 
-__all__ = ["CASES", "CLUSTER_ROLE", "ROLE", "TABLE", "PROTOBUF", "get_request", "start_cached_gets"]
+__all__ = ["CASES", "CLUSTER_ROLE", "ROLE", "TABLE", "PROTOBUF", "encodes_counted", "get_request", "start_cached_gets"]
 
 CLUSTER_ROLE = "/apis/rbac.authorization.svc.io/v1/clusterroles/target"
 ROLE = "/apis/rbac.authorization.svc.io/v1/namespaces/team/roles/target"
@@ -58,3 +63,17 @@ async def start_cached_gets(nursery: trio.Nursery, tmp_path: Path, **options: An
     await grant(srv, user("alice"), rule(["get"], ["roles"], groups=["rbac.authorization.svc.io"]),
                 namespace="team", role_kind="Role")
     return srv
+
+
+def encodes_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The codecs objects are encoded with while `monkeypatch` holds: one entry per cache miss."""
+    encodes: list[str] = []
+    cached = StoredObject.encoded
+
+    def counting(self: StoredObject, codec: str, encode):  # type: ignore[no-untyped-def]
+        def counted(obj):  # type: ignore[no-untyped-def]
+            encodes.append(codec)
+            return encode(obj)
+        return cached(self, codec, counted)
+    monkeypatch.setattr(StoredObject, "encoded", counting)
+    return encodes

@@ -30,7 +30,7 @@ from hypercorn.utils import wrap_app
 
 from api.serving.http1 import Http1Protocol
 
-__all__ = ["Wire", "open_wire", "parse_answer"]
+__all__ = ["Wire", "open_wire", "parse_answer", "serving"]
 
 
 class Wire:
@@ -100,15 +100,24 @@ def parse_answer(raw: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
 @asynccontextmanager
 async def open_wire(app: Any) -> AsyncIterator[Wire]:
     """A `Wire` to `app` for the block; the connection closes on leaving."""
+    wire = Wire()
+    async with serving(Http1Protocol, app, wire):
+        yield wire
+
+
+@asynccontextmanager
+async def serving(protocol_class: Any, app: Any, wire: Any) -> AsyncIterator[Any]:
+    """`protocol_class` serving `app` on one connection that writes to `wire.send`, set as `wire.protocol`,
+    with the arguments `miniplane serve` gives it over TLS; the connection closes on leaving unless
+    `wire.closed` (the server closed it). Shared by `open_wire` and `tests.support.wire2.open_wire2`."""
     config = Config()
     config.include_date_header = False  # the same bytes every time
-    wire = Wire()
     async with TaskGroup() as task_group:
-        wire.protocol = Http1Protocol(wrap_app(app, config.wsgi_max_body_size, None), config, WorkerContext(None),
-                                      task_group, ConnectionState({}), True, ("127.0.0.1", 50000),
-                                      ("127.0.0.1", 6443), wire.send)
+        wire.protocol = protocol_class(wrap_app(app, config.wsgi_max_body_size, None), config, WorkerContext(None),
+                                       task_group, ConnectionState({}), True, ("127.0.0.1", 50000),
+                                       ("127.0.0.1", 6443), wire.send)
         try:
-            yield wire
+            yield wire.protocol
         finally:
             if not wire.closed:
                 await wire.protocol.handle(RawData(b""))

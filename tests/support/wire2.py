@@ -23,15 +23,11 @@ from typing import Any, AsyncIterator, Iterator
 
 import hpack
 import trio
-from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData
-from hypercorn.trio.task_group import TaskGroup
-from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import ConnectionState
-from hypercorn.utils import wrap_app
 
 from api.serving.http2 import Http2Protocol
 from api.serving.http2_frames import DATA, END_HEADERS, END_STREAM, HEADERS, PREFACE, frame, settings
+from tests.support.wire import serving
 
 __all__ = ["Wire2", "open_wire2"]
 
@@ -117,18 +113,8 @@ def _stream_of(frames: bytes) -> int:
 @asynccontextmanager
 async def open_wire2(app: Any) -> AsyncIterator[Wire2]:
     """A `Wire2` to `app` for the block, its preface and SETTINGS read; the connection closes on leaving."""
-    config = Config()
-    config.include_date_header = False  # the same bytes every time
     wire = Wire2()
-    async with TaskGroup() as task_group:
-        wire.protocol = Http2Protocol(wrap_app(app, config.wsgi_max_body_size, None), config, WorkerContext(None),
-                                      task_group, ConnectionState({}), True, ("127.0.0.1", 50000),
-                                      ("127.0.0.1", 6443), wire.send)
-        await wire.protocol.initiate()
-        await wire.protocol.handle(RawData(PREFACE + settings({})))
-        try:
-            yield wire
-        finally:
-            if not wire.closed:
-                await wire.protocol.handle(RawData(b""))
-                await wire.protocol.handle(Closed())
+    async with serving(Http2Protocol, app, wire) as protocol:
+        await protocol.initiate()
+        await protocol.handle(RawData(PREFACE + settings({})))
+        yield wire

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from runtime.machinery.storedobject import StoredObject
-from tests.support.cached_gets import CASES, CLUSTER_ROLE, PROTOBUF, ROLE, get_request, start_cached_gets
+from tests.support.cached_gets import CASES, CLUSTER_ROLE, PROTOBUF, ROLE, encodes_counted, get_request, start_cached_gets
 from tests.support.callcount import count_calls
 from tests.support.wire import open_wire, parse_answer
 from tests.support.wire2 import open_wire2
@@ -63,15 +62,7 @@ async def test_an_http2_get_of_a_cached_object_makes_at_most_its_measured_python
 
 async def test_an_http2_get_of_a_cached_object_encodes_nothing(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    encodes: list[str] = []
-    cached = StoredObject.encoded
-
-    def counting(self: StoredObject, codec: str, encode):  # type: ignore[no-untyped-def]
-        def counted(obj):  # type: ignore[no-untyped-def]
-            encodes.append(codec)
-            return encode(obj)
-        return cached(self, codec, counted)
-    monkeypatch.setattr(StoredObject, "encoded", counting)
+    encodes = encodes_counted(monkeypatch)
     async with trio.open_nursery() as nursery:
         srv = await start_cached_gets(nursery, tmp_path)
         async with open_wire2(srv.plane.app) as wire:
