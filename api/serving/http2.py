@@ -179,9 +179,9 @@ class Http2Protocol:
         if stream is None or stream.reset or stream.local_ended:
             return  # reset meanwhile: what is left of its answer is dropped
         if isinstance(event, Response) and event.status_code >= 200:
-            block = encode_headers(event.status_code, self._answer_headers(event.headers))
-            if stream.head_request or event.status_code in (204, 304) or any(
-                    name.lower() == b"content-length" for name, _ in event.headers):
+            fields = self._answer_headers(event.headers)
+            block = encode_headers(event.status_code, fields)
+            if stream.head_request or event.status_code in (204, 304) or _has_length(fields):
                 stream.head = block  # written with its body: one write
             else:
                 await self._write(header_frames(stream_id, block, False, self._max_frame))
@@ -561,6 +561,14 @@ class Http2Protocol:
     def _wake(self) -> None:
         self._window_grew.set()
         self._window_grew = trio.Event()
+
+
+def _has_length(fields: list[tuple[bytes, bytes]]) -> bool:
+    """Whether an answer's fields (names lower-case) give its length: its body is then known, and whole."""
+    for name, _ in fields:
+        if name == b"content-length":
+            return True
+    return False
 
 
 def _unpadded(flags: int, payload: bytes) -> bytes:
