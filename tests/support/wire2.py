@@ -2,7 +2,8 @@
 
 Contract: `async with open_wire2(app) as wire:` serves `app` (a control plane's `plane.app`) behind
 `Http2Protocol`, as `miniplane serve` does on a connection whose TLS chose "h2", with no socket and no
-TLS (the scope says https, as behind TLS); the client's preface and empty SETTINGS are read first.
+TLS (the scope says https, as behind TLS); the client's preface, SETTINGS and WINDOW_UPDATE giving the
+largest windows are read first (so the server never waits for a window).
 `get_frames(path, token, accept)` is one GET's HEADERS frame on the next stream (an HPACK block of the
 client's encoder, so a GET sent again is the same small block of indexed fields, as kubectl's are);
 `await wire.exchange(frames)` hands those bytes to the connection, as one read, and returns the frames
@@ -26,7 +27,8 @@ import trio
 from hypercorn.events import Closed, Event, RawData
 
 from api.serving.http2 import Http2Protocol
-from api.serving.http2_frames import DATA, END_HEADERS, END_STREAM, HEADERS, PREFACE, frame, settings
+from api.serving.http2_frames import (DATA, DEFAULT_WINDOW, END_HEADERS, END_STREAM, HEADERS, INITIAL_WINDOW_SIZE,
+                                     MAX_WINDOW, PREFACE, frame, settings, window_update)
 from tests.support.wire import serving
 
 __all__ = ["Wire2", "open_wire2"]
@@ -116,5 +118,8 @@ async def open_wire2(app: Any) -> AsyncIterator[Wire2]:
     wire = Wire2()
     async with serving(Http2Protocol, app, wire) as protocol:
         await protocol.initiate()
-        await protocol.handle(RawData(PREFACE + settings({})))
+        # The most window a client may give, at once: a client that never gave windows back would have
+        # the server wait after 64 KiB of answers (RFC 9113 6.9); kubectl's and h2load's give them back.
+        await protocol.handle(RawData(PREFACE + settings({INITIAL_WINDOW_SIZE: MAX_WINDOW})
+                                      + window_update(0, MAX_WINDOW - DEFAULT_WINDOW)))
         yield wire
