@@ -13,9 +13,9 @@
   list is never held whole as one bytes object; other codecs build the
   document. `coalesce` groups the chunks into writes of a useful size,
   `gzip_chunks` compresses a chunk stream incrementally.
-- `coalesce_queued(frames, backlog)` writes a watch's event frames together
-  while more events are queued (kube-apiserver flushes a watch once its
-  channel is empty), and each at once when none is.
+- `coalesce_queued(items, backlog, frame=, written=)` frames a watch's events
+  and writes them together while more events are queued (kube-apiserver
+  flushes a watch once its channel is empty), and each at once when none is.
 
 A JSON or YAML body nested deeper than `MAX_NESTING` is refused whole
 (CBOR's decoder stops at 64 levels), so no later stage recurses past
@@ -332,24 +332,32 @@ def coalesce(chunks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes
 FRAMES_PER_WRITE = 64
 
 
-async def coalesce_queued(frames: AsyncIterator[bytes], backlog: Callable[[], int], *,
+async def coalesce_queued(items: AsyncIterator[Any], backlog: Callable[[], int], *,
+                          frame: Callable[[Any], bytes] | None = None, written: Callable[[int], Any] | None = None,
                           limit: int = FRAMES_PER_WRITE) -> AsyncIterator[bytes]:
-    """A watch's `frames` as writes: a frame is held while more events are queued (`backlog()`), up to
-    `limit` frames per write; what is held when `frames` ends is written then.
+    """A watch's `items` as writes: each item made a frame by `frame` (the items are frames when None), a
+    frame held while more events are queued (`backlog()`), up to `limit` frames per write; what is held
+    when `items` ends is written then. `written(n)`, when given, is told the frames of each write first.
 
     Why: kube-apiserver's serveWatch flushes once its event channel is empty. Under load a watcher then
     costs a send (HTTP chunk, TLS record, system call) per backlog, not per event; an idle watch still
-    gets each event at once (nothing queued behind it).
+    gets each event at once (nothing queued behind it). The framing and the count are here, not in a
+    generator of their own, because each generator between the cache and the socket is a resumption per
+    event and watcher.
     """
     held: list[bytes] = []
-    async with aclosing(frames):
-        async for frame in frames:
-            held.append(frame)
+    async with aclosing(items):
+        async for item in items:
+            held.append(item if frame is None else frame(item))
             if backlog() and len(held) < limit:
                 continue
+            if written is not None:
+                written(len(held))
             yield held[0] if len(held) == 1 else b"".join(held)
             held = []
     if held:
+        if written is not None:
+            written(len(held))
         yield b"".join(held)
 
 

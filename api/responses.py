@@ -279,7 +279,8 @@ class Responder:
                 return doc
             return partial_object_metadata(obj, meta_version)
 
-        def frame(event_type: str, payload: Any) -> bytes:
+        def frame(item: tuple[str, Any]) -> bytes:
+            event_type, payload = item
             doc = converted(event_type, payload)
             if codec == "json":
                 body = doc.json_bytes() if isinstance(doc, StoredObject) else dumps_json(doc)
@@ -293,15 +294,9 @@ class Responder:
             return cbor.encode_watch_event(event_type, doc)
 
         sent = self.state.metrics.watch_events(rt.group, rt.version, rt.kind)
-
-        async def events() -> AsyncIterator[bytes]:
-            async for event_type, payload in stream:
-                sent.inc()
-                yield frame(event_type, payload)
-
         media = {"protobuf": choice.media_type + ";stream=watch", "cbor": "application/cbor-seq"}.get(
             codec, "application/json")
-        writes = coalesce_queued(events(), lambda: stream.backlog)
+        writes = coalesce_queued(aiter(stream), lambda: stream.backlog, frame=frame, written=sent.inc)
         body = writes if track is None else track(writes)
         response = Response(body, status=200, headers={"Content-Type": media,
                                                              "Cache-Control": "no-cache, private"})

@@ -5,14 +5,15 @@ behind `Http1Protocol` inside Hypercorn's `HTTPStream`, as `miniplane serve` doe
 no socket and no TLS (the scope says https, as behind TLS). `await wire.exchange(raw)` hands the bytes of
 one request to the connection, as one read, and returns the bytes written back once its answer is whole
 (an answer of known length, or a chunked one to its last chunk). `parse_answer(raw)` splits those bytes
-into (status, headers in order with lower-case names, body: de-chunked).
+into (status, headers in order with lower-case names, body: de-chunked). An answer that does not end (a
+watch) is begun with `await wire.begin(raw)` instead, and what it wrote so far is `wire.take()`.
 
 What runs between the request's bytes and the answer's is the server's work for that request: the
 answer's bytes are all that the connection would write to its socket (Hypercorn's Date header off, so
 two answers compare byte for byte). For counting tests and the profile of `bench/profile_get.py`.
 
-Caveats: one request at a time; an answer that never ends (a watch) is not awaited to its end (`exchange`
-raises on trio's deadline the caller sets).
+Caveats: one request at a time; `exchange` of an answer that never ends (a watch) raises on trio's
+deadline the caller sets.
 """
 
 from __future__ import annotations
@@ -60,6 +61,19 @@ class Wire:
         await self.protocol.handle(RawData(raw))
         await self._whole.wait()
         return bytes(self._written)
+
+    async def begin(self, raw: bytes) -> None:
+        """Hand the request `raw` to the connection without awaiting its answer (a watch): `take()` what
+        it writes."""
+        assert self.protocol is not None and not self.closed
+        self._written.clear()
+        await self.protocol.handle(RawData(raw))
+
+    def take(self) -> bytes:
+        """What the connection wrote since `begin` or the last `take`."""
+        written = bytes(self._written)
+        self._written.clear()
+        return written
 
 
 def _is_whole(data: bytearray) -> bool:

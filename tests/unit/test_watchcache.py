@@ -316,3 +316,36 @@ async def test_a_stopped_cache_releases_every_wait_for_a_revision_it_will_never_
                 assert answers == []
                 feed.cancel_scope.cancel()  # the cache stops; its waiters must not hang
     assert answers == [False, False] and cache.stopped
+
+
+class _LabelIs:
+    """A filter equal to every other of the same label, that counts the objects it tests."""
+
+    tested = 0
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __call__(self, obj) -> bool:
+        _LabelIs.tested += 1
+        return obj.labels.get("fan") == self.label
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LabelIs) and other.label == self.label
+
+    def __hash__(self) -> int:
+        return hash(self.label)
+
+
+async def test_watchers_of_equal_filters_test_each_event_once_and_each_get_it(nursery):
+    store = MemoryStore()
+    cache = await started_cache(nursery, store)
+    same = [cache.kind(ROLES).watch(_LabelIs("x"), after_revision=None, initial=False) for _ in range(5)]
+    other = cache.kind(ROLES).watch(_LabelIs("y"), after_revision=None, initial=False)
+    own = cache.kind(ROLES).watch(lambda o: o.labels.get("fan") == "x", after_revision=None, initial=False)
+    _LabelIs.tested = 0
+    await store.create(ROLES + "a", value("a", {"fan": "x"}))
+    await synced(cache)
+    assert _LabelIs.tested == 2  # once for the five watches of "x", once for the one of "y"
+    assert [w.events.receive_nowait()[1].name for w in same + [own]] == ["a"] * 6
+    assert other.pending == 0 and all(w.pending == 0 for w in same)

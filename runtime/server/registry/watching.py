@@ -192,16 +192,15 @@ class WatchStream:
             item = None
             ended = False
             try:
-                # An event already queued is taken at once: no cancel scope per event under load.
+                # An event already queued is taken at once, without a wait.
                 item = watcher.events.receive_nowait()
             except trio.WouldBlock:
                 queued = 0
                 wake = min(deadline, now + BOOKMARK_INTERVAL) if self.bookmarks else deadline
-                with trio.move_on_at(wake):
-                    try:
-                        item = await watcher.events.receive()
-                    except trio.EndOfChannel:
-                        ended = True
+                try:  # no cancel scope per wait: the mailbox keeps the deadline
+                    item = await watcher.events.receive_until(wake)
+                except trio.EndOfChannel:
+                    ended = True
             except trio.EndOfChannel:
                 ended = True
             else:

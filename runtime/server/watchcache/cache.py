@@ -43,6 +43,7 @@ from __future__ import annotations
 import bisect
 import logging
 import math
+import weakref
 from collections import OrderedDict, deque
 from itertools import islice
 from typing import Any, Callable, Iterable
@@ -54,6 +55,7 @@ from runtime.machinery.storedobject import (
 )
 from runtime.server.storage import Compacted, StoreEvent, Store, StoreUnavailable
 from runtime.server.watchcache.fresh import SharedRevisionReads
+from runtime.server.watchcache.mailbox import start_timer
 from runtime.server.watchcache.pages import SortedObjects
 from runtime.server.watchcache.watchers import EVENT_OVERHEAD, CacheEvent, Matcher, TooOld, Watcher
 
@@ -106,6 +108,8 @@ class KindCache:
         self.history: deque[CacheEvent] = deque()
         self.history_bytes = 0  # sum of the history's event sizes
         self._watchers: set[Watcher] = set()
+        #: Each filter an open watcher has, by itself: weakly, so a filter goes with its last watcher.
+        self._filters: weakref.WeakValueDictionary[Matcher, Matcher] = weakref.WeakValueDictionary()
         self._keys: list[str] = []  # sorted keys of `objects`, kept in step with it
         self._evicted = 0  # snapshots of revisions <= this were given up (full cache)
         self._memo: OrderedDict[int, tuple[list[str], list[StoredObject]]] = OrderedDict()
@@ -197,7 +201,7 @@ class KindCache:
             after = after_revision
         replay = [e for e in self._events_after(after_revision)] if after_revision is not None else []
         current = self.list(match=match) if initial else []
-        watcher = Watcher(self, match, capacity + len(current) + len(replay), bookmarks, after)
+        watcher = Watcher(self, self._shared(match), capacity + len(current) + len(replay), bookmarks, after)
         for obj in current:
             watcher.deliver(("ADDED", obj))
         watcher.initial_count = len(current)
@@ -205,6 +209,14 @@ class KindCache:
             watcher.offer(event)
         self._watchers.add(watcher)
         return watcher
+
+    def _shared(self, match: Matcher) -> Matcher:
+        """`match`, or an equal filter an open watcher has: equal filters share one identity, so that an
+        event is tested once per filter (`Watcher.offer`). A filter that does not hash is its own."""
+        try:
+            return self._filters.setdefault(match, match)
+        except TypeError:
+            return match
 
     def drop_watcher(self, watcher: Watcher) -> None:
         """Offer `watcher` no more events (its `close()` calls this)."""
@@ -236,8 +248,9 @@ class KindCache:
         self.history.append(event)
         self.history_bytes += event.size
         self._owner.history_bytes += event.size
+        seen: dict[int, tuple[str, StoredObject] | None] = {}  # per filter: watches of one selector test it once
         for watcher in list(self._watchers):
-            watcher.offer(event)
+            watcher.offer(event, seen)
 
     def _trim(self, cutoff: float) -> int:
         """Drop history older than `cutoff`; returns the newest revision dropped (0: none)."""
@@ -330,6 +343,7 @@ class WatchCache:
         again, after a backoff (`RETRY_DELAYS`). Only a failure of the very first
         list propagates: there is nothing to serve without it.
         """
+        start_timer()  # the watches' deadline keeper, one per trio run: running before the first watch
         try:
             await self._list_and_follow(task_status)
         finally:

@@ -2,9 +2,14 @@
 
 Contract: a `CacheEvent` is one change of one object as the cache applied
 it; `as_seen(event, match)` is that change as a watcher filtering with
-`match` sees it; a `Watcher` queues what it sees on a bounded channel and
-closes itself (`overflowed`) when its reader falls behind. `TooOld` is a
-watch from before the history (410 Gone).
+`match` sees it; a `Watcher` queues what it sees in a bounded mailbox and
+closes itself (`overflowed`) when its reader falls behind; `events` is a
+`Mailbox` (one reader, a wait with a deadline but no cancel scope), and
+`pending` its length. `offer(event, seen)` shares what watchers of
+one filter see of one event through `seen` (keyed by the filter's identity:
+the cache gives equal filters one identity, `KindCache.watch`), so 1,000
+watches of one selector test it once per event. `TooOld` is a watch from
+before the history (410 Gone).
 
 Internal to `runtime.server.watchcache`: imported by its modules only.
 """
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 import trio
 
 from runtime.machinery.storedobject import StoredObject
+from runtime.server.watchcache.mailbox import Mailbox
 
 if TYPE_CHECKING:
     from runtime.server.watchcache.cache import KindCache
@@ -65,6 +71,8 @@ class CacheEvent:
 #: A watcher's filter: does this object (namespace, label and field selectors) count?
 Matcher = Callable[[StoredObject], bool]
 
+_UNSEEN: object = object()  # `offer`'s mark: this filter has not looked at the event yet
+
 
 def as_seen(event: CacheEvent, match: Matcher) -> tuple[str, StoredObject] | None:
     """`event` as a watcher filtering with `match` sees it, or None when it sees nothing.
@@ -86,7 +94,7 @@ def as_seen(event: CacheEvent, match: Matcher) -> tuple[str, StoredObject] | Non
 
 
 class Watcher:
-    """One watch on a kind. Events arrive on `events` (a bounded channel) as (type, object).
+    """One watch on a kind. Events arrive in `events` (a bounded `Mailbox`) as (type, object).
 
     A watcher that falls `capacity` events behind is closed with `overflowed`
     set: the client re-watches from its last resourceVersion, as with
@@ -100,7 +108,7 @@ class Watcher:
         self.match = match
         self.bookmarks = bookmarks
         self.after = after
-        self._send, self.events = trio.open_memory_channel[tuple[str, StoredObject]](capacity)
+        self.events: Mailbox[tuple[str, StoredObject]] = Mailbox(capacity)
         self.overflowed = False
         self.gone = False  # the cache restarted its history: the client must relist
         self.initial_count = 0  # synthetic ADDED events queued first
@@ -110,27 +118,34 @@ class Watcher:
     @property
     def pending(self) -> int:
         """Events queued and not yet received."""
-        return self._send.statistics().current_buffer_used
+        return len(self.events)
 
     def deliver(self, item: tuple[str, StoredObject]) -> None:
         """Queue `item` as it is (an initial ADDED); a watcher it overflows is closed (`overflowed`)."""
         try:
-            self._send.send_nowait(item)
+            self.events.put_nowait(item)
         except trio.WouldBlock:
             self.overflowed = True
             self.close()
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+        except trio.ClosedResourceError:
             self.close()
 
-    def offer(self, event: CacheEvent) -> None:
-        """Queue `event` as this watcher sees it (see `as_seen`)."""
+    def offer(self, event: CacheEvent, seen: dict[int, tuple[str, StoredObject] | None] | None = None) -> None:
+        """Queue `event` as this watcher sees it (see `as_seen`); `seen`, when given, holds what each
+        filter (by identity) saw of this same event, and gets what this one sees."""
         if event.revision <= self.after:
             return
-        seen = as_seen(event, self.match)
-        if seen is not None:
-            self.deliver(seen)
+        if seen is None:
+            shown = as_seen(event, self.match)
+        else:
+            key = id(self.match)
+            shown = seen.get(key, _UNSEEN)
+            if shown is _UNSEEN:
+                shown = seen[key] = as_seen(event, self.match)
+        if shown is not None:
+            self.deliver(shown)  # type: ignore[arg-type]
 
     def close(self) -> None:
         """Stop receiving; the reader sees the end of `events` after what is queued."""
         self._cache.drop_watcher(self)
-        self._send.close()
+        self.events.close()

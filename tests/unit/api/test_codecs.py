@@ -251,3 +251,11 @@ async def test_coalesce_queued_closed_early_closes_the_watch_it_reads():
     assert await writes.__anext__() == b"a\n"
     await writes.aclose()  # the client went away
     assert queue.closed
+
+
+async def test_coalesce_queued_frames_each_item_and_tells_the_frames_of_each_write():
+    queue = _Queue([(b"a", 0), (b"b", 1), (b"c", 0)])
+    told: list[int] = []
+    writes = [w async for w in coalesce_queued(queue.stream(), lambda: queue.queued,
+                                               frame=lambda item: item.upper() + b"\n", written=told.append)]
+    assert writes == [b"A\n", b"B\nC\n"] and told == [1, 2]
