@@ -6,7 +6,8 @@ its own header checks) and hands every answer to a send task through events
 and a priority tree; with trio's hand-offs that was most of the CPU of a
 GET, the app a sixteenth of it (py-spy). Here a frame is a 9-byte header
 read with `struct`, a request's headers are decoded with `hpack` and checked
-once (a block sent again not at all: `api.serving.http2_request`), and an
+once (a block sent again, on this connection or another of the process
+with an equal table, not at all: `api.serving.http2_request`), and an
 answer is written by its own task, its head with its body in one write,
 waiting only when a flow-control window is shut.
 
@@ -68,7 +69,7 @@ from api.serving.http2_frames import (
     MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE, MAX_WINDOW, NO_ERROR, PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG,
     PROTOCOL_ERROR, PUSH_PROMISE, REFUSED_STREAM, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE, data_frames,
     encode_headers, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
-from api.serving.http2_request import RequestBlocks
+from api.serving.http2_request import RequestBlocks, SharedBlocks
 from api.serving.hypercorn_internals import (
     AppWrapper, Body, Closed, Config, ConnectionState, EndBody, Event, HTTPStream, InformationalResponse, RawData,
     Request, Response, StreamClosed, StreamEvent, TaskGroup, Trailers, Updated, WorkerContextType as WorkerContext)
@@ -76,6 +77,8 @@ from api.serving.hypercorn_internals import (
 __all__ = ["Http2Protocol"]
 
 _CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+#: What the process's connections decoded (at most 1 MiB of fields): a new connection's requests are its clients' old.
+_SHARED_BLOCKS = SharedBlocks(1 << 20)
 _METHOD_NOT_ALLOWED = [(b"content-length", b"0"), (b"allow", b"GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")]
 
 
@@ -123,7 +126,7 @@ class Http2Protocol:
         self.keep_alive_requests = 0
         self._buffer = bytearray()
         self._preface_read = False
-        self._requests = RequestBlocks(config.h2_max_header_list_size)
+        self._requests = RequestBlocks(config.h2_max_header_list_size, _SHARED_BLOCKS)
         self._max_block = 2 * config.h2_max_header_list_size  # a header block's bytes, over CONTINUATIONs
         self._block: tuple[int, int, bytearray] | None = None  # awaiting CONTINUATION: stream, END_STREAM, bytes
         self._streams: dict[int, _Stream] = {}

@@ -4,6 +4,8 @@ Over the server's own HTTP/2 layer in process (`tests.support.wire2`), once the 
 - a GET of a cached object makes at most `MAX_CALLS` Python calls (the fewest over `SEEDS` scheduling
   orders under pytest, plus 4%): a change that adds work to every HTTP/2 request fails here;
 - it encodes nothing: the object's bytes come from its encode cache, as over HTTP/1.1;
+- a new connection's request whose header block another connection sent over an equal table is not
+  decoded again (kubectl's every command is a new connection);
 - the GETs of `tests.support.cached_gets.CASES` (JSON, protobuf, Table, a 404, a 403, the admin's) answer
   over HTTP/2 what they answer over HTTP/1.1: the status, the headers in order (but Date, Audit-Id and
   Server, which names the protocol) and the body, byte for byte, cold and warm.
@@ -12,11 +14,14 @@ The HTTP/1.1 counts are `test_cached_get_fast_path.py`'s; the frame layer's rule
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
+from api.serving import http2_request
 from tests.support.cached_gets import CASES, CLUSTER_ROLE, PROTOBUF, ROLE, encodes_counted, get_request, start_cached_gets
 from tests.support.callcount import count_calls
 from tests.support.wire import open_wire, parse_answer
@@ -76,6 +81,27 @@ async def test_an_http2_get_of_a_cached_object_encodes_nothing(tmp_path: Path,
                     assert wire.answer(await wire.exchange(frames))[0] == 200
                 assert encodes == [], accept
         nursery.cancel_scope.cancel()
+
+
+async def test_a_new_connections_request_another_connection_sent_is_not_decoded_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[bytes] = []
+    parse = http2_request.parse_request
+
+    def counted(fields: list[tuple[bytes, bytes]]) -> Any:
+        parsed.extend(value for name, value in fields if name == b":path")
+        return parse(fields)
+
+    monkeypatch.setattr(http2_request, "parse_request", counted)
+    path = f"/api/v1/namespaces/fresh-{uuid.uuid4().hex}"  # a path no earlier test of this process sent
+    async with trio.open_nursery() as nursery:
+        srv = await start_cached_gets(nursery, tmp_path)
+        for _ in range(3):
+            async with open_wire2(srv.plane.app) as wire:
+                for _ in range(3):  # the first block adds its fields to the table; the others index them
+                    assert wire.answer(await wire.exchange(wire.get_frames(path, "root-token")))[0] == 404
+        nursery.cancel_scope.cancel()
+    assert parsed == [path.encode()] * 4  # each connection's first block, and the first connection's second
 
 
 async def test_the_same_gets_answer_the_same_over_http2_as_over_http1(tmp_path: Path) -> None:
