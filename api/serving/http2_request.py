@@ -49,7 +49,7 @@ Internal to `api.serving`: imported by its modules only.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 import hpack
 
@@ -126,28 +126,34 @@ def parse_request(fields: list[tuple[bytes, bytes]]) -> ParsedRequest | None:
     return ParsedRequest(method.decode("ascii"), path, headers, content_length)
 
 
-class SharedBlocks:
-    """Requests decoded on any connection, by block and table (see the module docstring)."""
+def _list_size(fields: Iterable[tuple[bytes, bytes]]) -> int:
+    """Fields' size as RFC 7541 4.1 counts it (a header list's, a table's)."""
+    return sum(len(name) + len(value) + 32 for name, value in fields)
+
+
+class _Kept(dict):  # type: ignore[type-arg]
+    """A dict of at most `bound` in size, emptied when a new entry would pass it: `get` stays dict's own."""
 
     def __init__(self, bound: int) -> None:
-        self._kept: dict[tuple[bytes, int, tuple[tuple[bytes, bytes], ...]], tuple[ParsedRequest | None, int]] = {}
-        self._size = 0
+        super().__init__()
         self._bound = bound
+        self._size = 0
 
-    def get(self, key: tuple[bytes, int, tuple[tuple[bytes, bytes], ...]]) -> tuple[ParsedRequest | None, int] | None:
-        """The request kept under `key` and its fields' size, or None."""
-        return self._kept.get(key)
+    def keep(self, key: object, value: object, size: int) -> None:
+        if self._size + size > self._bound:
+            self.clear()
+        if size <= self._bound:
+            self[key] = value
+            self._size += size
 
-    def keep(self, key: tuple[bytes, int, tuple[tuple[bytes, bytes], ...]], request: ParsedRequest | None,
-             size: int) -> None:
-        """Keep `request` (of fields `size`) under `key`, emptying what is kept when it would pass the bound."""
-        cost = size + sum(len(name) + len(value) + 32 for name, value in key[2])
-        if self._size + cost > self._bound:
-            self._kept.clear()
-            self._size = 0
-        if cost <= self._bound:
-            self._kept[key] = (request, size)
-            self._size += cost
+    def clear(self) -> None:
+        super().clear()
+        self._size = 0
+
+
+class SharedBlocks(_Kept):
+    """Requests decoded on any connection, by block and table (see the module docstring): (request, fields'
+    size) under (block, the table's size, its entries)."""
 
 
 class RequestBlocks:
@@ -156,9 +162,8 @@ class RequestBlocks:
     def __init__(self, max_header_list_size: int, shared: SharedBlocks | None = None) -> None:
         self._decoder = hpack.Decoder(max_header_list_size=max_header_list_size)
         self._bound = max_header_list_size
-        self._shared = shared
-        self._kept: dict[bytes, ParsedRequest | None] = {}
-        self._kept_size = 0
+        self._shared = shared if shared is not None else SharedBlocks(0)  # none: nothing shared
+        self._kept = _Kept(max_header_list_size)  # block -> its request
         self._table = self._table_state()  # the table the kept blocks were decoded against
 
     def decode(self, block: bytes) -> ParsedRequest | None:
@@ -166,7 +171,7 @@ class RequestBlocks:
         breaks the decoder (the connection's end: its table no longer follows the client's). Its headers are
         the caller's own list."""
         if not self._unchanged():
-            self._forget_kept()
+            self._kept.clear()
             self._table = self._table_state()
         request = self._kept.get(block, _UNSEEN)
         if request is _UNSEEN:
@@ -178,8 +183,9 @@ class RequestBlocks:
 
     def _decoded(self, block: bytes) -> ParsedRequest | None:
         table = self._decoder.header_table
-        key = (block, table.maxsize, tuple(table.dynamic_entries))
-        shared = self._shared.get(key) if self._shared is not None else None
+        entries = tuple(table.dynamic_entries)
+        key = (block, table.maxsize, entries)
+        shared = self._shared.get(key)
         if shared is not None and shared[1] <= self._bound:  # decoded elsewhere, and within this list's bound
             request, size = shared
         else:
@@ -187,19 +193,10 @@ class RequestBlocks:
             request = parse_request(fields)
             if not self._unchanged():  # the block changed the table: its bytes may mean another thing next time
                 return request
-            size = sum(len(name) + len(value) + 32 for name, value in fields)  # as RFC 7541 4.1 counts
-            if self._shared is not None:
-                self._shared.keep(key, request, size)
-        if self._kept_size + size > self._bound:
-            self._forget_kept()
-        if size <= self._bound:
-            self._kept[block] = request
-            self._kept_size += size
+            size = _list_size(fields)
+            self._shared.keep(key, (request, size), size + _list_size(entries))  # the table kept with it
+        self._kept.keep(block, request, size)
         return request
-
-    def _forget_kept(self) -> None:
-        self._kept.clear()
-        self._kept_size = 0
 
     def _table_state(self) -> tuple[int, int, tuple[bytes, bytes] | None]:
         table = self._decoder.header_table
