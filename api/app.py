@@ -1,12 +1,13 @@
 """The Quart-trio application: every path of the spec, HTTP only.
 
 `create_app(state)` serves the GETs of cached objects by a fast path
-(`api.cachedgets`) and every other request by one Quart view, the filter chain (`api.filters`)
+(`api.cachedgets`) and every other request by one view, the filter chain (`api.filters`)
 around the route: a resource path goes to `api.resources` (the verb
 handlers, by a route table), any other path to the non-resource routes
 here, a table of exact paths (version, discovery roots, metrics, OpenAPI)
 after the UI and health endpoints, then the discovery documents of a group
-or version and the OpenAPI v3 documents. Data is reached only through the
+or version and the OpenAPI v3 documents. The view is Quart's one URL rule; the API's paths reach it in
+front of Quart (`api.directroutes`), with the request Quart would give it. Data is reached only through the
 registry. Every non-2xx answer is a `Status` in the negotiated media type.
 """
 
@@ -22,6 +23,7 @@ from quart_trio import QuartTrio
 from api import discovery, openapi
 from api.audit import Auditor
 from api.cachedgets import CachedGets
+from api.directroutes import DirectRoutes
 from api.filters import RequestContext, build_handler_chain
 from api.health import BASE_CHECKS, HealthCheck, health_answer
 from api.limits import RequestLimits
@@ -70,7 +72,8 @@ class ServerState:
 
 
 def create_app(state: ServerState) -> CachedGets:
-    """The ASGI app serving `state.registry`: the cached GETs' fast path (`api.cachedgets`) in front of Quart's."""
+    """The ASGI app serving `state.registry`: the cached GETs' fast path (`api.cachedgets`) in front of the
+    API's paths served without Quart's request machinery (`api.directroutes`), in front of Quart's."""
     app = QuartTrio(__name__)
     app.request_class = MiniplaneRequest
     app.config["MAX_CONTENT_LENGTH"] = None
@@ -85,7 +88,7 @@ def create_app(state: ServerState) -> CachedGets:
     view = build_handler_chain(route, state, answers)
     app.add_url_rule("/", "root", view, methods=_METHODS, defaults={"path": ""})
     app.add_url_rule("/<path:path>", "all", view, methods=_METHODS)
-    return CachedGets(app, state)
+    return CachedGets(DirectRoutes(app, view), state)
 
 
 class PathRoutes:

@@ -3,7 +3,8 @@ without a proxy.
 
 Contract: `create_app` serves with `MiniplaneRequest`; the filter chain and
 the route read the request being served through `current_request()` once
-per function rather than through `quart.request`.
+per function rather than through `quart.request`: the request `serving(request)` names while it is served
+in front of Quart (`api.directroutes`), else Quart's.
 
 Why: both run on every request. werkzeug's `MultiDict.get` raises and
 catches a `BadRequestKeyError` for each missing key, and a request asks for
@@ -20,13 +21,17 @@ werkzeug's documented way to do so).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, Callable
 
 from quart import request
 from quart_trio.wrappers import TrioRequest
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-__all__ = ["MiniplaneRequest", "Query", "RequestHeaders", "current_request"]
+__all__ = ["MiniplaneRequest", "Query", "RequestHeaders", "current_request", "serving"]
+
+#: The request served in front of Quart in this context (`serving`); None under Quart.
+_SERVED: ContextVar[Any] = ContextVar("miniplane_served_request", default=None)
 
 
 class Query(ImmutableMultiDict):
@@ -72,6 +77,24 @@ class MiniplaneRequest(TrioRequest):
 
 
 def current_request() -> MiniplaneRequest:
-    """The request being served: what `quart.request` stands for, looked up once. Raises RuntimeError
-    outside a request."""
+    """The request being served: the one `serving` names, else what `quart.request` stands for, looked up
+    once. Raises RuntimeError outside a request."""
+    served = _SERVED.get()
+    if served is not None:
+        return served  # type: ignore[no-any-return]
     return request._get_current_object()  # type: ignore[attr-defined,no-any-return]
+
+
+class serving:
+    """`with serving(request):` `current_request()` is `request` within (this task's context)."""
+
+    __slots__ = ("_request", "_token")
+
+    def __init__(self, request: Any) -> None:
+        self._request = request
+
+    def __enter__(self) -> None:
+        self._token = _SERVED.set(self._request)
+
+    def __exit__(self, *exc: object) -> None:
+        _SERVED.reset(self._token)
