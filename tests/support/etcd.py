@@ -1,6 +1,7 @@
 """A real etcd for tests: a child process on free loopback ports with its own data directory.
 
-Contract: `EtcdServer(data_dir)` picks free client and peer ports; `start()`
+Contract: `EtcdServer(data_dir)` picks free client and peer ports (below the ephemeral range, so that no
+outgoing connection takes one before etcd binds it); `start()`
 launches etcd (returns at once), `await wait_healthy()` waits until its
 `/health` answers (bounded by `trio.fail_after`; the only polling allowed in
 tests: a real child process becoming ready), `stop()` terminates it and
@@ -24,6 +25,7 @@ import base64
 import datetime
 import ipaddress
 import os
+import random
 import shutil
 import socket
 import ssl
@@ -137,10 +139,31 @@ async def raw_keys(endpoint: str, prefix: str) -> dict[str, bytes]:
             for kv in resp.json().get("kvs", [])}
 
 
+#: Where etcd's ports are drawn from: below the kernel's ephemeral range, which outgoing connections take
+#: their local ports from. A port the kernel picked (`bind(0)`) is ephemeral: another test's connection
+#: could take it before etcd binds it, or while a stopped etcd is down ("bind: address already in use").
+_PORTS = range(20000, 32768)
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, outside the ephemeral range (see `_PORTS`)."""
+    ports = range(_PORTS.start, min(_PORTS.stop, _ephemeral_low())) or range(1024, 65536)  # a range set low
+    for _ in range(100):
+        port = random.choice(ports)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no free loopback port in {ports.start}-{ports.stop - 1} after 100 tries")
 
 
 class EtcdServer:
