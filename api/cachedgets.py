@@ -32,6 +32,7 @@ import trio
 from api.authn import peer_certificate_der
 from api.audit import new_audit_id
 from api.codecs import encode_stored, gzip_stored
+from api.directroutes import routed_as_is
 from api.metrics import request_labels
 from api.negotiation import negotiate, wants_pretty
 from api.requestinfo import request_info
@@ -80,11 +81,9 @@ class CachedGets:
     async def _answered(self, scope: dict[str, Any], send: Any) -> bool:
         """Whether this path answered the request (see the module doc); False: nothing was done."""
         began = trio.current_time()
-        path = scope["path"]
-        raw_path = scope.get("raw_path")
-        if raw_path is not None and b"%" in raw_path or path.endswith("/") or "//" in path:
+        if not routed_as_is(scope):
             return False  # escapes and empty segments: the full path's routing rules
-        info = request_info("GET", path, _NO_QUERY)
+        info = request_info("GET", scope["path"], _NO_QUERY)
         if not info.resource_request or not info.name or info.subresource:
             return False
         rt = self.scheme.by_resource(info.api_group, info.api_version, info.resource)

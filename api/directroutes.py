@@ -6,7 +6,9 @@ share of a create was a request and an app context, two tasks and a channel to c
 blinker's signals and the answer's sending: about a fifth of a create's Python calls, none of them doing
 anything for these paths (one rule serves them all, no hook is registered).
 
-Contract: `DirectRoutes(app, view)` is an ASGI app standing in front of `app` (the Quart app of `api.app`,
+Contract: `routed_as_is(scope)`: whether Quart's one URL rule would call the view with the path as it is
+(no escape, empty segment, trailing slash or root path; this path and `api.cachedgets` serve only those).
+`DirectRoutes(app, view)` is an ASGI app standing in front of `app` (the Quart app of `api.app`,
 whose one URL rule calls `view` with the path after its first slash). It serves a request itself when Quart
 would route it to `view` as it is: an HTTP GET, POST, PUT, PATCH or DELETE of a path under `/api` or `/apis`
 with no escape (`%`), no empty segment, no trailing slash and no root path, and a query string that decodes
@@ -37,9 +39,18 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" error ha
 
 from api.request_class import Query, RequestHeaders, serving
 
-__all__ = ["DirectRoutes", "DirectRequest", "ClientGone"]
+__all__ = ["DirectRoutes", "DirectRequest", "ClientGone", "routed_as_is"]
 
 _METHODS = frozenset(["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+
+def routed_as_is(scope: dict[str, Any]) -> bool:
+    """Whether Quart's one URL rule would call the view with this path as it is: no escape (`%`), no empty
+    segment (werkzeug redirects merged slashes), no trailing slash, no root path. Shared by the fast paths."""
+    path = scope["path"]
+    raw_path = scope.get("raw_path")
+    return not (raw_path is not None and b"%" in raw_path or path.endswith("/") or "//" in path
+                or scope.get("root_path"))
 
 
 class ClientGone(BaseException):
@@ -110,13 +121,9 @@ class DirectRoutes:
     def _args(scope: dict[str, Any]) -> Query | None:
         """The request's query when it is served here; None when Quart serves it."""
         path = scope["path"]
-        if scope["method"] not in _METHODS or not path.startswith("/api") or scope.get("root_path"):
+        if (scope["method"] not in _METHODS or not routed_as_is(scope)
+                or not (path in ("/api", "/apis") or path.startswith(("/api/", "/apis/")))):
             return None
-        if not (path.startswith("/api/") or path.startswith("/apis/") or path in ("/api", "/apis")):
-            return None
-        raw_path = scope.get("raw_path")
-        if raw_path is not None and b"%" in raw_path or path.endswith("/") or "//" in path:
-            return None  # escapes and empty segments: werkzeug's routing rules (merged slashes redirect)
         query = scope["query_string"]
         if not query:
             return Query()
@@ -131,7 +138,7 @@ async def _send(response: Response, send: Any, receive: Any) -> None:
     await send({"type": "http.response.start", "status": response.status_code,
                 "headers": encode_headers(response.headers)})
     body = response.response
-    if type(body) is DataBody and body.begin == 0 and body.end == len(body.data):
+    if type(body) is DataBody:  # whole (a range is Quart's make_conditional, never called on these paths)
         await send({"type": "http.response.body", "body": body.data, "more_body": False})
         return
     async with trio.open_nursery() as nursery:

@@ -59,18 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     auth = {"Authorization": f"Bearer {scaleout.TOKEN}"}
     with before_tree(args.before, work / "before") as before:
         pki = ensure_pki(work / "floor")
-        servers = {
-            "bare POST": ServerChild([sys.executable, str(BENCH / "bare_route.py"), "--cert", str(pki.serving_cert_path),
-                                      "--key", str(pki.serving_key_path)], "bare route at ", work / "bare.log"),
-            "now": _serve(ROOT, work / "now" / "data"),
-            f"before ({args.before})": _serve(before, work / "before-data" / "data"),
-        }
+        then = f"before ({args.before})"
+        data = {"now": work / "now" / "data", then: work / "before-data" / "data"}
+        servers = {"bare POST": ServerChild([sys.executable, str(BENCH / "bare_route.py"),
+                                             "--cert", str(pki.serving_cert_path), "--key", str(pki.serving_key_path)],
+                                            "bare route at ", work / "bare.log"),
+                   "now": _serve(ROOT, data["now"]), then: _serve(before, data[then])}
         try:
-            for name, server in servers.items():
-                if name != "bare POST":
-                    trio.run(scaleout.fill_pool, server.url, scaleout.server_ca(work / ("now" if name == "now" else
-                                                                                        "before-data") / "data"),
-                             "warm", 20)
+            for name, path in data.items():
+                trio.run(scaleout.fill_pool, servers[name].url, scaleout.server_ca(path), "warm", 20)
             slices: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
             for turn in range(args.turns):
                 for i, (name, server) in enumerate(servers.items()):
@@ -82,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                                          connections=CONNECTIONS, headers=None if bare else auth)
                     ms = (server.cpu_seconds() - cpu) * 1000 / max(1.0, result.rps * args.seconds)
                     slices[name].append((result.rps, ms))
-                    print(f"  turn {turn + 1} {name:<22} {result.rps:7.0f} creates/s  {ms:5.2f} ms CPU each", flush=True)
+                    print(f"  turn {turn + 1} {name:<22} {result.rps:7.0f} creates/s  {ms:5.2f} ms CPU each",
+                          flush=True)
         finally:
             for server in servers.values():
                 server.stop()

@@ -128,6 +128,7 @@ def test_the_view_is_given_what_quart_gives_it(query: bytes, headers: list[tuple
     ("a trailing slash", _scope("GET", "/apis/g/v1/things/"), False),
     ("an empty segment", _scope("GET", "/apis/g//things"), False),
     ("an escape", _scope("GET", "/apis/g/v1/things/a", raw_path=b"/apis/g/v1/things/%61"), False),
+    ("a root path", _scope("GET", "/apis/g/v1/things/a") | {"root_path": "/mounted"}, False),
 ])
 async def test_which_requests_are_served_in_front_of_quart(name: str, scope: dict[str, Any], direct: bool) -> None:
     quart = _Counting(_echo_app())
