@@ -9,8 +9,9 @@ few bytes to write, with Go's reason phrase, as kube-apiserver's status
 lines carry (`HTTP/1.1 404 Not Found`; h11 writes none).
 
 Contract: `Http1Protocol` stands where Hypercorn's `H11Protocol` stands
-(`api.serving.hypercorn_internals.Connection` puts it there) and gives the app, through Hypercorn's own
-`HTTPStream`, the ASGI events h11's gave:
+(`api.serving.hypercorn_internals.Connection` puts it there) and gives the app, through an
+`api.serving.http1_exchange.Http1Exchange` per request (what Hypercorn's `HTTPStream` does), the ASGI
+events h11's gave:
 - One request at a time: a request pipelined behind another is read once
   that one's answer is done. After an answer the connection stays open when
   the request was read to its end, the answer sent to its end, and neither
@@ -50,9 +51,9 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 import httptools
 
-from api.serving.hypercorn_internals import (AppWrapper, Body, Closed, Config, ConnectionState, EndBody, Event,
-                                             HTTPStream, RawData, Request, Response, StreamClosed, StreamEvent,
-                                             TaskGroup, Updated, WorkerContextType as WorkerContext)
+from api.serving.http1_exchange import Http1Exchange
+from api.serving.hypercorn_internals import (AppWrapper, Closed, Config, ConnectionState, Event, RawData, TaskGroup,
+                                             Updated, WorkerContextType as WorkerContext)
 
 __all__ = ["Http1Protocol", "response_head", "status_line"]
 
@@ -77,8 +78,6 @@ _GO_STATUS_TEXT = {
     507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
 }
 _STATUS_LINES = {code: f"HTTP/1.1 {code} {text}\r\n".encode() for code, text in _GO_STATUS_TEXT.items()}
-
-STREAM_ID = 1
 
 # What the parser found, queued in order until served: a request's head, a part of its body, its end,
 # the connection's end, a malformed request (its status).
@@ -122,7 +121,7 @@ class Http1Protocol:
         self.connection_state, self.ssl, self.client, self.server, self.send = (
             connection_state, ssl, client, server, send)
         self.can_read = context.event_class()  # set when an answer is done: a pipelined request may go on
-        self.stream: HTTPStream | None = None
+        self.stream: Http1Exchange | None = None
         self.keep_alive_requests = 0
         self._parser = httptools.HttpRequestParser(self)
         self._found: deque[tuple[int, Any]] = deque()
@@ -186,21 +185,21 @@ class Http1Protocol:
             await self.can_read.set()
             await self._close_stream()
 
-    async def stream_send(self, event: StreamEvent) -> None:
-        """What `HTTPStream` sends: the answer's head, its body's parts, its end, the exchange's end."""
-        if isinstance(event, Response):
-            if event.status_code < 200:  # 1xx: a head alone, at once (the client may wait for it)
-                headers = [*event.headers, *self.config.response_headers("h11")]
-                await self.send(RawData(response_head(event.status_code, headers)))
-            else:
-                await self._answer(event)
-        elif isinstance(event, Body):
-            await self._write(event.data)
-        elif isinstance(event, EndBody):
-            await self._end_answer()
-        elif isinstance(event, StreamClosed):
-            await self._maybe_recycle()
-        # Else HTTP/2's and websockets' events (trailers, pushes, early hints, data): none on HTTP/1.1.
+    # -- what the exchange (`Http1Exchange`) writes: the answer's head, its body's parts, its end, the exchange's end --
+    async def start_answer(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        if status < 200:  # 1xx: a head alone, at once (the client may wait for it)
+            await self.send(RawData(response_head(status, [*headers, *self.config.response_headers("h11")])))
+        else:
+            await self._answer(status, headers)
+
+    async def write_answer(self, data: bytes) -> None:
+        await self._write(data)
+
+    async def end_answer(self) -> None:
+        await self._end_answer()
+
+    async def exchange_done(self) -> None:
+        await self._maybe_recycle()
 
     # -- reading --
     def _read(self, data: bytes) -> None:
@@ -261,11 +260,11 @@ class Http1Protocol:
                 await self._begin(value)
             elif kind == _BODY:
                 if self.stream is not None:
-                    await self.stream.handle(Body(stream_id=STREAM_ID, data=value))
+                    await self.stream.body(value)
             elif kind == _END:
                 self._request_done = True
                 if self.stream is not None:
-                    await self.stream.handle(EndBody(stream_id=STREAM_ID))
+                    await self.stream.end()
             elif kind == _EOF:  # the client is gone: the connection's reading ends, an answer in progress with it
                 return
             elif kind == _ERROR:
@@ -287,11 +286,9 @@ class Http1Protocol:
         self._http10 = version != "1.1"
         self._keep_alive = head.keep_alive and not self._http10  # h11 keeps no HTTP/1.0 connection alive
         self._head_request = method == b"HEAD"
-        self.stream = HTTPStream(self.app, self.config, self.context, self.task_group, self.ssl, self.client,
-                                 self.server, self.stream_send, STREAM_ID)
-        await self.stream.handle(Request(stream_id=STREAM_ID, headers=headers, http_version=version,
-                                         method=method.decode("ascii").upper(), raw_path=head.target,
-                                         state=self.connection_state))
+        self.stream = Http1Exchange(self, self.app, self.config, self.task_group, "https" if self.ssl else "http",
+                                    self.client, self.server)
+        await self.stream.begin(method.decode("ascii").upper(), head.target, version, headers, self.connection_state)
         self.keep_alive_requests += 1
         await self.context.mark_request()
         if not self._http10 and any(name == b"expect" and value.lower() == b"100-continue"
@@ -299,9 +296,8 @@ class Http1Protocol:
             await self.send(RawData(response_head(100, self.config.response_headers("h11"))))
 
     # -- answering --
-    async def _answer(self, event: Response) -> None:
-        status = event.status_code
-        headers = [*event.headers, *self.config.response_headers("h11")]
+    async def _answer(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        headers = [*headers, *self.config.response_headers("h11")]
         if self.keep_alive_requests >= self.config.keep_alive_max_requests:
             headers.append((b"connection", b"close"))
         length = chunked = False
@@ -370,6 +366,6 @@ class Http1Protocol:
 
     async def _close_stream(self) -> None:
         if self.stream is not None:
-            # The stream is gone only once told (a checkpoint): till then a request read meanwhile waits.
-            await self.stream.handle(StreamClosed(stream_id=STREAM_ID))
+            # The app hears the end (its http.disconnect queued) before a request read meanwhile may begin.
+            await self.stream.close()
             self.stream = None

@@ -15,9 +15,9 @@ Contract:
   are `H11Protocol` and `H2Protocol`), chosen by TLS's ALPN, keeping the
   keep-alive timeout with `_IdleTimer`, and reading without a cancel scope
   per read when no read timeout is set (the server sets none).
-- The protocol-level names `api.serving.http1` and `http2` build on (Hypercorn's
-  events, `HTTPStream`, its typing) are re-exported here, so that no other
-  module imports more of Hypercorn than its documented API.
+- The protocol-level names `api.serving.http1`, `http1_exchange` and `http2` build on
+  (Hypercorn's events, `HTTPStream` and its helpers, its typing) are re-exported here,
+  so that no other module imports more of Hypercorn than its documented API.
 
 Caveats:
     Built on Hypercorn's trio worker internals as of Hypercorn 0.18 (the
@@ -27,7 +27,10 @@ Caveats:
     `TaskGroup`; `WorkerContext`, `Lifespan`, `wrap_app`,
     `parse_socket_addr`, `repr_socket_addr`; the protocol interface
     (`initiate`, `handle(event)`, `send`, `HTTPStream` and its events) that
-    `H11Protocol` implements. A Hypercorn
+    `H11Protocol` implements; `HTTPStream`'s HTTP/1.x behaviour, which
+    `api.serving.http1_exchange` repeats (its scope, its rules, `suppress_body`,
+    `build_and_validate_headers`, `UnexpectedMessageError`), and the trio
+    `TaskGroup.spawn` it starts the app with. A Hypercorn
     upgrade must be checked against each. It relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
     spawned from the connection's task, so that they see its context.
@@ -51,13 +54,16 @@ from hypercorn.trio.task_group import TaskGroup as ConnectionTaskGroup
 from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext as WorkerContextType
-from hypercorn.utils import parse_socket_addr, repr_socket_addr, wrap_app
+from hypercorn.utils import (UnexpectedMessageError, build_and_validate_headers, parse_socket_addr, repr_socket_addr,
+                             suppress_body, wrap_app)
 
 __all__ = ["Connection", "serve_connections",
            # for api.serving.http1 and http2: Hypercorn's protocol interface
            "AppWrapper", "Body", "Closed", "Config", "ConnectionState", "EndBody", "Event", "HTTPStream",
            "InformationalResponse", "RawData", "Request", "Response", "StreamClosed", "StreamEvent", "TaskGroup",
-           "Trailers", "Updated", "WorkerContextType"]
+           "Trailers", "Updated", "WorkerContextType",
+           # for api.serving.http1_exchange: HTTPStream's helpers
+           "UnexpectedMessageError", "build_and_validate_headers", "suppress_body"]
 
 
 class _IdleTimer:
