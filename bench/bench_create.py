@@ -6,15 +6,19 @@ worktree, `bench/worktree.py`) and the bare route (`bare_route.py`, with a certi
 servers' are). wrk (one thread, 16 connections, loopback HTTPS) creates ClusterRoles on each in turn,
 `--turns` slices of `--seconds` each, so that the figures compared are taken in the same minutes. Prints
 each slice, then per server the median creates/s, the CPU time the server used per create (from /proc over
-its slices), the ratio to the bare POST and, for now, to before. Asserts nothing: a missed target is
-reported.
+its slices), the ratio to the bare POST and, for now, to before. `--variant NAME=ARGS` (repeatable) adds a
+server of this checkout serving with more options (`--variant "no controllers=--controllers false"`,
+`--variant "memory=--store memory"`), measured in the same turns, with its ratio to now: what a part of
+the server costs a create. Asserts nothing: a missed target is reported.
 
-Run: `python bench/bench_create.py [--before REV] [--seconds S] [--turns N]` (defaults 697fa32, 3 s, 3).
+Run: `python bench/bench_create.py [--before REV] [--seconds S] [--turns N] [--variant NAME=ARGS]...`
+(defaults 697fa32, 3 s, 3).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -37,12 +41,12 @@ TARGET = 1.0
 CONNECTIONS = 16
 
 
-def _serve(tree: Path, data: Path) -> ServerChild:
+def _serve(tree: Path, data: Path, extra: list[str] | None = None) -> ServerChild:
     data.parent.mkdir(parents=True, exist_ok=True)
     tokens = data.parent / f"{data.name}-tokens.csv"
     tokens.write_text(f'{scaleout.TOKEN},bench,bench-uid,"system:masters"\n')
     return ServerChild([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0",
-                        "--token-auth-file", str(tokens), "--workers", "1"], "serving at ",
+                        "--token-auth-file", str(tokens), "--workers", "1", *(extra or [])], "serving at ",
                        data.with_suffix(".log"), cwd=tree)
 
 
@@ -51,7 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", default="697fa32", help="the revision measured as 'before'")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per slice")
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                        help="also this checkout serving with ARGS (repeatable)")
     args = parser.parse_args(argv)
+    variants = {}
+    for spec in args.variant:
+        name, sep, options = spec.partition("=")
+        if not sep or not name or name in ("now", "bare POST") or name.startswith("before"):
+            parser.error(f"--variant {spec!r}: give NAME=ARGS, NAME not now, before or bare POST")
+        variants[name] = shlex.split(options)
     if wrk.wrk_path() is None:
         print("wrk not found: run `make bench-tools`", file=sys.stderr)
         return 1
@@ -65,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                                              "--cert", str(pki.serving_cert_path), "--key", str(pki.serving_key_path)],
                                             "bare route at ", work / "bare.log"),
                    "now": _serve(ROOT, data["now"]), then: _serve(before, data[then])}
+        for i, (name, options) in enumerate(variants.items()):
+            data[name] = work / f"variant-{i}" / "data"
+            servers[name] = _serve(ROOT, data[name], options)
         try:
             for name, path in data.items():
                 trio.run(scaleout.fill_pool, servers[name].url, scaleout.server_ca(path), "warm", 20)
@@ -93,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         line = f"  {name:<22} {rps:7.0f} creates/s  {ms:5.2f} ms CPU each  {rps / floor:5.2f}x the bare POST"
         if name.startswith("before"):
             line += f"  (now / before {now / rps:.2f})"
+        elif name in variants:
+            line += f"  ({name} / now {rps / now:.2f})"
         print(line)
     verdict = "met" if now / floor >= TARGET else "missed"
     print(f"target: CREATE --workers 1 / bare POST {now / floor:.2f}: {verdict} (target {TARGET})")
