@@ -236,8 +236,9 @@ def _record_decision(decision) -> None:
 
 
 def _scrape_sources(scheme: Scheme, watch_cache: WatchCache, limits: RequestLimits,
-                    db_path: str | None) -> ScrapeSources:
-    """What `/metrics` reads when scraped: in-flight counts, each kind's objects and watchers, the db size."""
+                    db_path: str | None, store: Store) -> ScrapeSources:
+    """What `/metrics` reads when scraped: in-flight counts, each kind's objects and watchers, the db size,
+    the SQLite store's group commits."""
     def kinds():
         seen = set()
         for rt in scheme.stored_types():
@@ -254,8 +255,14 @@ def _scrape_sources(scheme: Scheme, watch_cache: WatchCache, limits: RequestLimi
             return None
         return db_path, sum(os.stat(p).st_size for p in (db_path, db_path + "-wal") if os.path.exists(p))
 
+    def commits():
+        if not isinstance(store, SqliteStore):
+            return None
+        counts = store.statistics()
+        return counts.commits, counts.writes
+
     return ScrapeSources(inflight=lambda: (limits.read_only, limits.mutating), kinds=kinds, db_size=db_size,
-                connections=lambda: limits.connections)
+                         connections=lambda: limits.connections, commits=commits)
 
 
 def _resource_of(scheme: Scheme) -> Callable[[str], str]:
@@ -318,7 +325,8 @@ async def open_control_plane(options: ServeOptions, *,
         # their informers cache of it.
         cache = watch_cache_for(served, scheme, history_seconds=options.watch_history,
                                 decode_view=SHARED_VIEW if options.controllers and primary else None)
-        metrics.registry.register(ScrapeGauges(_scrape_sources(scheme, cache, limits, _store_path(options, data_dir))))
+        metrics.registry.register(ScrapeGauges(_scrape_sources(scheme, cache, limits, _store_path(options, data_dir),
+                                                              store)))
         rbac = RBACIndex()
         tokens = TokenFile.load(options.token_auth_file) if options.token_auth_file else TokenFile({})
         tokens.add(token, ADMIN_USER)

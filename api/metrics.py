@@ -26,6 +26,9 @@ once the parts they read exist):
   (from the watch cache: a dict size per kind)
 - `apiserver_storage_db_total_size_in_bytes{endpoint}` (the SQLite files' size)
 - `apiserver_open_connections` (miniplane's own: what `--max-connections` bounds)
+- `miniplane_storage_commits_total` and `miniplane_storage_committed_writes_total` (miniplane's own, the
+  SQLite store only: its group commits and the writes they carried; their ratio is the mean batch, which
+  is what each write's share of a commit's fsync turns on)
 - `python_gc_objects_collected_total`, `python_gc_objects_uncollectable_total`,
   `python_gc_collections_total` per generation (prometheus-client's `GCCollector`, as Go's `go_gc_*`),
   and `python_gc_frozen_objects` (miniplane's own: the objects `api.serving.gc_tuning` froze at start-up)
@@ -46,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from prometheus_client import GCCollector, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
@@ -78,6 +81,8 @@ class ScrapeSources:
     #: (endpoint, bytes) of the store's files, when it has any.
     db_size: Callable[[], tuple[str, int] | None] = lambda: None
     connections: Callable[[], int] = lambda: 0
+    #: (commits, writes they carried) of the store's group commit, when it has one (SQLite).
+    commits: Callable[[], tuple[int, int] | None] = lambda: None
 
 
 def request_labels(verb: str, method: str, *, is_resource: bool, group: str, version: str, resource: str,
@@ -199,7 +204,7 @@ class ScrapeGauges(Collector):
     def __init__(self, sources: ScrapeSources) -> None:
         self._sources = sources
 
-    def collect(self) -> Iterable[GaugeMetricFamily]:
+    def collect(self) -> Iterable[GaugeMetricFamily | CounterMetricFamily]:
         live = self._sources
         inflight = GaugeMetricFamily("apiserver_current_inflight_requests",
                                      "Maximal number of currently used inflight request limit of this apiserver "
@@ -224,6 +229,13 @@ class ScrapeGauges(Collector):
                                    labels=["endpoint"])
             db.add_metric([size[0]], size[1])
             families.append(db)
+        committed = live.commits()
+        if committed is not None:
+            families.append(CounterMetricFamily("miniplane_storage_commits", "Transactions the SQLite store's "
+                                                "group commit made (miniplane).", value=committed[0]))
+            families.append(CounterMetricFamily("miniplane_storage_committed_writes", "Writes those transactions "
+                                                "carried; per commit, the mean batch (miniplane).",
+                                                value=committed[1]))
         connections = GaugeMetricFamily("apiserver_open_connections",
                                         "Connections open to this server (miniplane; bounded by --max-connections).")
         connections.add_metric([], live.connections())

@@ -6,7 +6,8 @@ worktree, `bench/worktree.py`) and the bare route (`bare_route.py`, with a certi
 servers' are). wrk (one thread, 16 connections, loopback HTTPS) creates ClusterRoles on each in turn,
 `--turns` slices of `--seconds` each, so that the figures compared are taken in the same minutes. Prints
 each slice, then per server the median creates/s, the CPU time the server used per create (from /proc over
-its slices), the ratio to the bare POST and, for now, to before. `--variant NAME=ARGS` (repeatable) adds a
+its slices), the ratio to the bare POST and, for now, to before, and each SQLite server's mean group-commit
+batch over the run (from its `/metrics`). `--variant NAME=ARGS` (repeatable) adds a
 server of this checkout serving with more options (`--variant "no controllers=--controllers false"`,
 `--variant "memory=--store memory"`), measured in the same turns, with its ratio to now: what a part of
 the server costs a create. Asserts nothing: a missed target is reported.
@@ -29,6 +30,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
+import httpx  # noqa: E402
 import trio  # noqa: E402
 
 import bench_scaleout as scaleout  # noqa: E402
@@ -48,6 +50,18 @@ def _serve(tree: Path, data: Path, extra: list[str] | None = None) -> ServerChil
     return ServerChild([sys.executable, "-m", "api.cli", "serve", "--data-dir", str(data), "--port", "0",
                         "--token-auth-file", str(tokens), "--workers", "1", *(extra or [])], "serving at ",
                        data.with_suffix(".log"), cwd=tree)
+
+
+def _writes_per_commit(url: str, data: Path) -> str:
+    """The SQLite store's mean group-commit batch over the run, from its `/metrics` (a revision before the
+    counters has none)."""
+    answer = httpx.get(url + "/metrics", verify=scaleout.server_ca(data), timeout=30,
+                       headers={"Authorization": f"Bearer {scaleout.TOKEN}"})
+    values = {line.split()[0]: float(line.split()[1]) for line in answer.text.splitlines()
+              if line.startswith("miniplane_storage_commit")}
+    commits = values.get("miniplane_storage_commits_total")
+    writes = values.get("miniplane_storage_committed_writes_total", 0.0)
+    return f"{writes / commits:.1f} writes per commit" if commits else "no commit counters"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     slices[name].append((result.rps, ms))
                     print(f"  turn {turn + 1} {name:<22} {result.rps:7.0f} creates/s  {ms:5.2f} ms CPU each",
                           flush=True)
+            batches = {name: _writes_per_commit(servers[name].url, path) for name, path in data.items()}
         finally:
             for server in servers.values():
                 server.stop()
@@ -106,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nmedians of {args.turns} turns of {args.seconds:g} s, 16 connections:")
     for name, (rps, ms) in medians.items():
         line = f"  {name:<22} {rps:7.0f} creates/s  {ms:5.2f} ms CPU each  {rps / floor:5.2f}x the bare POST"
+        if name in batches:
+            line += f"  [{batches[name]}]"
         if name.startswith("before"):
             line += f"  (now / before {now / rps:.2f})"
         elif name in variants:

@@ -7,7 +7,10 @@ and after, so the server's own start-up writes do not blur them.
 
 from __future__ import annotations
 
+from functools import partial
+
 import httpx
+import pytest
 import trio
 
 from controllers.cli import serve_metrics
@@ -185,3 +188,22 @@ async def test_a_controller_manager_serves_its_own_metrics(nursery):
     assert missing.status_code == 404
     assert samples.value("workqueue_adds_total", name="role-watcher", controller="role-watcher") >= 1
     assert samples.value("workqueue_depth", name="role-watcher", controller="role-watcher") >= 0
+
+
+@pytest.mark.stores("memory")  # starts its own servers, on sqlite and memory
+async def test_the_sqlite_stores_group_commits_are_counted_with_the_writes_they_carried(nursery, tmp_path):
+    server = await start_in_process(nursery, tmp_path / "sqlite", store="sqlite")
+    async with server.client() as c:
+        before = await scrape(c)
+        async with trio.open_nursery() as writers:  # at once: they may share commits
+            for i in range(6):
+                writers.start_soon(partial(c.post, f"/apis/{RBAC}/v1/clusterroles", json=cr(f"committed-{i}")))
+        after = await scrape(c)
+    commits = after.value("miniplane_storage_commits_total") - before.value("miniplane_storage_commits_total")
+    writes = after.value("miniplane_storage_committed_writes_total") - \
+        before.value("miniplane_storage_committed_writes_total")
+    assert writes == 6 and 1 <= commits <= 6
+    assert after.value("miniplane_storage_committed_writes_total") >= after.value("miniplane_storage_commits_total")
+    memory = await start_in_process(nursery, tmp_path / "memory", store="memory")
+    async with memory.client() as c:
+        assert "miniplane_storage_commits_total" not in (await scrape(c)).names()  # no group commit there
