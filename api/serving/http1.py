@@ -185,21 +185,14 @@ class Http1Protocol:
             await self.can_read.set()
             await self._close_stream()
 
-    # -- what the exchange (`Http1Exchange`) writes: the answer's head, its body's parts, its end, the exchange's end --
+    # -- what the exchange (`Http1Exchange`) writes: the answer's head, its body's parts (`write_answer`), its end
+    # (`end_answer`), the exchange's end (`exchange_done`) --
     async def start_answer(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
         if status < 200:  # 1xx: a head alone, at once (the client may wait for it)
             await self.send(RawData(response_head(status, [*headers, *self.config.response_headers("h11")])))
         else:
             await self._answer(status, headers)
 
-    async def write_answer(self, data: bytes) -> None:
-        await self._write(data)
-
-    async def end_answer(self) -> None:
-        await self._end_answer()
-
-    async def exchange_done(self) -> None:
-        await self._maybe_recycle()
 
     # -- reading --
     def _read(self, data: bytes) -> None:
@@ -334,7 +327,7 @@ class Http1Protocol:
         else:
             await self.send(RawData(head))  # a stream (a watch): its head now
 
-    async def _write(self, data: bytes) -> None:
+    async def write_answer(self, data: bytes) -> None:
         if not data or self._framing == _NO_BODY:
             return
         if self._framing == _CHUNKED:
@@ -343,7 +336,7 @@ class Http1Protocol:
             data, self._held = self._held + data, b""
         await self.send(RawData(data))
 
-    async def _end_answer(self) -> None:
+    async def end_answer(self) -> None:
         data, self._held = self._held + (b"0\r\n\r\n" if self._framing == _CHUNKED else b""), b""
         self._answer_done = True
         if data:
@@ -353,7 +346,7 @@ class Http1Protocol:
         headers = [(b"content-length", b"0"), (b"connection", b"close"), *self.config.response_headers("h11")]
         await self.send(RawData(response_head(status, headers)))
 
-    async def _maybe_recycle(self) -> None:
+    async def exchange_done(self) -> None:
         # Decided before any checkpoint: once the stream is gone, a pipelined request may begin.
         keep = (self._request_done and self._answer_done and self._keep_alive
                 and not self.context.terminated.is_set())

@@ -36,8 +36,8 @@ from urllib.parse import unquote
 
 import trio
 
-from api.serving.hypercorn_internals import (AppWrapper, Config, TaskGroup, UnexpectedMessageError,
-                                             build_and_validate_headers, suppress_body)
+from api.serving.hypercorn_internals import (AppWrapper, Config, Request, TaskGroup, UnexpectedMessageError,
+                                             build_and_validate_headers, suppress_body, valid_server_name)
 
 __all__ = ["AnswerSink", "Http1Exchange"]
 
@@ -104,7 +104,8 @@ class Http1Exchange:
     # -- from the connection --
     async def begin(self, method: str, raw_target: bytes, http_version: str, headers: list[tuple[bytes, bytes]],
                     state: Any) -> None:
-        """The request's head: the app is started (or, for a host not served, a 404 sent)."""
+        """The request's head: the app is started (or, for a host not served, a 404 sent: Hypercorn's own
+        check, its Request event built only when server names are configured)."""
         self.started = time()
         path, _, query_string = raw_target.partition(b"?")
         self.scope = {
@@ -113,7 +114,9 @@ class Http1Exchange:
             "query_string": query_string, "root_path": self.config.root_path, "headers": headers,
             "client": self.client, "server": self.server, "state": state.copy(), "extensions": {},
         }
-        if self._served_host(headers):
+        if not self.config.server_names or valid_server_name(self.config, Request(
+                stream_id=1, headers=headers, http_version=http_version, method=method, raw_path=raw_target,
+                state=state)):
             self.inbox = _Inbox(self.config.max_app_queue_size)
             self.task_group.spawn(self._run_app)
         else:
@@ -138,14 +141,6 @@ class Http1Exchange:
         if self.inbox is not None:
             await self.inbox.put({"type": "http.disconnect"})
 
-    def _served_host(self, headers: list[tuple[bytes, bytes]]) -> bool:
-        # Hypercorn's valid_server_name: any host when no server names are configured.
-        names = self.config.server_names
-        if not names:
-            return True
-        host = next((value.decode() for name, value in headers if name.lower() == b"host"), "")
-        return host in names
-
     # -- the app --
     async def _run_app(self) -> None:
         # Hypercorn's trio `_handle`, the app's task: an error is logged, and the exchange ends either way.
@@ -160,7 +155,6 @@ class Http1Exchange:
             if other_errors is None:
                 raise
             await self.config.log.exception("Error in ASGI Framework")
-            await self._app_send(None)
         except Exception:
             await self.config.log.exception("Error in ASGI Framework")
         finally:

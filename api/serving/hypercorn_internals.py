@@ -29,7 +29,7 @@ Caveats:
     (`initiate`, `handle(event)`, `send`, `HTTPStream` and its events) that
     `H11Protocol` implements; `HTTPStream`'s HTTP/1.x behaviour, which
     `api.serving.http1_exchange` repeats (its scope, its rules, `suppress_body`,
-    `build_and_validate_headers`, `UnexpectedMessageError`), and the trio
+    `build_and_validate_headers`, `valid_server_name`, `UnexpectedMessageError`), and the trio
     `TaskGroup.spawn` it starts the app with. A Hypercorn
     upgrade must be checked against each. It relies, as
     `api.authn.capture_peer_certificates` does, on the app's tasks being
@@ -55,7 +55,7 @@ from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext as WorkerContextType
 from hypercorn.utils import (UnexpectedMessageError, build_and_validate_headers, parse_socket_addr, repr_socket_addr,
-                             suppress_body, wrap_app)
+                             suppress_body, valid_server_name, wrap_app)
 
 __all__ = ["Connection", "serve_connections",
            # for api.serving.http1 and http2: Hypercorn's protocol interface
@@ -63,7 +63,7 @@ __all__ = ["Connection", "serve_connections",
            "InformationalResponse", "RawData", "Request", "Response", "StreamClosed", "StreamEvent", "TaskGroup",
            "Trailers", "Updated", "WorkerContextType",
            # for api.serving.http1_exchange: HTTPStream's helpers
-           "UnexpectedMessageError", "build_and_validate_headers", "suppress_body"]
+           "UnexpectedMessageError", "build_and_validate_headers", "suppress_body", "valid_server_name"]
 
 
 class _IdleTimer:

@@ -69,9 +69,15 @@ BEHAVIOURS = ["answers", "answers 204 with a body", "raises before its answer", 
               "sends a body first", "raises mid-answer", "asks for trailers", "waits for the disconnect"]
 
 
-async def _through_hypercorn(app: App, method: str) -> list[Any]:
+def _config(server_names: tuple[str, ...]) -> Config:
+    config = Config()
+    config.server_names = list(server_names)
+    return config
+
+
+async def _through_hypercorn(app: App, method: str, server_names: tuple[str, ...] = ()) -> list[Any]:
     """What Hypercorn's HTTPStream gives the protocol, as (step, ...) tuples."""
-    config, answer = Config(), []
+    config, answer = _config(server_names), []
     async with TaskGroup() as task_group:
         stream: HTTPStream | None = None
 
@@ -120,8 +126,8 @@ class _Recorder:
         await self.exchange.close()
 
 
-async def _through_the_exchange(app: App, method: str) -> list[Any]:
-    config, sink = Config(), _Recorder()
+async def _through_the_exchange(app: App, method: str, server_names: tuple[str, ...] = ()) -> list[Any]:
+    config, sink = _config(server_names), _Recorder()
     async with TaskGroup() as task_group:
         exchange = sink.exchange = Http1Exchange(sink, wrap_app(app, config.wsgi_max_body_size, None), config,
                                                  task_group, "https", CLIENT, SERVER)
@@ -145,6 +151,17 @@ async def test_the_exchange_gives_the_app_and_the_protocol_what_hypercorns_strea
     assert ours == theirs  # the scope and every event received, in order
     assert got == expected  # the answer's head, parts, end and the exchange's end
     assert ours[0]["path"] == "/apis/a b" and ours[0]["query_string"] == b"x=1&y"
+
+
+@pytest.mark.parametrize("server_names", [("miniplane",), ("elsewhere",)])
+async def test_a_host_is_served_or_answered_404_by_the_server_names_as_hypercorn_decides(
+        server_names: tuple[str, ...]) -> None:
+    theirs: list[Any] = []
+    ours: list[Any] = []
+    expected = await _through_hypercorn(_app("answers", theirs), "POST", server_names)
+    got = await _through_the_exchange(_app("answers", ours), "POST", server_names)
+    assert (ours, got) == (theirs, expected)
+    assert (got[0][1] == 404) == (server_names == ("elsewhere",))
 
 
 async def test_an_app_reading_nothing_holds_the_reading_at_its_queue_bound() -> None:
