@@ -10,7 +10,7 @@ lines carry (`HTTP/1.1 404 Not Found`; h11 writes none).
 
 Contract: `Http1Protocol` stands where Hypercorn's `H11Protocol` stands
 (`api.serving.hypercorn_internals.Connection` puts it there) and gives the app, through an
-`api.serving.http1_exchange.Http1Exchange` per request (what Hypercorn's `HTTPStream` does), the ASGI
+`api.serving.app_exchange.AppExchange` per request (what Hypercorn's `HTTPStream` does), the ASGI
 events h11's gave:
 - One request at a time: a request pipelined behind another is read once
   that one's answer is done. After an answer the connection stays open when
@@ -51,7 +51,7 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 import httptools
 
-from api.serving.http1_exchange import Http1Exchange
+from api.serving.app_exchange import AppExchange
 from api.serving.hypercorn_internals import (AppWrapper, Closed, Config, ConnectionState, Event, RawData, TaskGroup,
                                              Updated, WorkerContextType as WorkerContext)
 
@@ -121,7 +121,7 @@ class Http1Protocol:
         self.connection_state, self.ssl, self.client, self.server, self.send = (
             connection_state, ssl, client, server, send)
         self.can_read = context.event_class()  # set when an answer is done: a pipelined request may go on
-        self.stream: Http1Exchange | None = None
+        self.stream: AppExchange | None = None
         self.keep_alive_requests = 0
         self._parser = httptools.HttpRequestParser(self)
         self._found: deque[tuple[int, Any]] = deque()
@@ -185,7 +185,7 @@ class Http1Protocol:
             await self.can_read.set()
             await self._close_stream()
 
-    # -- what the exchange (`Http1Exchange`) writes: the answer's head, its body's parts (`write_answer`), its end
+    # -- what the exchange (`AppExchange`) writes: the answer's head, its body's parts (`write_answer`), its end
     # (`end_answer`), the exchange's end (`exchange_done`) --
     async def start_answer(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
         if status < 200:  # 1xx: a head alone, at once (the client may wait for it)
@@ -279,7 +279,7 @@ class Http1Protocol:
         self._http10 = version != "1.1"
         self._keep_alive = head.keep_alive and not self._http10  # h11 keeps no HTTP/1.0 connection alive
         self._head_request = method == b"HEAD"
-        self.stream = Http1Exchange(self, self.app, self.config, self.task_group, "https" if self.ssl else "http",
+        self.stream = AppExchange(self, self.app, self.config, self.task_group, "https" if self.ssl else "http",
                                     self.client, self.server)
         await self.stream.begin(method.decode("ascii").upper(), head.target, version, headers, self.connection_state)
         self.keep_alive_requests += 1

@@ -13,8 +13,8 @@ waiting only when a flow-control window is shut.
 
 Contract: `Http2Protocol` stands where Hypercorn's `H2Protocol` stands
 (`api.serving.hypercorn_internals.Connection` puts it there for TLS's ALPN
-"h2") and gives the app, through Hypercorn's own `HTTPStream` per stream,
-the events h2's gave:
+"h2") and gives the app, through an `api.serving.app_exchange.AppExchange`
+per stream (what Hypercorn's `HTTPStream` does), the events h2's gave:
 - The server's SETTINGS first (MAX_CONCURRENT_STREAMS and
   MAX_HEADER_LIST_SIZE from the config); the client's preface and SETTINGS
   are checked, and its SETTINGS ACKed; a PING is answered; the client's
@@ -69,10 +69,10 @@ from api.serving.http2_frames import (
     MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE, MAX_WINDOW, NO_ERROR, PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG,
     PROTOCOL_ERROR, PUSH_PROMISE, REFUSED_STREAM, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE, data_frames,
     encode_headers, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
+from api.serving.app_exchange import AppExchange
 from api.serving.http2_request import RequestBlocks, SharedBlocks
 from api.serving.hypercorn_internals import (
-    AppWrapper, Body, Closed, Config, ConnectionState, EndBody, Event, HTTPStream, InformationalResponse, RawData,
-    Request, Response, StreamClosed, StreamEvent, TaskGroup, Trailers, Updated, WorkerContextType as WorkerContext)
+    AppWrapper, Closed, Config, ConnectionState, Event, RawData, TaskGroup, Updated, WorkerContextType as WorkerContext)
 
 __all__ = ["Http2Protocol"]
 
@@ -95,14 +95,18 @@ class _StreamError(Exception):
 
 
 class _Stream:
-    """One open stream: its app's `HTTPStream`, its windows, how far each side is."""
+    """One open stream: its app's exchange, its windows, how far each side is; it frames the answer the
+    exchange gives it (`api.serving.app_exchange.StreamSink`), dropping what is left once reset."""
 
-    __slots__ = ("http", "send_window", "unacked", "remote_ended", "local_ended", "reset", "expected_length",
-                 "received", "head_request", "head", "body")
+    __slots__ = ("protocol", "stream_id", "exchange", "send_window", "unacked", "remote_ended", "local_ended",
+                 "reset", "expected_length", "received", "head_request", "head", "body")
 
-    def __init__(self, http: HTTPStream, send_window: int, expected_length: int | None, head_request: bool) -> None:
-        self.http = http
-        self.send_window = send_window
+    def __init__(self, protocol: Http2Protocol, stream_id: int, expected_length: int | None,
+                 head_request: bool) -> None:
+        self.protocol, self.stream_id = protocol, stream_id
+        self.exchange = AppExchange(self, protocol.app, protocol.config, protocol.task_group,
+                                    "https" if protocol.ssl else "http", protocol.client, protocol.server)
+        self.send_window = protocol._stream_window
         self.unacked = 0                 # DATA bytes read, not yet given back to its window
         self.remote_ended = False        # the client sent END_STREAM
         self.local_ended = False         # the server did
@@ -112,6 +116,48 @@ class _Stream:
         self.head_request = head_request
         self.head: bytes | None = None   # an answer's header block, held to go with its body
         self.body = bytearray()          # that answer's body so far
+
+    # -- the exchange's answer --
+    async def start_answer(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        if self.reset or self.local_ended:
+            return  # reset meanwhile: what is left of its answer is dropped
+        protocol = self.protocol
+        fields = protocol._answer_headers(headers)
+        block = encode_headers(status, fields)
+        if status >= 200 and (self.head_request or status in (204, 304) or _has_length(fields)):
+            self.head = block  # written with its body: one write
+        else:
+            await protocol._write(header_frames(self.stream_id, block, False, protocol._max_frame))
+
+    async def informational(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        if not (self.reset or self.local_ended):
+            block = encode_headers(status, self.protocol._answer_headers(headers))
+            await self.protocol._write(header_frames(self.stream_id, block, False, self.protocol._max_frame))
+
+    async def write_answer(self, data: bytes) -> None:
+        if self.reset or self.local_ended:
+            return
+        if self.head is not None:
+            self.body += data
+        else:
+            await self.protocol._send_data(self.stream_id, self, data, end=False)
+
+    async def end_answer(self) -> None:
+        if not (self.reset or self.local_ended):
+            await self.protocol._send_data(self.stream_id, self, bytes(self.body), end=True)
+
+    async def write_trailers(self, headers: list[tuple[bytes, bytes]]) -> None:
+        if self.reset or self.local_ended:
+            return
+        protocol = self.protocol
+        await protocol._send_data(self.stream_id, self, bytes(self.body), end=False)
+        if not self.reset:
+            self.local_ended = True
+            block = encode_headers(None, protocol._answer_headers(headers))
+            await protocol._write(header_frames(self.stream_id, block, True, protocol._max_frame))
+
+    async def exchange_done(self) -> None:
+        await self.protocol._app_done(self.stream_id, self)
 
 
 class Http2Protocol:
@@ -171,40 +217,6 @@ class Http2Protocol:
             self._wake()
             for stream_id in list(self._streams):
                 await self._forget(stream_id)
-
-    async def stream_send(self, event: StreamEvent) -> None:
-        """What a stream's `HTTPStream` sends: its answer's head, body parts, trailers, end; its end."""
-        stream_id = event.stream_id
-        stream = self._streams.get(stream_id)
-        if isinstance(event, StreamClosed):
-            await self._app_done(stream_id, stream)
-            return
-        if stream is None or stream.reset or stream.local_ended:
-            return  # reset meanwhile: what is left of its answer is dropped
-        if isinstance(event, Response) and event.status_code >= 200:
-            fields = self._answer_headers(event.headers)
-            block = encode_headers(event.status_code, fields)
-            if stream.head_request or event.status_code in (204, 304) or _has_length(fields):
-                stream.head = block  # written with its body: one write
-            else:
-                await self._write(header_frames(stream_id, block, False, self._max_frame))
-        elif isinstance(event, (Response, InformationalResponse)):
-            block = encode_headers(event.status_code, self._answer_headers(event.headers))
-            await self._write(header_frames(stream_id, block, False, self._max_frame))
-        elif isinstance(event, Body):
-            if stream.head is not None:
-                stream.body += event.data
-            else:
-                await self._send_data(stream_id, stream, event.data, end=False)
-        elif isinstance(event, EndBody):
-            await self._send_data(stream_id, stream, bytes(stream.body), end=True)
-        elif isinstance(event, Trailers):
-            await self._send_data(stream_id, stream, bytes(stream.body), end=False)
-            if not stream.reset:
-                stream.local_ended = True
-                block = encode_headers(None, self._answer_headers(event.headers))
-                await self._write(header_frames(stream_id, block, True, self._max_frame))
-        # Else a server push (`Request`): this server pushes nothing.
 
     # -- reading --
     async def _read(self, data: bytes) -> None:
@@ -294,10 +306,10 @@ class Http2Protocol:
         if not ended:
             stream.unacked += length
         if data:
-            await stream.http.handle(Body(stream_id=stream_id, data=data))
+            await stream.exchange.body(data)
         if ended:
             stream.remote_ended = True
-            await stream.http.handle(EndBody(stream_id=stream_id))
+            await stream.exchange.end()
 
     async def _headers(self, flags: int, stream_id: int, payload: bytes) -> None:
         if not stream_id:
@@ -357,12 +369,8 @@ class Http2Protocol:
             if not end_stream:
                 self._control.append(rst_stream(stream_id, NO_ERROR))
             return
-        http = HTTPStream(self.app, self.config, self.context, self.task_group, self.ssl, self.client, self.server,
-                          self.stream_send, stream_id)
-        stream = self._streams[stream_id] = _Stream(http, self._stream_window, request.content_length,
-                                                    request.method == "HEAD")
-        await http.handle(Request(stream_id=stream_id, headers=request.headers, http_version="2",
-                                  method=request.method, raw_path=request.path, state=self.connection_state))
+        stream = self._streams[stream_id] = _Stream(self, stream_id, request.content_length, request.method == "HEAD")
+        await stream.exchange.begin(request.method, request.path, "2", request.headers, self.connection_state)
         self.keep_alive_requests += 1
         await self.context.mark_request()
         await self.send(Updated(idle=False))
@@ -521,13 +529,13 @@ class Http2Protocol:
         if stream is not None:
             stream.reset = True
             self._wake()
-            await stream.http.handle(StreamClosed(stream_id=stream_id))
+            await stream.exchange.close()
 
-    async def _app_done(self, stream_id: int, stream: _Stream | None) -> None:
+    async def _app_done(self, stream_id: int, stream: _Stream) -> None:
         """The stream's app is done: an answer it left unfinished is reset, a request body still coming
         refused (RFC 9113 8.1)."""
-        if stream is None:
-            return
+        if stream_id not in self._streams:
+            return  # forgotten already (reset, or the connection gone)
         if not stream.reset:
             if not stream.local_ended:
                 self._control.append(rst_stream(stream_id, INTERNAL_ERROR))

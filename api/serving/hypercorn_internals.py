@@ -15,9 +15,9 @@ Contract:
   are `H11Protocol` and `H2Protocol`), chosen by TLS's ALPN, keeping the
   keep-alive timeout with `_IdleTimer`, and reading without a cancel scope
   per read when no read timeout is set (the server sets none).
-- The protocol-level names `api.serving.http1`, `http1_exchange` and `http2` build on
-  (Hypercorn's events, `HTTPStream` and its helpers, its typing) are re-exported here,
-  so that no other module imports more of Hypercorn than its documented API.
+- The protocol-level names `api.serving.http1`, `app_exchange` and `http2` build on
+  (Hypercorn's connection events, `HTTPStream`'s helpers, its typing) are re-exported
+  here, so that no other module imports more of Hypercorn than its documented API.
 
 Caveats:
     Built on Hypercorn's trio worker internals as of Hypercorn 0.18 (the
@@ -26,9 +26,9 @@ Caveats:
     `_close`, `MAX_RECV` and `_initiate_server_close`; the trio
     `TaskGroup`; `WorkerContext`, `Lifespan`, `wrap_app`,
     `parse_socket_addr`, `repr_socket_addr`; the protocol interface
-    (`initiate`, `handle(event)`, `send`, `HTTPStream` and its events) that
-    `H11Protocol` implements; `HTTPStream`'s HTTP/1.x behaviour, which
-    `api.serving.http1_exchange` repeats (its scope, its rules, `suppress_body`,
+    (`initiate`, `handle(event)`, `send`) that `H11Protocol` and
+    `H2Protocol` implement; `HTTPStream`'s behaviour, which
+    `api.serving.app_exchange` repeats (its scope, its rules, `suppress_body`,
     `build_and_validate_headers`, `valid_server_name`, `UnexpectedMessageError`), and the trio
     `TaskGroup.spawn` it starts the app with. A Hypercorn
     upgrade must be checked against each. It relies, as
@@ -46,9 +46,7 @@ from typing import Any, Awaitable, Callable
 import trio
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol.events import (Body, EndBody, Event as StreamEvent, InformationalResponse, Request, Response,
-                                      StreamClosed, Trailers)
-from hypercorn.protocol.http_stream import HTTPStream
+from hypercorn.protocol.events import Request
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.task_group import TaskGroup as ConnectionTaskGroup
 from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
@@ -59,11 +57,10 @@ from hypercorn.utils import (UnexpectedMessageError, build_and_validate_headers,
 
 __all__ = ["Connection", "serve_connections",
            # for api.serving.http1 and http2: Hypercorn's protocol interface
-           "AppWrapper", "Body", "Closed", "Config", "ConnectionState", "EndBody", "Event", "HTTPStream",
-           "InformationalResponse", "RawData", "Request", "Response", "StreamClosed", "StreamEvent", "TaskGroup",
-           "Trailers", "Updated", "WorkerContextType",
-           # for api.serving.http1_exchange: HTTPStream's helpers
-           "UnexpectedMessageError", "build_and_validate_headers", "suppress_body", "valid_server_name"]
+           "AppWrapper", "Closed", "Config", "ConnectionState", "Event", "RawData", "TaskGroup", "Updated",
+           "WorkerContextType",
+           # for api.serving.app_exchange: HTTPStream's helpers, and the Request event its host check takes
+           "Request", "UnexpectedMessageError", "build_and_validate_headers", "suppress_body", "valid_server_name"]
 
 
 class _IdleTimer:

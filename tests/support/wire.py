@@ -1,7 +1,7 @@
 """One HTTP/1.1 connection in process: the server's own HTTP/1.1 layer (`api.serving.http1`) fed request bytes.
 
 Contract: `async with open_wire(app) as wire:` serves `app` (an ASGI app, a control plane's `plane.app`)
-behind `Http1Protocol` and its `Http1Exchange` per request, as `miniplane serve` does on each connection, with
+behind `Http1Protocol` and its `AppExchange` per request, as `miniplane serve` does on each connection, with
 no socket and no TLS (the scope says https, as behind TLS). `await wire.exchange(raw)` hands the bytes of
 one request to the connection, as one read, and returns the bytes written back once its answer is whole
 (an answer of known length, or a chunked one to its last chunk). `parse_answer(raw)` splits those bytes

@@ -23,7 +23,7 @@ from tests.support.wire import open_wire, parse_answer
 
 #: Python calls of one warm create (the request's bytes read to the answer's written), the fewest of
 #: `SEEDS` orders under pytest plus 2%. Measured at stop 60, the app given its request by
-#: `api.serving.http1_exchange` rather than Hypercorn's `HTTPStream`: 693 (all eight orders); at stop 59,
+#: `api.serving.app_exchange` (then `http1_exchange`) rather than Hypercorn's `HTTPStream`: 693 (all eight orders); at stop 59,
 #: served in front of Quart (`api.directroutes`), 826 (826-858); through Quart at stop 58 (2c8ce4e) 1,109.
 MAX_CALLS = 707
 SEEDS = range(8)

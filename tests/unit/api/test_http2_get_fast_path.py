@@ -30,12 +30,14 @@ from tests.support.wire2 import open_wire2
 #: Python calls of one warm GET over HTTP/2 (the request's HEADERS frame read to the answer's frames
 #: written), by whom and of what: the fewest over `SEEDS` orders under pytest, plus 4%. Measured at
 #: 2de0fba's code: 433-434 (HTTP/1.1's: 404-405, the same GETs); 414-415 once the answer's header block
-#: was encoded without a call per field (stop 57). What is left above HTTP/1.1's is mostly this wire's own
-#: framing (the test client's, counted with the server's: about 6 calls more than `tests.support.wire`'s).
+#: was encoded without a call per field (stop 57); 377-378 once each stream's app was given its request by
+#: `api.serving.app_exchange` rather than Hypercorn's `HTTPStream` and its channel (stop 61; HTTP/1.1's
+#: 368-369). What is left above HTTP/1.1's is mostly this wire's own framing (the test client's, counted
+#: with the server's: about 6 calls more than `tests.support.wire`'s).
 MAX_CALLS = {
-    ("alice-token", CLUSTER_ROLE): 432,
-    ("alice-token", ROLE): 432,
-    ("root-token", CLUSTER_ROLE): 432,
+    ("alice-token", CLUSTER_ROLE): 393,
+    ("alice-token", ROLE): 393,
+    ("root-token", CLUSTER_ROLE): 393,
 }
 SEEDS = range(8)
 WARM = 5
