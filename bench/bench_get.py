@@ -12,7 +12,8 @@ each figure's rate and the serving processes' CPU time per request from /proc):
   the one-worker servers and `--workers 2` in turns (three slices each: this machine's speed drifts by a
   quarter within minutes, and a ratio of figures taken minutes apart drifts with it);
 - HTTP/2 against HTTP/1.1 on the same `--workers 1` server, by h2load (`-m 1`: one request at a time per
-  connection, as wrk), in turns;
+  connection, as wrk), each warmed by a run of its own first (a process's first HTTP/2 connections decode
+  the header blocks later ones reuse), in turns, their order swapped each turn;
 - LIST of every ClusterRole (`LISTED` more are made), `LIST_LIMIT` per page following continue tokens, by
   `--workers 1` of this checkout and of the code before, in turns: the same work in the previous code.
 
@@ -158,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
                 book.measure("--workers 4 GET", servers["--workers 4"],
                              lambda: _wrk(servers["--workers 4"].url, get, seconds, connections))
                 one = servers["--workers 1"]
-                for _ in range(TURNS):
-                    for h1 in (True, False):
+                for h1 in (True, False):  # warm: each protocol's first connections decode what later ones reuse
+                    _h2load(one.url, 1, connections, h1=h1)
+                for turn_number in range(TURNS):
+                    for h1 in (True, False) if turn_number % 2 == 0 else (False, True):  # neither always first
                         book.measure(f"--workers 1 GET {'HTTP/1.1' if h1 else 'HTTP/2'} (h2load)", one,
                                      lambda: _h2load(one.url, turn, connections, h1=h1))
                 pages = wrk.list_script(scripts / "list.lua", CLUSTERROLES, LIST_LIMIT)

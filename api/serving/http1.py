@@ -280,7 +280,7 @@ class Http1Protocol:
         self._keep_alive = head.keep_alive and not self._http10  # h11 keeps no HTTP/1.0 connection alive
         self._head_request = method == b"HEAD"
         self.stream = AppExchange(self, self.app, self.config, self.task_group, "https" if self.ssl else "http",
-                                    self.client, self.server)
+                                  self.client, self.server)
         await self.stream.begin(method.decode("ascii").upper(), head.target, version, headers, self.connection_state)
         self.keep_alive_requests += 1
         await self.context.mark_request()

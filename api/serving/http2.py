@@ -63,12 +63,11 @@ import hpack
 import trio
 
 from api.serving.http2_frames import (
-    ACK, COMPRESSION_ERROR, CONTINUATION, DATA, DEFAULT_FRAME_SIZE, DEFAULT_WINDOW, END_HEADERS, END_STREAM, ENABLE_PUSH, ENHANCE_YOUR_CALM,
-    FLOW_CONTROL_ERROR,
-    FRAME_SIZE_ERROR, GOAWAY, HEAD, HEADERS, INITIAL_WINDOW_SIZE, INTERNAL_ERROR, MAX_CONCURRENT_STREAMS,
+    ACK, COMPRESSION_ERROR, CONTINUATION, DATA, DEFAULT_FRAME_SIZE, DEFAULT_WINDOW, END_HEADERS, END_STREAM,
+    ENABLE_PUSH, ENHANCE_YOUR_CALM, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR, GOAWAY, HEAD, HEADERS, INITIAL_WINDOW_SIZE, INTERNAL_ERROR, MAX_CONCURRENT_STREAMS,
     MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE, MAX_WINDOW, NO_ERROR, PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG,
     PROTOCOL_ERROR, PUSH_PROMISE, REFUSED_STREAM, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE, data_frames,
-    encode_headers, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
+    encode_answer, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
 from api.serving.app_exchange import AppExchange
 from api.serving.http2_request import RequestBlocks, SharedBlocks
 from api.serving.hypercorn_internals import (
@@ -76,7 +75,6 @@ from api.serving.hypercorn_internals import (
 
 __all__ = ["Http2Protocol"]
 
-_CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
 #: What the process's connections decoded (at most 1 MiB of fields): a new connection's requests are its clients' old.
 _SHARED_BLOCKS = SharedBlocks(1 << 20)
 _METHOD_NOT_ALLOWED = [(b"content-length", b"0"), (b"allow", b"GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")]
@@ -122,16 +120,15 @@ class _Stream:
         if self.reset or self.local_ended:
             return  # reset meanwhile: what is left of its answer is dropped
         protocol = self.protocol
-        fields = protocol._answer_headers(headers)
-        block = encode_headers(status, fields)
-        if status >= 200 and (self.head_request or status in (204, 304) or _has_length(fields)):
+        block, has_length = protocol._answer_block(status, headers)
+        if status >= 200 and (self.head_request or status in (204, 304) or has_length):
             self.head = block  # written with its body: one write
         else:
             await protocol._write(header_frames(self.stream_id, block, False, protocol._max_frame))
 
     async def informational(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
         if not (self.reset or self.local_ended):
-            block = encode_headers(status, self.protocol._answer_headers(headers))
+            block, _ = self.protocol._answer_block(status, headers)
             await self.protocol._write(header_frames(self.stream_id, block, False, self.protocol._max_frame))
 
     async def write_answer(self, data: bytes) -> None:
@@ -153,7 +150,7 @@ class _Stream:
         await protocol._send_data(self.stream_id, self, bytes(self.body), end=False)
         if not self.reset:
             self.local_ended = True
-            block = encode_headers(None, protocol._answer_headers(headers))
+            block, _ = protocol._answer_block(None, headers)
             await protocol._write(header_frames(self.stream_id, block, True, protocol._max_frame))
 
     async def exchange_done(self) -> None:
@@ -186,6 +183,7 @@ class Http2Protocol:
         self._max_inbound = config.h2_max_inbound_frame_size
         self._settings_acked = False
         self._window_grew = trio.Event()  # set (and replaced) when a window grows or a stream goes
+        self._window_waiters = 0          # answers waiting for a window: only they need waking
         self._goaway_sent = False
         self._closing = False   # no new streams: close once none is open
         self._eof = False       # the client closed its side
@@ -364,8 +362,8 @@ class Http2Protocol:
         if request is None:
             raise _StreamError(stream_id, PROTOCOL_ERROR)  # malformed (RFC 9113 8.1.1)
         if request.method == "CONNECT":
-            await self._write(header_frames(stream_id, encode_headers(405, self._answer_headers(_METHOD_NOT_ALLOWED)),
-                                            True, self._max_frame))
+            block, _ = self._answer_block(405, _METHOD_NOT_ALLOWED)
+            await self._write(header_frames(stream_id, block, True, self._max_frame))
             if not end_stream:
                 self._control.append(rst_stream(stream_id, NO_ERROR))
             return
@@ -377,8 +375,11 @@ class Http2Protocol:
         if self.keep_alive_requests >= self.config.keep_alive_max_requests:
             self._closing = True
             await self._go_away(NO_ERROR)
-        if end_stream:
-            await self._data(END_STREAM, stream_id, b"")
+        if end_stream:  # a request without a body (as `_data` ends one, without its window's steps)
+            if request.content_length:
+                raise _StreamError(stream_id, PROTOCOL_ERROR)  # a body unlike its content-length (RFC 9113 8.1.1)
+            stream.remote_ended = True
+            await stream.exchange.end()
 
     def _settings(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id:
@@ -491,9 +492,13 @@ class Http2Protocol:
                 await self._write(head)
                 head = b""
             grew = self._window_grew
-            while min(self._send_window, stream.send_window) <= 0 and not stream.reset and not self._closed:
-                await grew.wait()
-                grew = self._window_grew
+            self._window_waiters += 1
+            try:
+                while min(self._send_window, stream.send_window) <= 0 and not stream.reset and not self._closed:
+                    await grew.wait()
+                    grew = self._window_grew
+            finally:
+                self._window_waiters -= 1
             if stream.reset or self._closed:
                 return  # the stream or the connection went: the rest is dropped
 
@@ -501,20 +506,14 @@ class Http2Protocol:
         self._send_window -= size
         stream.send_window -= size
 
-    def _answer_headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-        """An answer's fields for HTTP/2: names lower-case, connection-specific ones dropped (`Connection:
-        close` ends the connection after the answer, as Go's server does), the config's date and server."""
-        out = []
-        for name, value in [*headers, *self.config.response_headers("h2")]:
-            name = name.lower()
-            if b"\n" in value or b"\r" in value or b"\0" in value:
-                raise ValueError("a response header holds a line break")
-            if name in _CONNECTION_SPECIFIC:
-                if name == b"connection" and b"close" in value.lower():
-                    self._closing = True
-                continue
-            out.append((name, value))
-        return out
+    def _answer_block(self, status: int | None, headers: list[tuple[bytes, bytes]]) -> tuple[bytes, bool]:
+        """An answer's header block with the config's date and server (`encode_answer`), and whether it gives
+        its length; one asking for the connection's close (`Connection: close`) ends the connection after the
+        answer, as Go's server does."""
+        block, has_length, close = encode_answer(status, [*headers, *self.config.response_headers("h2")])
+        if close:
+            self._closing = True
+        return block, has_length
 
     # -- streams' and the connection's ends --
     async def _reset(self, stream_id: int, code: int) -> None:
@@ -570,16 +569,9 @@ class Http2Protocol:
         await self.send(Closed())
 
     def _wake(self) -> None:
-        self._window_grew.set()
-        self._window_grew = trio.Event()
-
-
-def _has_length(fields: list[tuple[bytes, bytes]]) -> bool:
-    """Whether an answer's fields (names lower-case) give its length: its body is then known, and whole."""
-    for name, _ in fields:
-        if name == b"content-length":
-            return True
-    return False
+        if self._window_waiters:
+            self._window_grew.set()
+            self._window_grew = trio.Event()
 
 
 def _unpadded(flags: int, payload: bytes) -> bytes:

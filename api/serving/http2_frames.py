@@ -8,14 +8,19 @@ Contract:
 - `frame(type, flags, stream_id, payload)` is one frame's bytes;
   `settings`, `window_update`, `rst_stream`, `goaway` and `ping_ack` the
   control frames this server writes.
-- `encode_headers(status, headers)` is a header block that needs no state
-  on either side: `:status` from the static table where it is there, every
-  other field a literal never added to the client's dynamic table (RFC 7541
-  6.2.2), its name from the static table where it is there. An answer's
-  fields are mostly new values (a date, a length, an audit id), so the
-  dynamic table would buy little, and without it no answer's encoding
-  depends on another's: answers of concurrent streams may be written in any
-  order.
+- `encode_answer(status, headers)` is an answer's (or trailers', status
+  None) header block, whether its fields give its length (a
+  content-length), and whether one asks for the connection's close. Fields
+  as HTTP/2 has them (RFC 9113 8.2): names lower-cased, connection-specific
+  ones (`connection`, `keep-alive`, `proxy-connection`,
+  `transfer-encoding`, `upgrade`) dropped, a value holding CR, LF or NUL a
+  `ValueError`. The block needs no state on either side: `:status` from the
+  static table where it is there, every other field a literal never added
+  to the client's dynamic table (RFC 7541 6.2.2), its name from the static
+  table where it is there. An answer's fields are mostly new values (a
+  date, a length, an audit id), so the dynamic table would buy little, and
+  without it no answer's encoding depends on another's: answers of
+  concurrent streams may be written in any order.
 - `header_frames(stream_id, block, end_stream, max_frame)` splits a block
   into HEADERS and CONTINUATION frames.
 
@@ -35,7 +40,7 @@ __all__ = ["PREFACE", "DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "
            "HEADER_TABLE_SIZE", "ENABLE_PUSH",
            "MAX_CONCURRENT_STREAMS", "INITIAL_WINDOW_SIZE", "MAX_FRAME_SIZE", "MAX_HEADER_LIST_SIZE",
            "DEFAULT_WINDOW", "DEFAULT_FRAME_SIZE", "MAX_WINDOW", "frame", "settings", "window_update", "rst_stream",
-           "goaway", "ping_ack", "encode_headers", "header_frames", "data_frames"]
+           "goaway", "ping_ack", "encode_answer", "header_frames", "data_frames"]
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -132,10 +137,15 @@ def _string(value: bytes) -> bytes:
 _STATUS_INDEXED = {200: b"\x88", 204: b"\x89", 206: b"\x8a", 304: b"\x8b", 400: b"\x8c", 404: b"\x8d", 500: b"\x8e"}
 _STATUS_NAME = 8  # the static table's first `:status` entry: the name of a literal status
 
-#: A literal never indexed, its name by static index (the first entry of each name).
+#: Fields HTTP/2 has not (RFC 9113 8.2.2): an answer's are dropped.
+_CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+#: A literal never indexed, its name by static index (the first entry of each name), for the lower-case names an
+#: answer may carry (no connection-specific one: a name found here is sent as it is).
 _NAME_PREFIXES: dict[bytes, bytes] = {}
 for _index, (_name, _value) in enumerate(HeaderTable.STATIC_TABLE, start=1):
-    _NAME_PREFIXES.setdefault(_name, _integer(_index, 4, 0x00))
+    if _name not in _CONNECTION_SPECIFIC:
+        _NAME_PREFIXES.setdefault(_name, _integer(_index, 4, 0x00))
+_CONTENT_LENGTH = _NAME_PREFIXES[b"content-length"]
 _NEW_NAME = b"\x00"  # a literal without indexing, its name literal too
 _NAME_CACHE_SIZE = 512
 
@@ -145,25 +155,38 @@ _SHORT_LENGTHS = [bytes((length,)) for length in range(127)]
 
 
 def _name_prefix(name: bytes) -> bytes:
+    """A lower-case name's prefix, new names kept (a bounded few: names an app makes up are not kept without end)."""
     prefix = _NAME_PREFIXES.get(name)
     if prefix is None:
         prefix = _NEW_NAME + _string(name)
-        if len(_NAME_PREFIXES) < _NAME_CACHE_SIZE:  # bounded: names an app makes up are not kept without end
+        if len(_NAME_PREFIXES) < _NAME_CACHE_SIZE:
             _NAME_PREFIXES[name] = prefix
     return prefix
 
 
-def encode_headers(status: int | None, headers: list[tuple[bytes, bytes]]) -> bytes:
-    """A stateless header block (see the module docstring): `:status` first unless None (trailers), then
-    `headers`, whose names are lower-case already."""
+def encode_answer(status: int | None, headers: list[tuple[bytes, bytes]]) -> tuple[bytes, bool, bool]:
+    """An answer's header block, whether it gives a content-length, whether it asks for the connection's
+    close (see the module docstring)."""
     parts = []
     if status is not None:
         parts.append(_STATUS_INDEXED.get(status) or _integer(_STATUS_NAME, 4, 0x00) + _string(b"%d" % status))
-    # Inlined (a call per field, and two per its value, were a tenth of an HTTP/2 answer's Python calls):
-    # a known name by its prefix, a short value by its one-byte length.
+    # One pass, inlined (a call per field, and two per its value, were a tenth of an HTTP/2 answer's Python
+    # calls): a lower-case name known by its prefix as it is, any other lowered first; a short value by its
+    # one-byte length.
     prefixes, short = _NAME_PREFIXES, _SHORT_LENGTHS
+    has_length = close = False
     for name, value in headers:
+        if b"\n" in value or b"\r" in value or b"\0" in value:
+            raise ValueError("a response header holds a line break")
+        prefix = prefixes.get(name)
+        if prefix is None:
+            name = name.lower()
+            if name in _CONNECTION_SPECIFIC:
+                close = close or name == b"connection" and b"close" in value.lower()
+                continue
+            prefix = _name_prefix(name)
+        if prefix is _CONTENT_LENGTH:
+            has_length = True
         size = len(value)
-        parts.append((prefixes.get(name) or _name_prefix(name))
-                     + (short[size] + value if size < 127 else _string(value)))
-    return b"".join(parts)
+        parts.append(prefix + (short[size] + value if size < 127 else _string(value)))
+    return b"".join(parts), has_length, close
