@@ -43,14 +43,17 @@ SHARED_VIEW = ownership_metadata
 
 def setup(manager: Manager, *, tokens: TokenSigning | None = None) -> None:
     """Add every built-in controller to `manager`; the token controller only with `tokens`."""
-    namespace.setup(manager)
+    # Those caching objects whole (or without managed fields) first: the namespace controller and the garbage
+    # collector, which read only ownership metadata, then share their informers (`informer_keeping`) rather
+    # than watch those kinds again.
     aggregation.setup(manager)
-    gckinds.setup(manager, gc.setup(manager))
     crd.setup(manager)
     eventttl.setup(manager)
-    resourcequota.setup(manager)
     policystatus.setup(manager)
     token_secrets.setup(manager, tokens)
+    resourcequota.setup(manager)
+    namespace.setup(manager)
+    gckinds.setup(manager, gc.setup(manager))
 
 
 def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None,

@@ -554,11 +554,13 @@ def setup(manager: Manager, *, workers: int = 4) -> GarbageCollector:
     # The server client: the collector confirms owners and dependents live, as Kubernetes' GC does.
     # Metadata-only informers (as Kubernetes' GC), of the metadata ownership and deletion turn on: the
     # collector reads nothing else from its caches, and 100,000 stored objects cost it a few hundred bytes each.
+    # A kind another controller caches whole already (the aggregation controller's ClusterRoles) is read from
+    # that informer: one watch and one cache, not two.
     collector = GarbageCollector(manager.api_reader, {
-        kind: manager.informers.informer(kind, transform=ownership_metadata) for kind in kinds})
+        kind: manager.informers.informer_keeping(kind, ownership_metadata) for kind in kinds})
     for target in kinds:
         builder = manager.controller(CONTROLLER_PREFIX + target.group_resource)
-        builder.for_(target, needs_attention, transform=ownership_metadata)
+        builder.for_(target, needs_attention, keeping=ownership_metadata)
         builder.with_options(max_concurrent_reconciles=workers).complete(collector.reconciler(target))
         assert builder.controller is not None
         collector.controllers[target] = builder.controller

@@ -271,9 +271,9 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
     namespaces_rt = scheme.by_kind("Namespace")
     # Custom kinds come and go with their CRDs: they are listed live (see NamespaceController).
     builtin = [rt for rt in scheme.namespaced_types() if not is_custom(rt)]
-    # Metadata-only content informers (the garbage collector's): only names, uids, deletionTimestamps and
-    # finalizers are read.
-    content = {rt: manager.informers.informer(rt, transform=ownership_metadata) for rt in builtin}
+    # Metadata-only content informers (the garbage collector's), or another controller's keeping more: only
+    # names, uids, deletionTimestamps and finalizers are read.
+    content = {rt: manager.informers.informer_keeping(rt, ownership_metadata) for rt in builtin}
     # The server client: what a namespace still holds is listed live, as Kubernetes' namespace deleter does.
     controller = NamespaceController(manager.api_reader, manager.informers.informer(namespaces_rt), scheme,
                                      recheck=recheck, content=content)
@@ -281,6 +281,6 @@ def setup(manager: Manager, *, recheck: float = 5.0) -> NamespaceController:
     for rt in builtin:
         # No replay: a terminating namespace is reconciled at start through `for_` anyway.
         builder.watches(rt, controller.content_owner, controller.content_progress, replay=False,
-                        transform=ownership_metadata)
+                        keeping=ownership_metadata)
     builder.complete(controller.reconcile)
     return controller

@@ -124,10 +124,10 @@ def setup(manager: Manager) -> ResourceQuotaController | None:
     shape = {rt: ownership_metadata if evaluator_for(rt).metadata_only else without_managed_fields  # type: ignore
              for rt in counted}
     controller = ResourceQuotaController(manager.client, manager.informers.informer(quota_rt),
-                                         {rt: manager.informers.informer(rt, transform=shape[rt]) for rt in counted})
+                                         {rt: manager.informers.informer_keeping(rt, shape[rt]) for rt in counted})
     builder = manager.controller("resourcequota").for_(quota_rt, _spec_changed)
     for rt in controller.counted:
         builder.watches(rt, controller.quotas_of, controller.usage_changed(rt), replay=False,
-                        transform=shape[rt])
+                        keeping=shape[rt])
     builder.complete(controller.reconcile)
     return controller

@@ -45,7 +45,8 @@ from runtime.controller.controllerutil import (
 from runtime.controller.finalizers import ensure_finalizer, handle_finalizer, has_finalizer, is_terminating, \
     remove_finalizer
 from runtime.controller.indexers import LABEL_INDEX, by_label_selector
-from runtime.controller.informer import NAMESPACE_INDEX, Informer, InformerFactory, ObjectEvent
+from runtime.controller.informer import NAMESPACE_INDEX, Informer, ObjectEvent
+from runtime.controller.informerfactory import InformerFactory
 from runtime.controller.leaderelection import LeaderElectionConfig
 from runtime.controller.manager import Manager, Runnable
 from runtime.controller.probes import HealthChecks, probes_app, serve_probes

@@ -50,7 +50,8 @@ from pydantic import BaseModel
 
 from runtime.client.interface import Client, Kind, ObjectKey, ObjectList, PatchType, MERGE_PATCH, WatchStream, \
     key_of, object_meta
-from runtime.controller.informer import Informer, InformerFactory
+from runtime.controller.informer import Informer
+from runtime.controller.informerfactory import InformerFactory
 from runtime.machinery import errors
 from runtime.machinery.scheme import ResourceType, Scheme
 from runtime.machinery.selectors import SelectorError, parse_field_selector, parse_label_selector

@@ -68,7 +68,7 @@ from runtime.machinery.scheme import ResourceType
 from runtime.controller.workqueue import QueueShutDown, WorkQueue, WorkQueueStatistics
 
 if TYPE_CHECKING:
-    from runtime.controller.informer import InformerFactory
+    from runtime.controller.informerfactory import InformerFactory
 
 __all__ = [
     "Result", "TerminalError", "Reconciler", "Predicate", "MapFunc", "Source", "Controller",
@@ -413,7 +413,10 @@ class Builder:
       `OnlyMetadata`): the kind's metadata-only shared informer, whose events
       carry only apiVersion, kind and metadata (read anything else live);
       `transform=t`: the shared informer caching `t`'s output
-      (`runtime.controller.transforms`).
+      (`runtime.controller.transforms`); `keeping=t`: a shared informer keeping
+      at least that, one created already if one does
+      (`InformerFactory.informer_keeping`), for a source that reads only
+      what `t` keeps.
     - `with_predicate(*p)`: `p` added to every source (Controller(predicates=...)).
     - `with_options(...)`: Controller's `max_concurrent_reconciles` and `rate_limiter`.
     - `named(name)`: the controller's name (default: the primary kind, lower case).
@@ -441,20 +444,30 @@ class Builder:
         return self
 
     def for_(self, kind: Kind, *predicates: Predicate, metadata_only: bool = False,
-             transform: Transform | None = None) -> "Builder":
+             transform: Transform | None = None, keeping: Transform | None = None) -> "Builder":
         if self._primary is not None:
             raise ValueError("for_() may be called only once")
         self._primary = self._informers.resource(kind)
-        informer = self._informers.informer(kind, metadata_only=metadata_only, transform=transform)
+        informer = self._informer(kind, metadata_only, transform, keeping)
         self._sources.append(Source(informer, enqueue_object, predicates))
         return self
+
+    def _informer(self, kind: Kind, metadata_only: bool, transform: Transform | None,
+                  keeping: Transform | None) -> Informer:
+        if keeping is None:
+            return self._informers.informer(kind, metadata_only=metadata_only, transform=transform)
+        if metadata_only or transform is not None:
+            raise ValueError("keeping= names the least a source reads: give it alone, without transform= or "
+                             "metadata_only=")
+        return self._informers.informer_keeping(kind, keeping)
 
     def owns(self, kind: Kind, *predicates: Predicate, only_controller: bool = True) -> "Builder":
         self._owned.append((kind, predicates, only_controller))
         return self
 
     def watches(self, kind: Kind, map: MapFunc, *predicates: Predicate, replay: bool = True,
-                metadata_only: bool = False, transform: Transform | None = None) -> "Builder":
+                metadata_only: bool = False, transform: Transform | None = None,
+                keeping: Transform | None = None) -> "Builder":
         """Reconcile the keys `map` gives for each event of `kind` that `predicates` keep.
 
         `replay=False`: when the controller starts, the cached objects of
@@ -464,7 +477,7 @@ class Builder:
         controller are; it spares a start-up pass over every object of
         `kind` (for each such source).
         """
-        informer = self._informers.informer(kind, metadata_only=metadata_only, transform=transform)
+        informer = self._informer(kind, metadata_only, transform, keeping)
         self._sources.append(Source(informer, map, predicates, replay))
         return self
 

@@ -76,7 +76,7 @@ from runtime.client.interface import Client
 from runtime.controller.cachedclient import CachedClient
 from runtime.controller.controller import Builder, Controller, ControllerStatistics
 from runtime.controller.recorder import EventBroadcaster, EventRecorder
-from runtime.controller.informer import InformerFactory
+from runtime.controller.informerfactory import InformerFactory
 from runtime.controller.leaderelection import LeaderElectionConfig, LeaderElector, LeaderElectorStatistics
 from runtime.controller.metrics import ControllerMetrics
 from runtime.controller.probes import Check, HealthChecks, ping

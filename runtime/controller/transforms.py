@@ -14,13 +14,19 @@ the input, so they are never mutated either. Each keeps less than the last:
   namespace controller and the quota controller's counts read of every object
   of every kind, so the server's own controllers hold a few hundred bytes per
   stored object.
+
+`keeps_at_least(have, want)` says whether an informer caching `have`'s objects
+(None: whole objects) holds everything `want`'s would: true of `want` itself
+and of any transform above it in that list (None above all); a transform not
+in the list keeps only what it keeps.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-__all__ = ["METADATA_TRANSFORMS", "OWNERSHIP_FIELDS", "Transform", "ownership_metadata", "partial_metadata", "without_managed_fields"]
+__all__ = ["METADATA_TRANSFORMS", "OWNERSHIP_FIELDS", "Transform", "keeps_at_least", "ownership_metadata",
+           "partial_metadata", "without_managed_fields"]
 
 #: What an informer caches of an object: a new object, its input left untouched.
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
@@ -56,3 +62,16 @@ def ownership_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 #: The transforms whose objects are only apiVersion, kind and metadata (a metadata-only informer's).
 METADATA_TRANSFORMS = frozenset({partial_metadata, ownership_metadata})
+
+
+#: The transforms above, each keeping less than the one before it (None: the whole object).
+_KEEPING_LESS: tuple[Transform | None, ...] = (None, without_managed_fields, partial_metadata, ownership_metadata)
+
+
+def keeps_at_least(have: Transform | None, want: Transform | None) -> bool:
+    """Whether `have`'s objects hold all that `want`'s would (see the module doc)."""
+    if have is want:
+        return True
+    if have not in _KEEPING_LESS or want not in _KEEPING_LESS:
+        return False
+    return _KEEPING_LESS.index(have) < _KEEPING_LESS.index(want)

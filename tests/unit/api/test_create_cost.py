@@ -6,8 +6,10 @@ calls, the fewest over `SEEDS` scheduling orders (`tests.support.callcount`: one
 every run), plus 2%: less than the body decoded once more (25 calls), than Quart's request machinery
 (283), or than Hypercorn's HTTPStream with its channel (129). A change that adds work to every
 create (its decode, validation, managed fields, authorization, the store's round trip and its event, the
-answer) fails here, not in a benchmark nobody ran. The create's own rules are the registry's and the API
-tests'.
+answer) fails here, not in a benchmark nobody ran. And the built-in controllers, run in process as
+`miniplane serve` runs them, add at most `MAX_CONTROLLER_CALLS` to it (the same creates on a server with
+them and one without, each counted until every task is idle again): a controller that watches a kind
+again, or does more per event, fails here. The create's own rules are the registry's and the API tests'.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 from pathlib import Path
 
 import trio
+import trio.testing
 
 from tests.support.cached_gets import start_cached_gets
 from tests.support.callcount import count_calls
@@ -23,9 +26,15 @@ from tests.support.wire import open_wire, parse_answer
 
 #: Python calls of one warm create (the request's bytes read to the answer's written), the fewest of
 #: `SEEDS` orders under pytest plus 2%. Measured at stop 60, the app given its request by
-#: `api.serving.app_exchange` (then `http1_exchange`) rather than Hypercorn's `HTTPStream`: 693 (all eight orders); at stop 59,
-#: served in front of Quart (`api.directroutes`), 826 (826-858); through Quart at stop 58 (2c8ce4e) 1,109.
+#: `api.serving.app_exchange` (then `http1_exchange`) rather than Hypercorn's `HTTPStream`: 693 (all eight
+#: orders); at stop 59, served in front of Quart (`api.directroutes`), 826 (826-858); through Quart at stop 58
+#: (2c8ce4e) 1,109.
 MAX_CALLS = 707
+#: What the built-in controllers, running in process, add to a create until every task is idle again (their
+#: informers' share of its event, their handlers and queues), plus 3%: 146 calls at stop 61, once the garbage
+#: collector read ClusterRoles from the aggregation controller's informer (`informer_keeping`) rather than
+#: watching them again (217 before).
+MAX_CONTROLLER_CALLS = 150
 SEEDS = range(8)
 WARM = 10
 CLUSTER_ROLES = "/apis/rbac.authorization.svc.io/v1/clusterroles"
@@ -56,3 +65,32 @@ async def test_a_create_makes_at_most_its_measured_python_calls(tmp_path: Path) 
         fewest = min(c.calls for c in counts)
         assert fewest <= MAX_CALLS, [c.calls for c in counts]
         nursery.cancel_scope.cancel()
+
+
+async def _settled_create_calls(tmp_path: Path, controllers: bool) -> int:
+    """A warm create's calls until every task is idle again (the controllers' work on its event included)."""
+    async with trio.open_nursery() as nursery:
+        srv = await start_cached_gets(nursery, tmp_path, controllers=controllers)
+        async with open_wire(srv.plane.app) as wire:
+            for i in range(WARM):
+                assert parse_answer(await wire.exchange(_create(f"warm-{i}")))[0] == 201
+            calls = []
+            for seed in SEEDS[:2]:
+                request = _create(f"counted-{seed}")
+
+                async def settled() -> bytes:
+                    answer = await wire.exchange(request)
+                    for _ in range(3):  # an informer's handler may wake a queue's worker, which may read
+                        await trio.testing.wait_all_tasks_blocked()
+                    return answer
+                count = await count_calls(settled, seed=seed)
+                assert parse_answer(count.result)[0] == 201
+                calls.append(count.calls)
+        nursery.cancel_scope.cancel()
+    return min(calls)
+
+
+async def test_the_built_in_controllers_add_at_most_their_measured_calls_to_a_create(tmp_path: Path) -> None:
+    without = await _settled_create_calls(tmp_path / "without", controllers=False)
+    with_controllers = await _settled_create_calls(tmp_path / "with", controllers=True)
+    assert with_controllers - without <= MAX_CONTROLLER_CALLS, (with_controllers, without)

@@ -9,7 +9,8 @@ import pytest
 import trio
 
 from runtime.client.interface import ObjectKey, TransportError
-from runtime.controller.informer import Informer, InformerFactory, ObjectEvent
+from runtime.controller.informer import Informer, ObjectEvent
+from runtime.controller.informerfactory import InformerFactory
 from runtime.controller.transforms import partial_metadata
 from runtime.controller.testing import open_test_env
 

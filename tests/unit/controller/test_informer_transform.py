@@ -20,9 +20,10 @@ import trio
 from runtime.client.interface import ObjectKey
 from runtime.machinery import errors
 from runtime.controller.controller import Builder
-from runtime.controller.informer import Informer, InformerFactory, ObjectEvent, partial_metadata
+from runtime.controller.informer import Informer, ObjectEvent, partial_metadata
+from runtime.controller.informerfactory import InformerFactory
 from runtime.controller.testing import open_test_env
-from runtime.controller.transforms import OWNERSHIP_FIELDS, ownership_metadata, without_managed_fields
+from runtime.controller.transforms import OWNERSHIP_FIELDS, keeps_at_least, ownership_metadata, without_managed_fields
 
 RBAC = "rbac.authorization.svc.io/v1"
 METADATA_KEYS = {"apiVersion", "kind", "metadata"}
@@ -207,7 +208,8 @@ async def test_metadata_only_informers_are_distinct_shared_informers(autojump_cl
         assert [s.informer for s in controller.sources] == [partial, partial, full]
 
 
-async def test_the_garbage_collector_and_the_namespace_controller_cache_only_metadata(autojump_clock):
+async def test_the_garbage_collector_and_the_namespace_controller_cache_only_metadata_or_share_a_fuller_cache(
+        autojump_clock):
     async with open_test_env() as env:
         rt = env.scheme.by_kind("Role")
         await env.client.create(role("r"))
@@ -225,17 +227,24 @@ async def test_the_garbage_collector_and_the_namespace_controller_cache_only_met
         marker = await env.client.create(role("marker"))
         for informer in informers:
             await informer.wait_for(marker["metadata"]["resourceVersion"])
-        cached = [o for informer in informers for o in informer.list()]
+        assert all(keeps_at_least(informer.transform, ownership_metadata) for informer in informers)
+        # A kind no other controller caches whole: its metadata of ownership alone.
+        thin = [informer for informer in informers if informer.kind.kind in ("Role", "ConfigMap")]
+        cached = [o for informer in thin for o in informer.list()]
         assert any(o["metadata"]["name"] == "r" for o in cached)
-        assert all(set(o) <= METADATA_KEYS and "managedFields" not in o["metadata"] for o in cached)
-        assert all(informer.transform is ownership_metadata for informer in informers)
-        assert all(set(o["metadata"]) <= OWNERSHIP_FIELDS for o in cached)
-        assert manager.controllers["namespace"].sources[0].informer.metadata_only is False
+        assert all(informer.transform is ownership_metadata for informer in thin)
+        assert all(set(o) <= METADATA_KEYS and set(o["metadata"]) <= OWNERSHIP_FIELDS for o in cached)
+        # A kind another controller caches whole (or without managed fields): that informer, one per kind.
+        shared = {informer.kind.kind: informer for informer in informers if informer.transform is not ownership_metadata}
+        aggregation = {s.informer for s in manager.controllers["clusterrole-aggregation"].sources}
+        assert aggregation == {shared["ClusterRole"]} and shared["ClusterRole"].transform is without_managed_fields
         quota = {s.informer.kind.kind: s.informer for s in manager.controllers["resourcequota"].sources[1:]}
+        assert shared["Pod"] is quota["Pod"] and shared["Service"] is quota["Service"]  # usage reads spec
+        assert quota["Pod"].transform is quota["Service"].transform is without_managed_fields
         assert quota["Role"].transform is ownership_metadata and quota["ConfigMap"].transform is ownership_metadata
-        assert quota["Pod"].transform is quota["Service"].transform is without_managed_fields  # usage reads spec
-        aggregation = [s.informer for s in manager.controllers["clusterrole-aggregation"].sources]
-        assert {i.transform for i in aggregation} == {without_managed_fields}
+        assert manager.controllers["namespace"].sources[0].informer.metadata_only is False
+        for kind in ("ClusterRole", "Pod", "Service", "Secret", "ServiceAccount"):
+            assert len([i for i in manager.informers.informers() if i.kind.kind == kind]) == 1, kind
         assert all("managedFields" not in o["metadata"] for i in aggregation for o in i.list())
         # Still collects: the owner's deletion takes its dependent (owners are confirmed live by GET).
         await env.client.delete(env.scheme.by_kind("ConfigMap"), "owner", namespace="default")

@@ -60,7 +60,7 @@ async def test_for_owns_and_the_informers_take_model_classes_and_share_the_kinds
 
 
 def test_a_bound_custom_model_and_a_generated_model_resolve_to_their_kinds():
-    from runtime.controller.informer import InformerFactory
+    from runtime.controller.informerfactory import InformerFactory
     from runtime.machinery.scheme import Scheme
 
     class Reader:
@@ -79,7 +79,7 @@ def test_a_bound_custom_model_and_a_generated_model_resolve_to_their_kinds():
 def test_a_kind_given_by_its_name_is_refused_with_what_to_give_instead():
     # A string reached the model lookup and failed there: AttributeError, 'str' object has no '__module__'.
     from runtime.client.local import LocalClient
-    from runtime.controller.informer import InformerFactory
+    from runtime.controller.informerfactory import InformerFactory
     from runtime.controller.testing import ADMIN
     from runtime.machinery.scheme import Scheme
     from runtime.server.registry import Registry
