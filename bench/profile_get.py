@@ -1,7 +1,7 @@
 """What runs in Python for one GET of a cached object: call counts per request and the functions called most.
 
 An in-process control plane (memory store, no controllers) served through the server's own HTTP/1.1 layer
-(`api.serving.http1` inside Hypercorn's `HTTPStream`, no socket and no TLS: `tests.support.wire`), holding
+(`api.serving.http1` and its `api.serving.app_exchange` per request, no socket and no TLS: `tests.support.wire`), holding
 the ClusterRole `target` and the Role `team/target`. Each GET is sent a few times first (caches warm),
 then counted once per scheduling seed of `SEEDS` (`sys.setprofile`: Python calls, a coroutine's resumption
 counting as one, and builtin calls; the fewest and the median: trio's scheduler orders a batch of runnable
