@@ -45,17 +45,15 @@ def setup(manager: Manager, *, tokens: TokenSigning | None = None) -> None:
     """Add every built-in controller to `manager`; the token controller only with `tokens`."""
     # Those caching objects whole (or without managed fields) first: the namespace controller and the garbage
     # collector, which read only ownership metadata, then share their informers (`informer_keeping`) rather
-    # than watch those kinds again. The CRD controller stays after the collector, as it always was: set up
-    # before it, a Role owned by a custom object was not collected on etcd when a Role owning a custom
-    # object was deleted with it (test_crd_lifecycle's `across_each_other`), a cause not found yet.
+    # than watch those kinds again.
     aggregation.setup(manager)
+    crd.setup(manager)
     eventttl.setup(manager)
     policystatus.setup(manager)
     token_secrets.setup(manager, tokens)
     resourcequota.setup(manager)
     namespace.setup(manager)
     gckinds.setup(manager, gc.setup(manager))
-    crd.setup(manager)
 
 
 def builtin_manager(client: Client, *, leader_election: LeaderElectionConfig | None = None,

@@ -24,9 +24,10 @@ current state, so the next start finishes their work).
 Caveats:
     A kind that goes and comes back within one scheme change is not
     restarted (its informer lists again on its own when the kind is served
-    again). An object whose owner is of a kind not served yet (a CRD applied
-    after the dependent) is collected only on its next event once the kind
-    is served.
+    again). An object whose owner is of a kind the collector does not follow
+    yet (a CRD applied after the dependent, or an owner deleted before the
+    follower started on its kind) is reconciled again once that kind's
+    informer has listed: every cached object owned by one of its objects is.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ from typing import Any
 import trio
 
 from controllers.gc import (
-    CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, needs_attention, owner_uids,
+    CONTROLLER_PREFIX, OWNER_UID_INDEX, GarbageCollector, InvalidOwnerReference, needs_attention, owner_references,
+    owner_uids, resolve_owner,
 )
+from runtime.client.interface import key_of
 from runtime.controller.controller import Controller, Source
 from runtime.controller.informer import Informer
 from runtime.controller.manager import Manager
@@ -111,7 +114,7 @@ class KindFollower:
         for kind in wanted:
             if kind not in self._followed:
                 log.info("garbage collector: following %s", kind.group_resource)
-                nursery.start_soon(self._run_followed, self._add(kind))
+                nursery.start_soon(self._run_followed, kind, self._add(kind))
 
     def _add(self, kind: ResourceType) -> _Followed:
         informer = Informer(self.collector.client, kind, indexers={OWNER_UID_INDEX: owner_uids},
@@ -125,12 +128,29 @@ class KindFollower:
         self._map_events(kind, informer)
         return followed
 
-    @staticmethod
-    async def _run_followed(followed: _Followed) -> None:
+    async def _run_followed(self, kind: ResourceType, followed: _Followed) -> None:
         with followed.scope:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(followed.informer.run)
                 await nursery.start(followed.controller.run)
+                await followed.informer.wait_synced()
+                self._recheck_dependents_of(kind)
+
+    def _recheck_dependents_of(self, kind: ResourceType) -> None:
+        """Once a new kind's informer has listed: every cached object owned by an object of that kind is
+        reconciled again. An owner deleted before its kind was followed left no event to route, and its
+        dependent, reconciled while the owner stood, would be kept for good (Kubernetes' GC verifies such
+        "virtual" owners live the same way). A CRD's arrival is rare; the scan is over the caches once."""
+        for target, informer in list(self.collector.informers.items()):
+            for obj in informer.list():
+                for ref in owner_references(obj):
+                    try:
+                        owner = resolve_owner(self.scheme, obj, ref)
+                    except InvalidOwnerReference:
+                        continue
+                    if owner.kind is kind:
+                        self.collector.enqueue(target, key_of(obj))
+                        break
 
     def _forget(self, kind: ResourceType) -> None:
         followed = self._followed.pop(kind, None)
