@@ -193,7 +193,6 @@ class Http1Protocol:
         else:
             await self._answer(status, headers)
 
-
     # -- reading --
     def _read(self, data: bytes) -> None:
         if self._failed:

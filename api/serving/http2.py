@@ -64,7 +64,8 @@ import trio
 
 from api.serving.http2_frames import (
     ACK, COMPRESSION_ERROR, CONTINUATION, DATA, DEFAULT_FRAME_SIZE, DEFAULT_WINDOW, END_HEADERS, END_STREAM,
-    ENABLE_PUSH, ENHANCE_YOUR_CALM, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR, GOAWAY, HEAD, HEADERS, INITIAL_WINDOW_SIZE, INTERNAL_ERROR, MAX_CONCURRENT_STREAMS,
+    ENABLE_PUSH, ENHANCE_YOUR_CALM, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR, GOAWAY, HEAD, HEADERS, INITIAL_WINDOW_SIZE,
+    INTERNAL_ERROR, MAX_CONCURRENT_STREAMS,
     MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE, MAX_WINDOW, NO_ERROR, PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG,
     PROTOCOL_ERROR, PUSH_PROMISE, REFUSED_STREAM, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE, data_frames,
     encode_answer, frame, goaway, header_frames, ping_ack, rst_stream, settings, window_update)
@@ -137,24 +138,24 @@ class _Stream:
         if self.head is not None:
             self.body += data
         else:
-            await self.protocol._send_data(self.stream_id, self, data, end=False)
+            await self.protocol._send_data(self, data, end=False)
 
     async def end_answer(self) -> None:
         if not (self.reset or self.local_ended):
-            await self.protocol._send_data(self.stream_id, self, bytes(self.body), end=True)
+            await self.protocol._send_data(self, bytes(self.body), end=True)
 
     async def write_trailers(self, headers: list[tuple[bytes, bytes]]) -> None:
         if self.reset or self.local_ended:
             return
         protocol = self.protocol
-        await protocol._send_data(self.stream_id, self, bytes(self.body), end=False)
+        await protocol._send_data(self, bytes(self.body), end=False)
         if not self.reset:
             self.local_ended = True
             block, _ = protocol._answer_block(None, headers)
             await protocol._write(header_frames(self.stream_id, block, True, protocol._max_frame))
 
     async def exchange_done(self) -> None:
-        await self.protocol._app_done(self.stream_id, self)
+        await self.protocol._app_done(self)
 
 
 class Http2Protocol:
@@ -183,7 +184,6 @@ class Http2Protocol:
         self._max_inbound = config.h2_max_inbound_frame_size
         self._settings_acked = False
         self._window_grew = trio.Event()  # set (and replaced) when a window grows or a stream goes
-        self._window_waiters = 0          # answers waiting for a window: only they need waking
         self._goaway_sent = False
         self._closing = False   # no new streams: close once none is open
         self._eof = False       # the client closed its side
@@ -375,11 +375,8 @@ class Http2Protocol:
         if self.keep_alive_requests >= self.config.keep_alive_max_requests:
             self._closing = True
             await self._go_away(NO_ERROR)
-        if end_stream:  # a request without a body (as `_data` ends one, without its window's steps)
-            if request.content_length:
-                raise _StreamError(stream_id, PROTOCOL_ERROR)  # a body unlike its content-length (RFC 9113 8.1.1)
-            stream.remote_ended = True
-            await stream.exchange.end()
+        if end_stream:
+            await self._data(END_STREAM, stream_id, b"")
 
     def _settings(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id:
@@ -464,8 +461,9 @@ class Http2Protocol:
             self._control = []
             await self._write(b"".join(control))
 
-    async def _send_data(self, stream_id: int, stream: _Stream, data: bytes, end: bool) -> None:
+    async def _send_data(self, stream: _Stream, data: bytes, end: bool) -> None:
         """The held head (if any) and `data`, as the windows let them go: waits while one is shut."""
+        stream_id = stream.stream_id
         head = b""
         if stream.head is not None:
             head = header_frames(stream_id, stream.head, end and not data, self._max_frame)
@@ -492,13 +490,9 @@ class Http2Protocol:
                 await self._write(head)
                 head = b""
             grew = self._window_grew
-            self._window_waiters += 1
-            try:
-                while min(self._send_window, stream.send_window) <= 0 and not stream.reset and not self._closed:
-                    await grew.wait()
-                    grew = self._window_grew
-            finally:
-                self._window_waiters -= 1
+            while min(self._send_window, stream.send_window) <= 0 and not stream.reset and not self._closed:
+                await grew.wait()
+                grew = self._window_grew
             if stream.reset or self._closed:
                 return  # the stream or the connection went: the rest is dropped
 
@@ -530,9 +524,10 @@ class Http2Protocol:
             self._wake()
             await stream.exchange.close()
 
-    async def _app_done(self, stream_id: int, stream: _Stream) -> None:
+    async def _app_done(self, stream: _Stream) -> None:
         """The stream's app is done: an answer it left unfinished is reset, a request body still coming
         refused (RFC 9113 8.1)."""
+        stream_id = stream.stream_id
         if stream_id not in self._streams:
             return  # forgotten already (reset, or the connection gone)
         if not stream.reset:
@@ -569,9 +564,8 @@ class Http2Protocol:
         await self.send(Closed())
 
     def _wake(self) -> None:
-        if self._window_waiters:
-            self._window_grew.set()
-            self._window_grew = trio.Event()
+        self._window_grew.set()
+        self._window_grew = trio.Event()
 
 
 def _unpadded(flags: int, payload: bytes) -> bytes:

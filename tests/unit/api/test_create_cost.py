@@ -20,6 +20,7 @@ from pathlib import Path
 import trio
 import trio.testing
 
+from runtime.client.interface import ObjectKey
 from tests.support.cached_gets import start_cached_gets
 from tests.support.callcount import count_calls
 from tests.support.wire import open_wire, parse_answer
@@ -86,6 +87,12 @@ async def _settled_create_calls(tmp_path: Path, controllers: bool) -> int:
                 count = await count_calls(settled, seed=seed)
                 assert parse_answer(count.result)[0] == 201
                 calls.append(count.calls)
+            if controllers:  # their work was in the window: the created role is in their cache already
+                manager = srv.plane.controllers
+                assert manager is not None
+                cached = [i.get(ObjectKey("", "counted-1")) for i in manager.informers.informers()
+                          if i.kind.kind == "ClusterRole"]
+                assert cached and all(o is not None for o in cached)
         nursery.cancel_scope.cancel()
     return min(calls)
 

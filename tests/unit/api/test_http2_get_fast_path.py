@@ -32,12 +32,13 @@ from tests.support.wire2 import open_wire2
 #: 2de0fba's code: 433-434 (HTTP/1.1's: 404-405, the same GETs); 414-415 once the answer's header block
 #: was encoded without a call per field (stop 57); 377-378 once each stream's app was given its request by
 #: `api.serving.app_exchange` rather than Hypercorn's `HTTPStream` and its channel (stop 61; HTTP/1.1's
-#: 368-369), 372-373 once an answer's fields were checked and encoded in one pass. What is left above HTTP/1.1's is mostly this wire's own framing (the test client's, counted
-#: with the server's: about 6 calls more than `tests.support.wire`'s).
+#: 368-369), 376-377 once an answer's fields were checked and encoded in one pass. What is left above
+#: HTTP/1.1's is mostly this wire's own framing (the test client's, counted with the server's: about 6 calls
+#: more than `tests.support.wire`'s).
 MAX_CALLS = {
-    ("alice-token", CLUSTER_ROLE): 388,
-    ("alice-token", ROLE): 388,
-    ("root-token", CLUSTER_ROLE): 388,
+    ("alice-token", CLUSTER_ROLE): 392,
+    ("alice-token", ROLE): 392,
+    ("root-token", CLUSTER_ROLE): 392,
 }
 SEEDS = range(8)
 WARM = 5
